@@ -162,13 +162,15 @@ export interface DependencyReads {
 
 export interface Dependencies extends DependencyReads {
   /**
-   * Records that `childId`, stored in this transaction, depends on the edges' jobs, with
-   * its policy; marks it (waitsOnJobs) and each edge's job (jobsWaitOnIt).
+   * Records that `childId`, stored in this transaction with `waitsOnJobs` in its row's
+   * dependency_flags (NewJobRow), depends on the edges' jobs, with its policy; marks each
+   * edge's job (jobsWaitOnIt) but those whose edge says `parentMarked` (their INSERT, in
+   * this transaction, wrote the flag: a job of the same flow).
    */
   add(p: {
     childId: string;
     policy: DependencyPolicy;
-    edges: readonly { parentId: string; state: EdgeState; name?: string }[];
+    edges: readonly { parentId: string; state: EdgeState; name?: string; parentMarked?: boolean }[];
   }): Op<void>;
   /** Marks a queue as one that has had a job waiting on others. */
   markQueue(queue: string): Op<void>;

@@ -171,6 +171,13 @@ export type NewJobRow = Pick<
   state: 'scheduled' | 'ready' | 'waiting';
   /** The job's own lease length; null: what the reserve asks for. */
   lease_ms: number | null;
+  /**
+   * Its `dependency_flags` (src/store/dependencies.ts), written by the INSERT; absent or 0 for
+   * a job outside workflows. A job that names dependencies carries `waitsOnJobs` (its edges are
+   * stored next, `Dependencies.add`); a job of a flow that a later job of the same flow waits
+   * on may carry `jobsWaitOnIt`, so that its edges' `add` need not write its row again.
+   */
+  dependency_flags?: number;
 };
 
 /** A deleted (or released) job, as far as releasing its idempotency key needs it. */

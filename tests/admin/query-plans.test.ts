@@ -173,9 +173,9 @@ test('the hot path keeps its indexes', () => {
     uses(leases.leaseGroupAt, 'jobs_group_ready');
     uses(flow.leasedInGroup, 'jobs_group_leased');
     uses(flow.sweepBuckets, 'flow_buckets_refilled');
-    // A job's edges: the waiting job marked by id (its seq returned), every parent found by id.
+    // A job's edges: the waiting job's seq found by id, every parent found by id.
     const dependencies = prepareDependencyStatements(db);
-    uses(dependencies.markWaiting, 'sqlite_autoindex_jobs_1');
+    uses(dependencies.childSeq, 'sqlite_autoindex_jobs_1');
     uses(dependencies.markDependedOn, 'sqlite_autoindex_jobs_1');
     for (const rows of [4, 20, 50])
       uses(

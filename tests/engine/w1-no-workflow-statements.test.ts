@@ -13,8 +13,8 @@ import type { Engine } from '../../src/engine/engine.ts';
 import type { Db } from '../../src/store/sqlite/open.ts';
 import { job, withEngine } from '../helpers/engine.ts';
 
-/** What makes a statement a workflow statement: the edge and batch tables, and the flags' writes. */
-const workflowStatement = /job_dependencies|batch_members|\bbatches\b|dependency_flags\s*\|/;
+/** What makes a statement a workflow statement: the edge and batch tables, and the flags' writes (an INSERT's too). */
+const workflowStatement = /job_dependencies|batch_members|\bbatches\b|dependency_flags\s*[|)]/;
 
 type Method = 'run' | 'get' | 'all' | 'iterate';
 

@@ -11,7 +11,8 @@ import type { JobRejection } from '../errors.ts';
 /** The edges of a new job, and how many of them are pending (0: it is not waiting). */
 export interface DependencyEdges {
   policy: DependencyPolicy;
-  edges: { parentId: string; state: EdgeState; name?: string }[];
+  /** `parentMarked`: the edge's job carries jobsWaitOnIt from its INSERT (a job of the same flow). */
+  edges: { parentId: string; state: EdgeState; name?: string; parentMarked?: boolean }[];
   pending: number;
 }
 

@@ -6,6 +6,7 @@
  * of many (jobs.insert).
  */
 
+import { jobsWaitOnIt } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { NewJobRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
@@ -17,6 +18,8 @@ import type { ValidJob } from './enqueue-validation.ts';
 export class AddedJobs {
   /** Added but not stored yet. */
   private rows: NewJobRow[] = [];
+  /** How many added rows are stored already (the first of `rows` was added at this position). */
+  private storedRows = 0;
   private keys: { queue: string; key: string; jobId: string; expiresAtMs: number }[] | undefined;
   private groupedQueues: Set<string> | undefined;
   /** The dependency edges of added jobs that named depends_on (stored after their rows). */
@@ -38,6 +41,23 @@ export class AddedJobs {
       this.jobs.set(row.queue, perState);
     }
     perState[row.state]++;
+  }
+
+  /** How many jobs were added so far, stored or not: the position of the next one `add` takes. */
+  get count(): number {
+    return this.storedRows + this.rows.length;
+  }
+
+  /**
+   * Marks the job added at `position` as one that others wait on (jobsWaitOnIt) in its row,
+   * if that is not stored yet; returns whether it was (its INSERT then writes the flag, and
+   * the edges naming it need not write its row again). A row stored already returns false.
+   */
+  markDependedOn(position: number): boolean {
+    const row = this.rows[position - this.storedRows];
+    if (row === undefined) return false;
+    row.dependency_flags = (row.dependency_flags ?? 0) | jobsWaitOnIt;
+    return true;
   }
 
   /** Remembers a new job's key for the queue's dedup window, with the job. */
@@ -81,6 +101,7 @@ export class AddedJobs {
     if (this.rows.length > 0) {
       const rows = this.rows;
       this.rows = [];
+      this.storedRows += rows.length;
       yield* tx.jobs.insert(rows);
     }
     if (this.debounceKeys !== undefined) {

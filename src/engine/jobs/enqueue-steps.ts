@@ -5,6 +5,7 @@
  * all-or-nothing batch; the FlowEnqueuer for a graph of jobs.
  */
 
+import { waitsOnJobs } from '../../store/dependencies.ts';
 import { nothing, type Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
@@ -235,6 +236,8 @@ export class EnqueueSteps {
       run_at_ms: job.runAtMs,
       expires_at_ms: job.expiresAtMs,
       group_key: job.group,
+      // Its edges (added.depend) are stored after it: its row says it waits on them from its INSERT on.
+      dependency_flags: edges === null ? 0 : waitsOnJobs,
     });
     if (job.group !== null) added.grouped(job.queue);
     if (IdempotencyKeys.remembers(job)) added.remember(job, id, nowMs);

@@ -24,6 +24,14 @@ import { EnqueueSteps, type IndexedRejection } from './enqueue-steps.ts';
 import { isRejection, type ValidJob } from './enqueue-validation.ts';
 import { checkFlowShape, type FlowOrder } from './flow-shape.ts';
 
+/** A job of a flow as stored: its id, whether it is new (not a duplicate), and its position in the unit's AddedJobs. */
+interface StoredJob {
+  id: string;
+  fresh: boolean;
+  /** Where `AddedJobs.add` put it (-1: a duplicate, not added). */
+  position: number;
+}
+
 /** A flow waiting for the unit that stores it. */
 interface QueuedFlow {
   jobs: readonly FlowJob[];
@@ -168,25 +176,27 @@ export class FlowEnqueuer {
     rejections.push(...(yield* steps.depthRejections(tx, candidates, adding)));
     if (rejections.length > 0) return { ok: true, result: steps.refuse(tx, jobs, rejections) };
     const results: EnqueueAccepted[] = [];
-    /** Each stored job's id, and whether it is new in this flow. */
-    const stored: { id: string; fresh: boolean }[] = [];
+    /** Each stored job's id, whether it is new in this flow, and then its position in `added`. */
+    const stored: StoredJob[] = [];
     for (const index of order) {
       const job = valid[index]!;
       const duplicate = yield* steps.findDuplicate(tx, job, nowMs, added);
       if (duplicate !== null) {
         results[index] = duplicate;
-        stored[index] = { id: duplicate.jobId, fresh: false };
+        stored[index] = { id: duplicate.jobId, fresh: false, position: -1 };
         continue;
       }
-      const edges = yield* this.flowEdges(tx, jobs, index, parents[index]!, stored, byIdEdges[index] ?? null);
+      const local = { parents: parents[index]!, stored, added };
+      const edges = yield* this.flowEdges(tx, jobs, index, local, byIdEdges[index] ?? null);
       if (!created.has(job.queue)) {
         // Once per queue and unit: until the unit commits, the registry does not know a queue it creates.
         yield* steps.createQueue(tx, job.queue);
         created.add(job.queue);
       }
+      const position = added.count;
       const accepted = steps.insert(tx, job, nowMs, added, edges);
       results[index] = accepted;
-      stored[index] = { id: accepted.jobId, fresh: true };
+      stored[index] = { id: accepted.jobId, fresh: true, position };
     }
     steps.emitEnqueueEvents(tx, jobs, results);
     return {
@@ -202,16 +212,18 @@ export class FlowEnqueuer {
    * A flow job's edges: to the stored jobs it names by id (checked already), to the jobs
    * of the flow stored just now (pending), and to the original jobs of the flow's
    * duplicates (checked as stored jobs: one may have failed). A failed one under the
-   * `cancel` policy refuses the whole flow (the unit is rolled back).
+   * `cancel` policy refuses the whole flow (the unit is rolled back). A job of the flow
+   * stored just now is marked as waited on in its row while that is not stored yet (its
+   * INSERT writes the flag, and the edge says so: `parentMarked`).
    */
   private *flowEdges(
     tx: StoreTx,
     jobs: readonly FlowJob[],
     index: number,
-    localParents: readonly number[],
-    stored: readonly { id: string; fresh: boolean }[],
+    local: { parents: readonly number[]; stored: readonly StoredJob[]; added: AddedJobs },
     byId: DependencyEdges | null,
   ): Op<DependencyEdges | null> {
+    const { parents: localParents, stored, added } = local;
     if (localParents.length === 0) return byId;
     const policy = byId?.policy ?? jobs[index]!.onDependencyFailure ?? 'cancel';
     const edges: DependencyEdges = { policy, edges: [...(byId?.edges ?? [])], pending: byId?.pending ?? 0 };
@@ -219,11 +231,12 @@ export class FlowEnqueuer {
     const named = new Set(edges.edges.map((e) => e.parentId));
     const originals: string[] = [];
     for (const parent of localParents) {
-      const { id, fresh } = stored[parent]!;
+      const { id, fresh, position } = stored[parent]!;
       if (!fresh) originals.push(id);
       else if (!named.has(id)) {
         named.add(id);
-        edges.edges.push({ parentId: id, state: 'pending', name: jobs[parent]!.name });
+        const parentMarked = added.markDependedOn(position);
+        edges.edges.push({ parentId: id, state: 'pending', name: jobs[parent]!.name, parentMarked });
         edges.pending++;
       }
     }
@@ -237,8 +250,8 @@ export class FlowEnqueuer {
         });
       }
       for (const edge of checked.edges) {
-        const local = localParents.find((p) => stored[p]!.id === edge.parentId);
-        edges.edges.push(local === undefined ? edge : { ...edge, name: jobs[local]!.name });
+        const named = localParents.find((p) => stored[p]!.id === edge.parentId);
+        edges.edges.push(named === undefined ? edge : { ...edge, name: jobs[named]!.name });
       }
       edges.pending += checked.pending;
     }

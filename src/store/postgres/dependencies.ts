@@ -73,16 +73,21 @@ const targetsSql = 'SELECT id, seq, state FROM jobs WHERE id = ANY($1::text[]) O
 const targets = statement(targetsSql);
 const targetsLocked = statement(`${targetsSql} FOR NO KEY UPDATE`);
 
-/** $1 the waiting job, $2 its policy, $3–$5 the edges (parent ids, states, names). */
-const add = statement(
-  `WITH child AS (
-     UPDATE jobs SET dependency_flags = dependency_flags | ${waitsOnJobs} WHERE id = $1 RETURNING seq),
+/**
+ * $1 the waiting job (its INSERT wrote its waitsOnJobs flag), $2 its policy, $3–$5 the edges
+ * (parent ids, states, names); `addMarking` also marks the jobs $6 (the parents whose INSERT
+ * did not write their jobsWaitOnIt flag: stored before this unit, or before the flow's own).
+ */
+const addEdgesSql = `WITH child AS (SELECT seq FROM jobs WHERE id = $1),
    edges AS (
      INSERT INTO job_dependencies (child_seq, parent_id, state, policy, name)
      SELECT child.seq, e.parent_id, e.state, $2, e.name
-       FROM child, unnest($3::text[], $4::text[], $5::text[]) AS e(parent_id, state, name))
+       FROM child, unnest($3::text[], $4::text[], $5::text[]) AS e(parent_id, state, name)`;
+const add = statement(`${addEdgesSql}) SELECT 1`);
+const addMarking = statement(
+  `${addEdgesSql})
    UPDATE jobs SET dependency_flags = dependency_flags | ${jobsWaitOnIt}
-    WHERE id = ANY($3::text[]) AND id <> $1 AND (dependency_flags & ${jobsWaitOnIt}) = 0`,
+    WHERE id = ANY($6::text[]) AND id <> $1 AND (dependency_flags & ${jobsWaitOnIt}) = 0`,
 );
 const edgesOf = statement(
   `SELECT d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state, p.queue AS parent_queue,
@@ -289,13 +294,16 @@ export function dependencyOps(c: Connection): Dependencies {
       return yield* rows<DependentRow>(c, dependentsOf, [p.parentId, p.limit]);
     },
     *add({ childId, policy, edges }) {
-      yield* sendAhead(c, add, [
+      const edgeArrays = [
         childId,
         policy,
         edges.map((e) => e.parentId),
         edges.map((e) => e.state),
         edges.map((e) => e.name ?? null),
-      ]);
+      ];
+      const unmarked = edges.flatMap((e) => (e.parentMarked === true ? [] : [e.parentId]));
+      if (unmarked.length === 0) yield* sendAhead(c, add, edgeArrays);
+      else yield* sendAhead(c, addMarking, [...edgeArrays, unmarked]);
     },
     *pendingChildren(parentId) {
       return yield* rows<WaitingChildRow>(c, writing(c) ? pendingChildrenLocked : pendingChildren, [

@@ -11,7 +11,7 @@ import type { AttemptRow, ControlRow, DebounceTargetRow, JobRow, JobSummaryRow, 
 import { attemptColumns } from './leases.ts';
 import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
-/** Every column of NewJobRow with its array type, in statement order. */
+/** Every column of NewJobRow but its dependency flags, with its array type, in statement order. */
 const columns = [
   ['id', 'text'],
   ['queue', 'text'],
@@ -32,18 +32,29 @@ const columns = [
   ['group_key', 'text'],
   ['timeout_ms', 'bigint'],
 ] as const satisfies readonly (readonly [keyof NewJobRow, string])[];
-type Listed = (typeof columns)[number][0];
+type Listed = (typeof columns)[number][0] | 'dependency_flags';
 // A field added to NewJobRow but not to `columns` fails the typecheck here, rather than being dropped.
 const everyColumnListed: [Exclude<keyof NewJobRow, Listed>] extends [never] ? true : never = true;
 
-/** Inserts the rows in the order given (their seqs follow it): one statement, one array per column. */
-const insertJobs = statement(
-  `INSERT INTO jobs (${columns.map(([name]) => name).join(', ')})
-   SELECT ${columns.map(([name]) => name).join(', ')}
-     FROM unnest(${columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
-          WITH ORDINALITY AS t(${columns.map(([name]) => name).join(', ')}, ord)
-    ORDER BY ord`,
-);
+/**
+ * Inserts the rows in the order given (their seqs follow it): one statement, one array per
+ * column; with `flagged`, dependency_flags too (most jobs have none: the column keeps its default 0).
+ */
+const insertStatement = (flagged: boolean) => {
+  const listed: readonly (readonly [string, string])[] = flagged
+    ? [...columns, ['dependency_flags', 'integer']]
+    : columns;
+  const names = listed.map(([name]) => name).join(', ');
+  return statement(
+    `INSERT INTO jobs (${names})
+     SELECT ${names}
+       FROM unnest(${listed.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+            WITH ORDINALITY AS t(${names}, ord)
+      ORDER BY ord`,
+  );
+};
+const insertJobs = insertStatement(false);
+const insertFlaggedJobs = insertStatement(true);
 
 /** What a list shows of a job: everything but the payload, whose size is given instead. */
 export const summaryColumns = `seq, id, queue, type, state, priority, content_type, octet_length(payload) AS payload_bytes,
@@ -152,11 +163,10 @@ export function jobOps(c: Connection): Jobs {
     },
     *insert(jobs) {
       if (jobs.length === 0) return;
-      yield* changes(
-        c,
-        insertJobs,
-        columns.map(([name]) => jobs.map((job) => job[name])),
-      );
+      const arrays: unknown[] = columns.map(([name]) => jobs.map((job) => job[name]));
+      // Jobs outside workflows have no flags: their rows go through the INSERT without the column.
+      if (!jobs.some((job) => (job.dependency_flags ?? 0) !== 0)) yield* changes(c, insertJobs, arrays);
+      else yield* changes(c, insertFlaggedJobs, [...arrays, jobs.map((job) => job.dependency_flags ?? 0)]);
     },
     *delete(seq) {
       yield* changes(c, deleteJob, [seq]);

@@ -17,7 +17,6 @@ import {
   type MemberState,
   type ReleasedRow,
   type WaitingChildRow,
-  waitsOnJobs,
 } from '../dependencies.ts';
 import type { Op } from '../op.ts';
 import { MultiRowStatement } from './multi-row.ts';
@@ -75,12 +74,8 @@ function prepareEdgeSets(db: Preparer) {
 export function prepareDependencyStatements(db: Preparer) {
   return {
     target: db.prepare<[string], DependencyTargetRow>('SELECT id, seq, state FROM jobs WHERE id = ?'),
-    // Marks the waiting job and returns its seq, which its edges name.
-    markWaiting: db
-      .prepare<[string], number>(
-        `UPDATE jobs SET dependency_flags = dependency_flags | ${waitsOnJobs} WHERE id = ? RETURNING seq`,
-      )
-      .pluck(),
+    // The waiting job's seq, which its edges name (its INSERT wrote its flag: one probe of jobs_id).
+    childSeq: db.prepare<[string], number>('SELECT seq FROM jobs WHERE id = ?').pluck(),
     // A job's edges one by one (below manyEdges), or in statements of many (prepareEdgeSets).
     addEdge: db.prepare<
       [{ childSeq: number; parentId: string; state: EdgeState; policy: string; name: string | null }]
@@ -290,7 +285,7 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       return sql.dependentsOf.all(p);
     },
     *add({ childId, policy, edges }) {
-      const childSeq = sql.markWaiting.get(childId);
+      const childSeq = sql.childSeq.get(childId);
       // Not stored (it is, in the caller's transaction): no edge, as an INSERT … SELECT from it would add.
       if (childSeq === undefined) return;
       if (edges.length < manyEdges) {
@@ -302,14 +297,15 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
             policy,
             name: edge.name ?? null,
           });
-          sql.markDependedOn.run(edge.parentId);
+          if (edge.parentMarked !== true) sql.markDependedOn.run(edge.parentId);
         }
         return;
       }
       sql.addEdges.run(
         edges.map((edge): EdgeRow => [childSeq, edge.parentId, edge.state, policy, edge.name ?? null]),
       );
-      sql.markEdgesDependedOn.run(edges.map((edge) => edge.parentId));
+      const unmarked = edges.flatMap((edge) => (edge.parentMarked === true ? [] : [edge.parentId]));
+      if (unmarked.length > 0) sql.markEdgesDependedOn.run(unmarked);
     },
     *pendingChildren(parentId) {
       return sql.pendingChildren.all(parentId);

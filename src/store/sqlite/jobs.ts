@@ -20,7 +20,7 @@ import { attemptColumns } from './leases.ts';
 import { MultiRowStatement } from './multi-row.ts';
 import type { Preparer } from './prepare-on-use.ts';
 
-/** Every column of NewJobRow, in statement order. */
+/** Every column of NewJobRow but its dependency flags, in statement order. */
 const columns = [
   'id',
   'queue',
@@ -41,22 +41,32 @@ const columns = [
   'group_key',
   'timeout_ms',
 ] as const satisfies readonly (keyof NewJobRow)[];
+type Listed = (typeof columns)[number] | 'dependency_flags';
 // A field added to NewJobRow but not to `columns` fails the typecheck here, rather than being dropped.
-const everyColumnListed: [Exclude<keyof NewJobRow, (typeof columns)[number]>] extends [never] ? true : never =
-  true;
+const everyColumnListed: [Exclude<keyof NewJobRow, Listed>] extends [never] ? true : never = true;
 
-/** Prepares the multi-row INSERTs of jobs; `run` inserts rows in the order given (seq follows it). */
-export function prepareJobInserts(db: Preparer): MultiRowStatement<NewJobRow, never> {
-  void everyColumnListed;
+/** The multi-row INSERTs of jobs: without dependency flags (most jobs: the column keeps its default 0), and with. */
+type JobInserts = Record<'plain' | 'flagged', MultiRowStatement<NewJobRow, never>>;
+
+/** The INSERT of `columns`, and of dependency_flags after them when `flagged`. */
+function prepareJobInsert(db: Preparer, flagged: boolean): MultiRowStatement<NewJobRow, never> {
+  const listed = flagged ? [...columns, 'dependency_flags'] : columns;
   return new MultiRowStatement<NewJobRow, never>(
     db,
-    columns.length,
-    (tuples) => `INSERT INTO jobs (${columns.join(', ')}) VALUES ${tuples}`,
+    listed.length,
+    (tuples) => `INSERT INTO jobs (${listed.join(', ')}) VALUES ${tuples}`,
     (values, offset, job) => {
       for (let c = 0; c < columns.length; c++) values[offset + c] = job[columns[c]!];
+      if (flagged) values[offset + columns.length] = job.dependency_flags ?? 0;
     },
     'exact',
   );
+}
+
+/** Prepares the multi-row INSERTs of jobs; `run` inserts rows in the order given (seq follows it). */
+export function prepareJobInserts(db: Preparer): JobInserts {
+  void everyColumnListed;
+  return { plain: prepareJobInsert(db, false), flagged: prepareJobInsert(db, true) };
 }
 
 /** What a list shows of a job: everything but the payload, whose size is given instead. */
@@ -138,7 +148,7 @@ function sweepStatement(db: Preparer, state: 'dead' | 'completed' | 'cancelled',
 
 type JobStatements = ReturnType<typeof prepareJobStatements>;
 
-export function jobOps(sql: JobStatements, inserts: MultiRowStatement<NewJobRow, never>): Jobs {
+export function jobOps(sql: JobStatements, inserts: JobInserts): Jobs {
   const sweeps = { dead: sql.sweepDead, completed: sql.sweepCompleted, cancelled: sql.sweepCancelled };
   return {
     *get(id) {
@@ -160,7 +170,9 @@ export function jobOps(sql: JobStatements, inserts: MultiRowStatement<NewJobRow,
       return sql.nextRunAt.get() ?? null;
     },
     *insert(rows) {
-      inserts.run(rows);
+      // Jobs outside workflows have no flags: their rows go through the INSERT without the column.
+      const flagged = rows.some((row) => (row.dependency_flags ?? 0) !== 0);
+      (flagged ? inserts.flagged : inserts.plain).run(rows);
     },
     *delete(seq) {
       sql.deleteJob.run(seq);

@@ -228,6 +228,75 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    name: 'flows: the jobs carry their dependency flags from the enqueue; a depends_on on a stored job marks it',
+    async run(h) {
+      const { engine } = await h.engine();
+      const queue = fresh();
+      const flagsOf = async (id: string) =>
+        (await h.store.read((view) => view.jobs.get(id)))?.dependency_flags;
+      const stored = await add(engine);
+      const job = (name: string, extra: Partial<EnqueueRequest> & { after?: string[] } = {}) => ({
+        name,
+        queue,
+        type: 'x',
+        payload: bytes(''),
+        ...extra,
+      });
+      const ws = ['w1', 'w2', 'w3', 'w4'];
+      // `keyed`'s key lookup stores the jobs before it (root, solo): those are marked by a write of their
+      // row, the later ones by their INSERT; `wide` has edges enough for the set statements.
+      const ids = committed(
+        await engine.enqueueFlow([
+          job('root'),
+          job('solo'),
+          job('keyed', { after: ['root'], idempotencyKey: 'flags-k' }),
+          job('left', { after: ['root'] }),
+          ...ws.map((w) => job(w, { after: ['root'] })),
+          job('wide', { after: [...ws, 'keyed'], dependsOn: [stored.id] }),
+          job('leaf', { after: ['left', 'keyed'], dependsOn: [stored.id] }),
+        ]),
+      );
+      const waits = 1;
+      const waitedOn = 2;
+      const expected: Record<string, number> = {
+        root: waitedOn,
+        solo: 0,
+        keyed: waits | waitedOn,
+        left: waits | waitedOn,
+        ...Object.fromEntries(ws.map((w) => [w, waits | waitedOn])),
+        wide: waits,
+        leaf: waits,
+      };
+      for (const [name, flags] of Object.entries(expected))
+        assert.equal(await flagsOf(ids[name]!), flags, `${name}'s dependency_flags`);
+      assert.equal(await flagsOf(stored.id), waitedOn, 'a stored job named in depends_on is marked');
+      assert.equal((await engine.getFlow(ids.leaf!)).edges.length, 15);
+      // Sent again with the same key: the duplicate keeps its flags, and a new job only it would wait on has none.
+      const again = committed(
+        await engine.enqueueFlow([job('p'), job('keyed', { after: ['p'], idempotencyKey: 'flags-k' })]),
+      );
+      assert.equal(again.keyed, ids.keyed);
+      assert.equal(await flagsOf(ids.keyed!), waits | waitedOn);
+      assert.equal(await flagsOf(again.p!), 0);
+      // A job enqueued alone with depends_on: it waits, its stored dependency is marked.
+      const lone = await add(engine);
+      const child = await after(engine, [lone]);
+      assert.equal(await flagsOf(child.id), waits);
+      assert.equal(await flagsOf(lone.id), waitedOn);
+      // The flow runs as its edges say: root first, then what waits on it alone.
+      await complete(engine, stored);
+      const [first] = await engine.reserve({ queues: [queue], maxJobs: 1 });
+      assert.equal(first?.id, ids.root);
+      await engine.ack({ jobId: first!.id, attempt: first!.attempt });
+      const next = await engine.reserve({ queues: [queue], maxJobs: 20 });
+      assert.deepEqual(
+        next.map((l) => l.id).sort(),
+        [ids.solo, ids.keyed, ids.left, ...ws.map((w) => ids[w]), again.p].sort(),
+      );
+      assert.deepEqual(await engine.counterMismatches(), []);
+    },
+  },
+  {
     name: 'flows sent at once share a unit: each all or none, a retry among them stores nothing twice, a failing one fails alone',
     async run(h) {
       const { engine } = await h.engine();
