@@ -28,11 +28,14 @@ import type { Preparer } from './prepare-on-use.ts';
  * than two per edge: measured (a table of 50,000 jobs, CPU per job's edges) 4 edges
  * 59 → 55 µs, 8 edges 109 → 72 µs, 20 edges 270 → 140-158 µs; below it the set form cost
  * more than it saved (1 edge 18 → 27 µs, 2 edges 31 → 37 µs). Checked again with the
- * waiting job's seq bound (returned by the UPDATE that marks it) rather than read per
- * edge: in the engine, 20 edges one by one still cost 1.3-1.8× the set statements. Those
+ * waiting job's seq bound (then returned by the UPDATE that marked it; its INSERT marks it
+ * now, and the seq is read once) rather than read per edge: in the engine, 20 edges one by
+ * one still cost 1.3-1.8× the set statements. Those
  * were JSON arrays (json_each) until multi-row VALUES statements of the exact size
  * (multi-row.ts, up to 50 rows each) measured cheaper: 20 edges' INSERT 126-155 → 109 µs,
- * the parents' UPDATE 42-45 → 30-32 µs (statements alone; docs/decisions/0012, (h)).
+ * the parents' UPDATE 42-45 → 30-32 µs (statements alone; docs/decisions/0012, (h)). A
+ * flow's own parents are marked by their INSERT (NewJobRow.dependency_flags, decision 0012
+ * (j)): the UPDATE runs for the others only.
  */
 const manyEdges = 4;
 

@@ -75,6 +75,17 @@ async function kill(engine: Engine, job: Job): Promise<void> {
 
 const stateOf = async (engine: Engine, job: { id: string }) => (await engine.getJob(job.id)).state;
 
+/** A job of a flow in `queue`, named `name`. */
+const flowJobIn =
+  (queue: string) =>
+  (name: string, extra: Partial<EnqueueRequest> & { after?: string[] } = {}) => ({
+    name,
+    queue,
+    type: 'x',
+    payload: bytes(''),
+    ...extra,
+  });
+
 function committed(result: FlowResult): Record<string, string> {
   assert.equal(result.committed, true, JSON.stringify(result));
   if (!result.committed) return {};
@@ -235,13 +246,7 @@ export const dependencyCases: StoreCase[] = [
       const flagsOf = async (id: string) =>
         (await h.store.read((view) => view.jobs.get(id)))?.dependency_flags;
       const stored = await add(engine);
-      const job = (name: string, extra: Partial<EnqueueRequest> & { after?: string[] } = {}) => ({
-        name,
-        queue,
-        type: 'x',
-        payload: bytes(''),
-        ...extra,
-      });
+      const job = flowJobIn(queue);
       const ws = ['w1', 'w2', 'w3', 'w4'];
       // `keyed`'s key lookup stores the jobs before it (root, solo): those are marked by a write of their
       // row, the later ones by their INSERT; `wide` has edges enough for the set statements.
@@ -301,13 +306,7 @@ export const dependencyCases: StoreCase[] = [
     async run(h) {
       const { engine } = await h.engine();
       const queue = fresh();
-      const job = (name: string, extra: Partial<EnqueueRequest> & { after?: string[] } = {}) => ({
-        name,
-        queue,
-        type: 'x',
-        payload: bytes(''),
-        ...extra,
-      });
+      const job = flowJobIn(queue);
       const keyed = [job('a', { idempotencyKey: 'ka' }), job('b', { after: ['a'], idempotencyKey: 'kb' })];
       const [first, refused, retry] = await Promise.all([
         engine.enqueueFlow(keyed),
