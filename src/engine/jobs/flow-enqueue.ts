@@ -250,8 +250,8 @@ export class FlowEnqueuer {
         });
       }
       for (const edge of checked.edges) {
-        const named = localParents.find((p) => stored[p]!.id === edge.parentId);
-        edges.edges.push(named === undefined ? edge : { ...edge, name: jobs[named]!.name });
+        const localIndex = localParents.find((p) => stored[p]!.id === edge.parentId);
+        edges.edges.push(localIndex === undefined ? edge : { ...edge, name: jobs[localIndex]!.name });
       }
       edges.pending += checked.pending;
     }

@@ -75,8 +75,9 @@ const targetsLocked = statement(`${targetsSql} FOR NO KEY UPDATE`);
 
 /**
  * $1 the waiting job (its INSERT wrote its waitsOnJobs flag), $2 its policy, $3–$5 the edges
- * (parent ids, states, names); `addMarking` also marks the jobs $6 (the parents whose INSERT
- * did not write their jobsWaitOnIt flag: stored before this unit, or before the flow's own).
+ * (parent ids, states, names); `addMarking` also marks the jobs $6, the parents whose INSERT
+ * did not write their jobsWaitOnIt flag (jobs named by id, and a flow's jobs stored before
+ * the job that waits on them was added).
  */
 const addEdgesSql = `WITH child AS (SELECT seq FROM jobs WHERE id = $1),
    edges AS (
