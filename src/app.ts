@@ -35,6 +35,7 @@ import {
   tlsFilesProblems,
 } from './config/index.ts';
 import { type Clock, systemClock } from './engine/clock.ts';
+import type { BetweenSlices } from './engine/control/index.ts';
 import { Engine } from './engine/engine.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
 import { createHttpApi, type HttpApi } from './http/index.ts';
@@ -63,6 +64,8 @@ export interface AppDeps {
   loadConfig?: () => SeppConfig;
   /** Changes the logger's level (a reload of server.log_level). */
   setLogLevel?: (level: LogLevel) => void;
+  /** For tests: what bulk operations await between slices (EngineDeps.betweenBulkSlices); none by default. */
+  betweenBulkSlices?: BetweenSlices;
 }
 
 export interface RunningServer {
@@ -135,6 +138,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const rates = new RateHistory(clock);
   const engine = await Engine.open(store, config.engine, {
     clock,
+    ...(deps.betweenBulkSlices === undefined ? {} : { betweenBulkSlices: deps.betweenBulkSlices }),
     ...telemetry.engineHooks,
     onEvent: (event) => {
       telemetry.engineHooks.onEvent(event);

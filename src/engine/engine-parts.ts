@@ -12,6 +12,7 @@ import { Batches } from './batches/index.ts';
 import type { Clock } from './clock.ts';
 import { createEngineContext, type EngineContext } from './context.ts';
 import {
+  type BetweenSlices,
   BulkOperations,
   Canceller,
   checkChanges,
@@ -86,6 +87,8 @@ export interface EngineDeps {
    * validity, which the caller checked, holds.
    */
   checkQueueSettings?: QueueSettingsCheck;
+  /** What a bulk operation awaits between two slices besides its turns of the event loop (see BetweenSlices). */
+  betweenBulkSlices?: BetweenSlices;
 }
 
 /**
@@ -292,6 +295,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     audit,
     (tx, notices) => canceller.notify(tx, notices),
     (changes) => checkChanges(changes, true, options.limits),
+    deps.betweenBulkSlices,
   );
   return {
     remoteWakeups,

@@ -4,10 +4,14 @@
  * queues, all of tenant acme: a filter no index answers (metadata) is counted
  * on at most 100,000 jobs, so the list's total and the confirmation say "at
  * least 100,000" and how far the count looked; "Cancel all matching" then runs
- * as one operation in slices of about 5 ms each (the server's real clock: 102,000
- * jobs take many slices on any machine), and the page shows its progress — "N
- * of at least 100,000 done…" — from the answer that started it, updated by each
- * poll, with a Stop button that stops it after its current slice. Desktop light,
+ * as one operation in slices of about 5 ms each, and the page shows its progress —
+ * "N of at least 100,000 done…" — from the answer that started it, updated by each
+ * poll, with a Stop button that stops it after its current slice. The server holds
+ * the operation between two slices once it has changed 20,000 jobs, until the Stop
+ * (betweenBulkSlices): on a quiet machine the 102,000 jobs take about a second, so
+ * without the hold the Stop, clicked after a poll, came after the end. A Stop that
+ * does come after the end (held by page.route until the operation has ended) is
+ * told as such: "… (it ran to its end before the Stop took effect)". Desktop light,
  * 375 px phone dark. Screenshots (SEPP_SCREENSHOTS=1): tests/artifacts/admin/bulk-long-*.png.
  *
  * Honest progress (issue 36, item 4): with the progress reads held unanswered
@@ -19,6 +23,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Page, Route } from 'playwright-core';
+import type { BulkOperationInfo } from '../../src/engine/control-types.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
 import {
@@ -43,8 +48,21 @@ let page: Page;
 const problems: string[] = [];
 const url = (path: string) => `${ui.adminUrl}${path}`;
 
+/**
+ * An operation that has changed `holdAtChanged` jobs waits between two slices until a Stop ends
+ * the wait (or `release`, as the file ends): it is then running, part way, whatever the machine's
+ * speed. A slice changes at most 2,000 jobs, so it waits before 22,000 of the 102,000.
+ */
+let holdAtChanged = Number.POSITIVE_INFINITY;
+let release: () => void = () => undefined;
+const held = new Promise<void>((resolve) => {
+  release = resolve;
+});
+const betweenBulkSlices = (op: Readonly<BulkOperationInfo>) =>
+  op.changed >= holdAtChanged ? held : Promise.resolve();
+
 before(async () => {
-  ui = await startUiServer(user, '[queues.reports]\n\n[queues.exports]\n');
+  ui = await startUiServer(user, '[queues.reports]\n\n[queues.exports]\n', { betweenBulkSlices });
   engine = ui.t.server.engine;
   await enqueueMatching(stored);
   page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
@@ -52,7 +70,10 @@ before(async () => {
   await logIn(page, url('/'), user);
   await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
 });
-after(() => ui?.dispose());
+after(() => {
+  release();
+  return ui?.dispose();
+});
 
 /** Enqueues `count` ready jobs the list's filter matches, half in each queue. */
 async function enqueueMatching(count: number): Promise<void> {
@@ -94,9 +115,13 @@ async function holdProgressReads(): Promise<{ held: Route[]; release: () => Prom
   };
 }
 
+/** The notice of a Stop that reached the server after the operation's last slice had begun. */
+const tooLate = '(it ran to its end before the Stop took effect)';
+
 /**
  * Stops the operation if it still runs, and waits for its notice: "(stopped)" when the Stop came
- * first, none when the operation ended before it (both are right answers to a late Stop).
+ * first, none when the operation ended before the click, that it ran to its end when it ended
+ * before the Stop reached it (each a right answer to a late Stop).
  */
 async function stopOrEnded(progress: ReturnType<Page['getByRole']>): Promise<void> {
   if (await progress.isVisible()) {
@@ -106,7 +131,9 @@ async function stopOrEnded(progress: ReturnType<Page['getByRole']>): Promise<voi
       .catch(() => undefined);
   }
   await page
-    .getByText(/^Cancelled [\d,]+ ready jobs with tenant=acme in all queues( \(stopped\))?\.$/)
+    .getByText(
+      /^Cancelled [\d,]+ ready jobs with tenant=acme in all queues( \(stopped\)| \(it ran to .*\))?\.$/,
+    )
     .first()
     .waitFor();
   await progress.waitFor({ state: 'detached' });
@@ -153,10 +180,11 @@ test('"at least N" when the count stopped; the long operation’s progress line,
   await dialog.getByRole('button', { name: 'Keep them' }).click();
 
   const audits = (await engine.listAudit({})).items.length;
+  holdAtChanged = 20_000;
   const progress = await startCancel();
   const first = (await progress.textContent()) ?? '';
   assert.match(first, /^Cancel all matching: [\d,]+ of at least 100,000 done… Stop$/);
-  // Each poll shows what the operation has changed since (slices of about 5 ms: many of them).
+  // Each poll shows what the operation has changed since (it waits at 20,000 or more, held).
   await progress.filter({ hasNotText: first }).waitFor();
   assert.match(
     (await progress.textContent()) ?? '',
@@ -164,6 +192,7 @@ test('"at least N" when the count stopped; the long operation’s progress line,
   );
   await shot(page, 'bulk-long-progress-desktop');
   const told = await stop(progress);
+  holdAtChanged = Number.POSITIVE_INFINITY;
   const changed = Number(/^Cancelled ([\d,]+)/.exec(told)?.[1]?.replaceAll(',', ''));
   assert.ok(changed > 0 && changed < stored, `stopped part way: ${told}`);
   const entries = (await engine.listAudit({})).items;
@@ -177,6 +206,45 @@ test('"at least N" when the count stopped; the long operation’s progress line,
     queues.reduce((n, q) => n + q.counts.cancelled, 0),
     changed,
     'what it changed before the stop stays changed',
+  );
+  assert.deepEqual(problems, []);
+});
+
+test('a Stop that reaches the server after the end: the page says the operation ran to its end', async () => {
+  await page.goto(url(list));
+  await page.getByText(/^(at least )?[\d,]+ jobs.*: ready jobs in all queues with tenant=acme/).waitFor();
+  const audits = (await engine.listAudit({})).items.length;
+  // The progress line stays as the first answer drew it, and the Stop waits at the page.
+  const reads = await holdProgressReads();
+  const cancels = '**/api/v1/bulk-operations/*/cancel';
+  const stopSent = new Promise<Route>((resolve) => void page.route(cancels, resolve));
+  const progress = await startCancel();
+  const [op] = engine.listBulkOperations();
+  assert.ok(op !== undefined);
+  await progress.getByRole('button', { name: 'Stop' }).click();
+  const stopRoute = await stopSent;
+  // The Stop goes on once the server has ended the operation (it runs on meanwhile, unheld): too late.
+  while (engine.getBulkOperation(op.id).state === 'running') await new Promise((r) => setTimeout(r, 20));
+  const ended = engine.getBulkOperation(op.id);
+  assert.equal(ended.state, 'done');
+  const stopAnswered = page.waitForResponse((r) => r.url().endsWith('/cancel'));
+  await stopRoute.continue();
+  await reads.release();
+  await page.unroute(cancels);
+  assert.equal((await (await stopAnswered).json()).state, 'done');
+  // One notice, whether a poll or the Stop's answer saw the end first.
+  const notice = page.getByText(/^Cancelled [\d,]+ ready jobs with tenant=acme in all queues/);
+  await notice.first().waitFor();
+  await progress.waitFor({ state: 'detached' });
+  assert.deepEqual(await notice.allTextContents(), [
+    `Cancelled ${ended.changed.toLocaleString('en-US')} ready jobs with tenant=acme in all queues ${tooLate}.`,
+  ]);
+  await shot(page, 'bulk-long-stop-too-late-desktop');
+  const entries = (await engine.listAudit({})).items;
+  assert.equal(entries.length, audits + 1, 'one audit entry for the operation');
+  assert.deepEqual(
+    [entries[0]?.details.operationId, entries[0]?.details.done, entries[0]?.details.stopped],
+    [op.id, true, undefined],
   );
   assert.deepEqual(problems, []);
 });

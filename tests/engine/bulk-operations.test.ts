@@ -181,6 +181,30 @@ test('a stopped operation keeps what it changed; its one audit entry says how fa
   });
 });
 
+test('a Stop ends the wait between two slices (betweenBulkSlices): the operation stops where it waits', async () => {
+  let waits = 0;
+  // Never settles: only the Stop ends the wait.
+  const held = new Promise<void>(() => undefined);
+  const betweenBulkSlices = () => {
+    waits++;
+    return held;
+  };
+  await withEngine({ deps: { betweenBulkSlices } }, async ({ engine }) => {
+    await enqueueMany(engine, 4 * firstSliceRows, () => job('q'));
+    const started = await engine.startBulk({ action: 'cancel', filter: { queue: 'q' } });
+    while (waits === 0) await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      [engine.getBulkOperation(started.id).state, engine.getBulkOperation(started.id).changed],
+      ['running', firstSliceRows],
+    );
+    const stopped = await engine.cancelBulkOperation(started.id);
+    assert.deepEqual(
+      [stopped.state, stopped.changed, stopped.slices, waits],
+      ['cancelled', firstSliceRows, 1, 1],
+    );
+  });
+});
+
 test('jobs enqueued after an operation began are left alone', async () => {
   await withEngine({}, async ({ engine }) => {
     await enqueueMany(engine, 2 * maxSliceRows, () => job('q'));

@@ -13,10 +13,9 @@ import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { hashPassword } from '../../src/admin/password.ts';
 import { diskAssetSource } from '../../src/admin/static-assets.ts';
-import type { Clock } from '../../src/engine/clock.ts';
 import { testScrypt } from './admin.ts';
 import { registerSecret } from './secret-log.ts';
-import { startTestServer, type TestServer } from './server.ts';
+import { startTestServer, type TestServer, type TestServerOptions } from './server.ts';
 import { startsProcess } from './test-run.ts';
 
 export const root = new URL('../..', import.meta.url).pathname;
@@ -223,12 +222,13 @@ export interface UiServer {
  * A real server with `user` configured and the UI built from source served
  * from disk, and a headless Chromium with a profile of its own: what every
  * browser test starts from. `toml` is added to the config file; `clock` is the
- * server's (a FakeClock: time moves only when the test says).
+ * server's (a FakeClock: time moves only when the test says); `betweenBulkSlices`
+ * holds bulk operations where a test wants them.
  */
 export async function startUiServer(
   user: UiUser,
   toml = '',
-  options: { clock?: Clock } = {},
+  options: Pick<TestServerOptions, 'clock' | 'betweenBulkSlices'> = {},
 ): Promise<UiServer> {
   buildUi();
   registerSecret('admin password', user.password);
@@ -237,7 +237,7 @@ export async function startUiServer(
   const t = await startTestServer({
     toml: `[[admin.users]]\nname = "${user.name}"\nrole = "${user.role}"\npassword_hash = "${passwordHash}"\n${toml}`,
     uiAssets: diskAssetSource(join(root, 'ui/dist')),
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...options,
   });
   const context = await launchBrowser(join(dir, 'chromium-profile'));
   return {

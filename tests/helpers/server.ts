@@ -12,6 +12,7 @@ import type { AssetSource } from '../../src/admin/index.ts';
 import { type RunningServer, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import type { Clock } from '../../src/engine/clock.ts';
+import type { BetweenSlices } from '../../src/engine/control/index.ts';
 import type { Logger, LogLevel } from '../../src/telemetry/logger.ts';
 import { captureLogger, flushCaptured, registerConfigSecrets } from './secret-log.ts';
 import { testStoreConfig } from './test-store.ts';
@@ -63,6 +64,8 @@ export interface TestServerOptions {
   listenFromFile?: boolean;
   /** Also serve the HTTP/JSON API (server.http_listen on a free loopback port). */
   http?: boolean;
+  /** What bulk operations await between slices (AppDeps.betweenBulkSlices): a test holds one with it. */
+  betweenBulkSlices?: BetweenSlices;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -98,6 +101,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.setLogLevel === undefined ? {} : { setLogLevel: options.setLogLevel }),
       ...(options.uiAssets === undefined ? {} : { uiAssets: options.uiAssets }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
+      ...(options.betweenBulkSlices === undefined ? {} : { betweenBulkSlices: options.betweenBulkSlices }),
     });
   } catch (error) {
     // A server the config refuses (tests of refusals do that on purpose) leaves nothing behind

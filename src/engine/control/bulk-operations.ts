@@ -16,7 +16,8 @@
  * one entry per operation with the filter and the count.
  *
  * States: running → done (every range read), cancelled (CancelBulkOperation
- * between two slices: what earlier slices changed stays changed) or failed
+ * between two slices: what earlier slices changed stays changed; a Stop that
+ * arrives during the last slice comes too late, and the operation is done) or failed
  * (a slice's write failed, e.g. the server is closing). The registry is in
  * memory and bounded: at most `maxRunning` operations run at once, and the
  * last `keptFinished` finished ones are kept for polling. After a restart an
@@ -87,11 +88,21 @@ interface Running {
   /** The next slice's size (see firstSliceRows). */
   sliceRows: number;
   stopRequested: boolean;
+  /** Ends the wait between two slices (set while the operation waits on `betweenSlices`). */
+  wake?: () => void;
   /** What failed it (state `failed`). */
   failure?: unknown;
   /** Resolves when the operation has ended (set as it starts). */
   finished?: Promise<BulkOperationInfo>;
 }
+
+/**
+ * What an operation awaits between two slices, after the turns of the event loop that let other
+ * work commit: nothing on a server (the composition root passes none). A test holds an operation
+ * with it at a known point — still running, as a Stop must find it — whatever the machine's speed.
+ * A Stop ends the wait at once.
+ */
+export type BetweenSlices = (operation: Readonly<BulkOperationInfo>) => Promise<void>;
 
 export interface BulkStart {
   action: BulkAction;
@@ -113,6 +124,7 @@ export class BulkOperations {
     private readonly notify: (tx: StoreTx, notices: readonly CancelNotice[]) => void,
     /** Checks an update's changes (job-update.ts); throws invalid_argument. */
     private readonly checkChanges: (changes: JobChanges) => void,
+    private readonly betweenSlices?: BetweenSlices,
   ) {}
 
   /** The filter checked against the action, as the operation would read it. */
@@ -226,6 +238,7 @@ export class BulkOperations {
   cancel(id: string): Promise<BulkOperationInfo> {
     const running = this.find(id);
     running.stopRequested = true;
+    running.wake?.();
     return running.finished ?? Promise.resolve({ ...running.info });
   }
 
@@ -259,7 +272,7 @@ export class BulkOperations {
         const startedMs = this.ctx.clock.nowMs();
         await this.ctx.write((tx) => this.slice(tx, running));
         this.resize(running, this.ctx.clock.nowMs() - startedMs);
-        if (!running.cursor.done) await yieldTurn();
+        if (!running.cursor.done) await this.between(running);
       } while (!running.cursor.done);
       if (info.state === 'running') info.state = 'done';
     } catch (error) {
@@ -270,6 +283,18 @@ export class BulkOperations {
     info.finishedAtMs = this.ctx.clock.nowMs();
     this.forgetOld();
     return { ...info };
+  }
+
+  /** Between two slices: turns for other work, then `betweenSlices` unless a Stop came or comes. */
+  private async between(running: Running): Promise<void> {
+    await yieldTurn();
+    const { betweenSlices } = this;
+    if (betweenSlices === undefined || running.stopRequested) return;
+    await new Promise<void>((resolve) => {
+      running.wake = resolve;
+      betweenSlices({ ...running.info }).then(resolve, resolve);
+    });
+    running.wake = undefined;
   }
 
   /** One slice: the next range step's jobs, changed, and the audit entry written or brought up to date. */

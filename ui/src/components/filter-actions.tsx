@@ -160,6 +160,10 @@ export function FilterActions({
   // When the operation ends, the list reloads.
   const [progressOkAtMs, setProgressOkAtMs] = useState<number | null>(null);
   const [progressNowMs, setProgressNowMs] = useState(serverNowMs);
+  /** The operation whose end the page has told (a poll and the Stop's answer may both see it). */
+  const toldEnd = useRef<string | null>(null);
+  /** The operation the Stop was clicked for. */
+  const stopAsked = useRef<string | null>(null);
   const endedNow = useRef(ended);
   endedNow.current = ended;
   const pollingId = running !== null && running.op.state === 'running' ? running.op.id : null;
@@ -198,14 +202,27 @@ export function FilterActions({
   const progressStale =
     progressOkAtMs !== null && progressNowMs - progressOkAtMs > staleAfterMs(progressPollMs);
 
-  /** The notice of an operation that ended, whether the answer that started it or a later poll saw it end. */
+  /**
+   * The notice of an operation that ended, once, whichever answer saw it end first: the one that
+   * started it, a poll, or the Stop's. After a Stop, an operation that still ran to its end says
+   * so: the progress line is up to a poll old, so the operation may have ended (or reached its
+   * last slice) before the Stop reached the server.
+   */
   function ended(which: Action, op: Operation) {
+    if (toldEnd.current === op.id) return;
+    toldEnd.current = op.id;
     const told =
       op.cancelRequested > 0
         ? `; ${fmtNum(op.cancelRequested)} running, their workers were told to stop`
         : '';
     const how =
-      op.state === 'done' ? '' : op.state === 'cancelled' ? ' (stopped)' : ` (failed: ${op.error ?? ''})`;
+      op.state === 'done'
+        ? stopAsked.current === op.id
+          ? ' (it ran to its end before the Stop took effect)'
+          : ''
+        : op.state === 'cancelled'
+          ? ' (stopped)'
+          : ` (failed: ${op.error ?? ''})`;
     notify(`${texts[which].done(fmtNum(op.changed - op.cancelRequested), what)}${told}${how}.`);
     onDone();
   }
@@ -251,9 +268,17 @@ export function FilterActions({
     }
     setPending(null);
   };
-  const stop = () =>
-    running !== null &&
-    action.run(() => post<Operation>(`/api/v1/bulk-operations/${seg(running.op.id)}/cancel`));
+  // The server answers a Stop once the operation has ended (after its current slice), with how it
+  // ended: the page tells that, unless a poll saw the end first.
+  const stop = async () => {
+    if (running === null) return;
+    const { action: which, op: was } = running;
+    stopAsked.current = was.id;
+    const op = await action.run(() => post<Operation>(`/api/v1/bulk-operations/${seg(was.id)}/cancel`));
+    if (op === undefined || op.state === 'running') return;
+    setRunning((now) => (now?.op.id === op.id ? { action: which, op } : now));
+    ended(which, op);
+  };
   const text = pending === null ? null : texts[pending.action];
   const count = pending === null ? '' : countText(pending.count);
   const busy = action.busy || running?.op.state === 'running';
