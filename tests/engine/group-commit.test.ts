@@ -10,7 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Op } from '../../src/store/op.ts';
-import { GroupCommitter, plainWriteHooks, type UnitScope } from '../../src/store/sqlite/group-commit.ts';
+import {
+  busyBatchUnits,
+  GroupCommitter,
+  plainWriteHooks,
+  type UnitScope,
+} from '../../src/store/sqlite/group-commit.ts';
 import { type Db, openDatabase } from '../../src/store/sqlite/open.ts';
 import type { CommitStats as BatchStats } from '../../src/store/store.ts';
 import { bytes, expectCode, job, openTestEngine, rowCount, until, withEngine } from '../helpers/engine.ts';
@@ -467,6 +472,158 @@ test('on a relaxed store only a unit that asks for full is synced', async () => 
     await s.write('relaxed', ['relaxed']);
     await s.write('full', ['relaxed', 'full']);
     assert.deepEqual(s.log, ['unmarked', 'default', 'relaxed', 'sync', 'full']);
+  } finally {
+    s.dispose();
+  }
+});
+
+/**
+ * A writer whose background sync the test holds open (`syncs`: each one's `done`, in the
+ * order started) and whose inline sync is only logged; every answer, hook and read is
+ * logged in the order it ran.
+ */
+function heldSyncs(backgroundSync: 'busy' | 'always') {
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-gc-held-'));
+  const db: Db = openDatabase(join(dir, 'scratch.db'), { durability: 'full' });
+  db.exec('CREATE TABLE t (x INTEGER NOT NULL)');
+  const log: string[] = [];
+  const syncs: ((error: Error | null) => void)[] = [];
+  const writer = new GroupCommitter<ScratchTx>(
+    db,
+    {},
+    {
+      backgroundSync,
+      syncWal: () => log.push('inline sync'),
+      syncWalInBackground: (done) => {
+        log.push(`sync ${syncs.length + 1} started`);
+        syncs.push(done);
+      },
+    },
+  );
+  writer.hooks = {
+    ...plainWriteHooks,
+    commitFailed: (failure) => new Error(`commit failed: ${failure.message}`),
+  };
+  const insert = db.prepare<[number]>('INSERT INTO t (x) VALUES (?)');
+  /** Submits a unit that inserts `x` (relaxed: asks no sync) and logs its hook and its answer. */
+  const write = (x: number, relaxed = false) =>
+    writer
+      .submit(
+        unit((tx) => {
+          insert.run(x);
+          if (relaxed) tx.durability('relaxed');
+          tx.afterCommit(() => log.push(`hook ${x}`));
+          return x;
+        }),
+      )
+      .then(
+        () => log.push(`answer ${x}`),
+        (error: unknown) => log.push(`failed ${x}: ${error instanceof Error ? error.message : error}`),
+      );
+  const rows = () => db.prepare<[], number>('SELECT x FROM t ORDER BY x').pluck().all();
+  return {
+    log,
+    syncs,
+    writer,
+    write,
+    rows,
+    dispose() {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Lets the promise reactions queued so far run. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+test('a background sync: the next batches commit meanwhile, each answered only after a sync started after its commit', async () => {
+  const s = heldSyncs('always');
+  try {
+    const answered = [s.write(1)];
+    s.writer.flush();
+    answered.push(s.write(2));
+    s.writer.flush();
+    answered.push(s.write(3, true));
+    s.writer.flush();
+    const read = new Promise<void>((resolve) =>
+      assert.ok(s.writer.afterAnswered(resolve), 'a read now waits for the three'),
+    ).then(() => s.log.push('read'));
+    await settle();
+    assert.deepEqual(s.rows(), [1, 2, 3], 'all three batches committed while the first sync is in flight');
+    assert.deepEqual(s.log, ['sync 1 started'], 'one sync in flight, nothing answered');
+    s.syncs[0]!(null);
+    await settle();
+    // Batch 2 committed after sync 1 started: it needs sync 2 (started as sync 1 ended, before
+    // the promise reactions run); the relaxed batch 3 waits behind it.
+    assert.deepEqual(s.log, ['sync 1 started', 'hook 1', 'sync 2 started', 'answer 1']);
+    s.syncs[1]!(null);
+    await Promise.all([...answered, read]);
+    assert.deepEqual(s.log, [
+      'sync 1 started',
+      'hook 1',
+      'sync 2 started',
+      'answer 1',
+      'hook 2',
+      'hook 3',
+      'answer 2',
+      'answer 3',
+      'read',
+    ]);
+    assert.equal(s.syncs.length, 2);
+    assert.equal(
+      s.writer.afterAnswered(() => {}),
+      false,
+      'nothing waits: a read is answered at once',
+    );
+  } finally {
+    s.dispose();
+  }
+});
+
+test('a failed background sync fails the batches it covered, runs none of their hooks; the next sync answers the rest', async () => {
+  const s = heldSyncs('always');
+  try {
+    const answered = [s.write(1)];
+    s.writer.flush();
+    answered.push(s.write(2));
+    s.writer.flush();
+    s.syncs[0]!(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    await settle();
+    assert.deepEqual(s.log, [
+      'sync 1 started',
+      'sync 2 started',
+      'failed 1: commit failed: EIO: i/o error, fdatasync',
+    ]);
+    s.syncs[1]!(null);
+    await Promise.all(answered);
+    assert.deepEqual(s.log.slice(3), ['hook 2', 'answer 2']);
+    assert.deepEqual(s.rows(), [1, 2], 'the commit stands, as after a failed inline sync');
+  } finally {
+    s.dispose();
+  }
+});
+
+test('busy: a lone caller syncs inline; a batch of many units syncs in the background; close waits for it', async () => {
+  const s = heldSyncs('busy');
+  try {
+    const one = s.write(1);
+    s.writer.flush();
+    await one;
+    assert.deepEqual(s.log, ['inline sync', 'hook 1', 'answer 1']);
+    s.log.length = 0;
+    const many = Array.from({ length: busyBatchUnits }, (_, i) => s.write(10 + i));
+    s.writer.flush();
+    let closed = false;
+    const closing = s.writer.close().then(() => {
+      closed = true;
+    });
+    await settle();
+    assert.deepEqual(s.log, ['sync 1 started']);
+    assert.equal(closed, false, 'close waits for the sync in flight');
+    s.syncs[0]!(null);
+    await Promise.all([...many, closing]);
+    assert.equal(s.log.filter((line) => line.startsWith('answer')).length, busyBatchUnits);
   } finally {
     s.dispose();
   }
