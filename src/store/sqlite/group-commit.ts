@@ -5,7 +5,7 @@
  * Units that arrive while a batch is being written wait for the next one; a
  * batch runs all its units in one transaction, each inside its own savepoint,
  * then commits once — one fsync for the whole batch. Each caller's promise
- * settles only after that commit is durable, so nothing is acknowledged before
+ * settles only after that commit returned, so nothing is acknowledged before
  * it is durable.
  *
  * States of the writer: idle (nothing queued) → scheduled (a flush is queued
@@ -18,28 +18,6 @@
  * (`tx.followUp`) are the exception: they join the batch being written, after
  * their unit succeeded, so what it made possible (a waiting reserve taking a
  * new job) shares its commit and its fsync instead of needing one more.
- *
- * The sync of a committed batch (the WAL's fdatasync) runs inline, blocking
- * the thread, or — with `syncWalInBackground`, when the sync is needed and other
- * work is waiting (`backgroundSync`) — on libuv's thread pool, and the writer
- * goes on committing the next batches meanwhile. A committed batch then waits,
- * unanswered, in `waiting` (first in, first out). The rules that keep
- * "nothing is acknowledged before it is durable":
- *   1. A batch's hooks and answers run only after a sync that started after its
- *      COMMIT returned has completed (a sync covers the commits numbered up to
- *      `commits` when it started: `coveredThrough`).
- *   2. At most one sync is in flight; when it ends, the next starts if a waiting
- *      batch needs one, and covers every commit before it started.
- *   3. Batches are answered in the order they were committed, so answers stay
- *      in submission order; a batch that needs no sync (only `relaxed` units)
- *      or whose commit failed waits behind those before it, then is answered
- *      at once.
- *   4. A failed sync fails every batch it covered, as a failed inline sync
- *      fails its batch: the answers say so, no hook runs, the commits stand and
- *      may or may not reach the disk.
- *   5. A read's answer (`afterAnswered`) waits for every batch committed before
- *      it ran, so nothing a reader is told depends on a commit not yet durable.
- *   6. close() waits for the sync in flight and the answers it releases.
  */
 import { type Op, runAtOnce } from '../op.ts';
 import {
@@ -78,21 +56,6 @@ export interface GroupCommitOptions {
    * commit of a batch that holds a unit needing it, before anyone is answered.
    */
   syncWal?: () => void;
-  /**
-   * The same sync on libuv's thread pool: calls `done` when it ended, with its
-   * error if it failed. Without it every sync is inline (`syncWal`).
-   */
-  syncWalInBackground?: (done: (error: Error | null) => void) => void;
-  /**
-   * When a sync goes to the background (given `syncWalInBackground`): `busy`
-   * (default) — when more work is waiting or likely to arrive while the disk
-   * works: units queued, batches unanswered, the previous background sync saw
-   * another batch commit while it ran, or the batch held `busyBatchUnits` units or
-   * more (many callers in flight); otherwise inline, as a lone caller's closed loop
-   * (W2: nothing arrives while the disk works) only pays the thread pool's round
-   * trip. `always`: every sync. `never`: none.
-   */
-  backgroundSync?: 'busy' | 'always' | 'never';
   /** Most units in one transaction; the rest wait for the next (follow-ups join their unit's regardless). */
   maxBatchOperations?: number;
   /** A monotonic clock for measuring batches, in milliseconds. */
@@ -103,28 +66,6 @@ interface PendingUnit<Tx> {
   unit: (tx: Tx) => Op<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
-}
-
-/**
- * A batch of this many units or more has its sync in the background (`busy`): that
- * many callers in flight means an open loop or many clients, whose next requests
- * the thread can decode while the disk works; a lone caller's batch (1-2 units)
- * keeps the inline sync. Measured: docs/decisions/0001.
- */
-export const busyBatchUnits = 8;
-
-/** A batch whose transaction ended, until its callers are answered. */
-interface EndedBatch<Tx> {
-  readonly units: PendingUnit<Tx>[];
-  readonly results: { ok: boolean; value: unknown }[];
-  readonly hooks: (() => void)[];
-  /** The commit's number when it needs a sync before its answers; 0: it does not (or it failed). */
-  readonly syncAfter: number;
-  readonly startedMs: number;
-  /** Why the batch failed (its transaction or its sync); undefined: committed and durable as asked. */
-  failure: StorageFailure | undefined;
-  /** Reads that saw this commit: answered right after it (rule 5). */
-  readers: (() => void)[] | undefined;
 }
 
 /** SQLite result codes that mean the storage itself failed: the whole batch fails, nothing is acknowledged. */
@@ -190,20 +131,6 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
   private readonly monotonicMs: () => number;
   private readonly defaultFull: boolean;
   private readonly syncWal: (() => void) | undefined;
-  private readonly syncWalInBackground: ((done: (error: Error | null) => void) => void) | undefined;
-  private readonly backgroundSync: 'busy' | 'always' | 'never';
-  /** Batches ended but not yet answered, in commit order (see the top of this file). */
-  private waiting: EndedBatch<Tx>[] = [];
-  /** Commits so far; numbers the batches that need a sync. */
-  private commits = 0;
-  /** Every commit numbered up to this is synced. */
-  private syncedThrough = 0;
-  /** The sync in flight covers the commits numbered up to this; 0: none in flight. */
-  private coveredThrough = 0;
-  /** Whether another batch committed while the last background sync ran (`busy`). */
-  private overlapped = false;
-  /** Told when nothing waits any more (close()). */
-  private drained: (() => void)[] = [];
   private readonly begin;
   private readonly commit;
   private readonly rollback;
@@ -225,9 +152,6 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
     this.monotonicMs = options.monotonicMs ?? (() => performance.now());
     this.defaultFull = (options.defaultDurability ?? 'full') === 'full';
     this.syncWal = options.syncWal;
-    this.syncWalInBackground = options.syncWalInBackground;
-    this.backgroundSync =
-      options.syncWalInBackground === undefined ? 'never' : (options.backgroundSync ?? 'busy');
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
     this.rollback = db.prepare('ROLLBACK');
@@ -250,24 +174,10 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
     return this.queue.length;
   }
 
-  /**
-   * Calls `answer` once every batch committed so far is answered (rule 5): at once,
-   * returning false, when none waits; otherwise later, returning true.
-   */
-  afterAnswered(answer: () => void): boolean {
-    const last = this.waiting.at(-1);
-    if (last === undefined) return false;
-    last.readers ??= [];
-    last.readers.push(answer);
-    return true;
-  }
-
-  /** Refuses new units and writes what is queued; resolves once the last of it is answered (rule 6). */
-  close(): Promise<void> {
+  /** Refuses new units and writes what is queued. */
+  close(): void {
     this.closedForWrites = true;
     while (this.queue.length > 0) this.flush();
-    if (this.waiting.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.drained.push(resolve));
   }
 
   /**
@@ -283,19 +193,6 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
     const queued = this.queue;
     this.queue = [];
     if (queued.length === 0) return;
-    if (this.waiting.length > 0) {
-      // Rule 3: refused behind the batches still waiting for their sync, in order.
-      this.waiting.push({
-        units: queued,
-        results: [],
-        hooks: [],
-        syncAfter: 0,
-        startedMs: this.monotonicMs(),
-        failure,
-        readers: undefined,
-      });
-      return;
-    }
     const error = this.hooks.commitFailed(failure);
     for (const pending of queued) pending.reject(error);
   }
@@ -356,6 +253,9 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
       }
       if (batchError === undefined) {
         this.commit.run();
+        // Before anyone hears of it: a failed sync fails the batch (its answers say so), though
+        // the commit stands and may or may not reach the disk.
+        if (needsSync) this.syncWal?.();
         committed = true;
       }
     } catch (error) {
@@ -369,104 +269,26 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
       }
     }
     this.flushing = false;
-    const ended: EndedBatch<Tx> = {
-      units: batch,
-      results,
-      hooks,
-      syncAfter: committed && needsSync ? ++this.commits : 0,
-      startedMs,
-      failure: committed ? undefined : storageFailure(batchError),
-      readers: undefined,
-    };
-    if (ended.syncAfter === 0 || !this.inBackground(batch.length)) {
-      if (ended.syncAfter !== 0) {
-        // Before anyone hears of it: a failed sync fails the batch (its answers say so), though
-        // the commit stands and may or may not reach the disk.
-        try {
-          this.syncWal?.();
-          this.syncedThrough = ended.syncAfter;
-        } catch (error) {
-          ended.failure = storageFailure(error);
-        }
-      }
-      // Rule 3: behind batches still waiting for their sync, an answerable batch waits its turn.
-      if (this.waiting.length === 0) this.answer(ended);
-      else this.waiting.push(ended);
-    } else {
-      if (this.coveredThrough !== 0) this.overlapped = true;
-      this.waiting.push(ended);
-      this.startSync();
-    }
-    if (this.queue.length > 0) this.schedule();
-  }
-
-  /** Whether the sync of the batch just committed goes to the background (`backgroundSync`). */
-  private inBackground(units: number): boolean {
-    switch (this.backgroundSync) {
-      case 'never':
-        return false;
-      case 'always':
-        return true;
-      case 'busy':
-        // A sync in flight or batches unanswered: this one must wait for them anyway.
-        return this.waiting.length > 0 || this.queue.length > 0 || this.overlapped || units >= busyBatchUnits;
-    }
-  }
-
-  /** Starts a background sync of every commit so far, unless one is in flight (rule 2). */
-  private startSync(): void {
-    if (this.coveredThrough !== 0) return;
-    const covers = this.commits;
-    this.coveredThrough = covers;
-    this.overlapped = false;
-    this.syncWalInBackground?.((error) => this.synced(covers, error));
-  }
-
-  /** The background sync of the commits up to `covers` ended: answers what it released, in order. */
-  private synced(covers: number, error: Error | null): void {
-    this.coveredThrough = 0;
-    if (error === null) this.syncedThrough = covers;
-    else {
-      // Rule 4: every batch this sync covered fails, as its own failed inline sync would fail it.
-      const failure = storageFailure(error);
-      for (const ended of this.waiting) {
-        if (ended.syncAfter !== 0 && ended.syncAfter <= covers) ended.failure ??= failure;
-      }
-    }
-    while (this.waiting.length > 0) {
-      const head = this.waiting[0]!;
-      if (head.failure === undefined && head.syncAfter > this.syncedThrough) break;
-      this.waiting.shift();
-      this.answer(head);
-    }
-    if (this.waiting.length > 0) this.startSync();
-    else for (const resolve of this.drained.splice(0)) resolve();
-  }
-
-  /**
-   * Answers an ended batch: observers and hooks run first (a committed batch's, once
-   * it is durable), then its callers, then the reads that saw it. One that throws must
-   * not keep the callers of a durable batch from their answers, nor stop the writer.
-   */
-  private answer(ended: EndedBatch<Tx>): void {
+    // Observers and hooks run after the commit: one that throws must not keep
+    // the callers of a durable batch from their answers, nor stop the writer.
     const stats: CommitStats = {
-      operations: ended.units.length,
-      durationMs: this.monotonicMs() - ended.startedMs,
-      ok: ended.failure === undefined,
+      operations: batch.length,
+      durationMs: this.monotonicMs() - startedMs,
+      ok: committed,
     };
     this.guard(() => this.hooks.afterCommit?.(stats));
-    if (ended.failure === undefined) {
-      for (const hook of ended.hooks) this.guard(hook);
-      ended.units.forEach((pending, i) => {
-        const result = ended.results[i]!;
+    if (committed) {
+      for (const hook of hooks) this.guard(hook);
+      batch.forEach((pending, i) => {
+        const result = results[i]!;
         if (result.ok) pending.resolve(result.value);
         else pending.reject(this.hooks.unitFailed(result.value));
       });
     } else {
-      const error = this.hooks.commitFailed(ended.failure);
-      for (const pending of ended.units) pending.reject(error);
+      const error = this.hooks.commitFailed(storageFailure(batchError));
+      for (const pending of batch) pending.reject(error);
     }
-    for (const reader of ended.readers ?? []) reader();
+    if (this.queue.length > 0) this.schedule();
   }
 
   private guard(fn: () => void): void {

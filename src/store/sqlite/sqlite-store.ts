@@ -19,7 +19,7 @@
  * from then on (the server must restart), and a lost WAL is first checkpointed
  * into the database file, so that what was acknowledged survives even a kill -9.
  */
-import { closeSync, fdatasync, fdatasyncSync, openSync, statSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAtOnce } from '../op.ts';
 import {
@@ -87,9 +87,7 @@ export function sqliteCapabilities(connection: Db): SqliteCapabilities {
  * `-wal` file (what SQLite's own WAL sync does on Linux: the data and the size, not the
  * times), on a descriptor of its own (it flushes the file, whoever wrote it),
  * opened at the first sync — after a commit, so the file exists. An in-memory
- * database has no WAL: nothing to sync. `inBackground` is the same sync on libuv's
- * thread pool (the group committer keeps at most one in flight, and the store
- * closes the descriptor only once it ended).
+ * database has no WAL: nothing to sync.
  */
 class WalSync {
   private fd: number | undefined;
@@ -103,20 +101,6 @@ class WalSync {
     if (this.path === undefined) return;
     this.fd ??= openSync(this.path, 'r');
     fdatasyncSync(this.fd);
-  }
-
-  inBackground(done: (error: Error | null) => void): void {
-    if (this.path === undefined) {
-      queueMicrotask(() => done(null));
-      return;
-    }
-    try {
-      this.fd ??= openSync(this.path, 'r');
-    } catch (error) {
-      queueMicrotask(() => done(error instanceof Error ? error : new Error(String(error))));
-      return;
-    }
-    fdatasync(this.fd, done);
   }
 
   close(): void {
@@ -176,7 +160,6 @@ export class SqliteStore implements Store {
     this.writer = new GroupCommitter<StoreTx>(db, this.caps, {
       ...options,
       syncWal: () => this.walSync.sync(),
-      syncWalInBackground: (done) => this.walSync.inBackground(done),
     });
     this.backup = { copyTo: (destinationPath, onProgress) => copyDatabase(db, destinationPath, onProgress) };
     const { dataDir } = options;
@@ -272,21 +255,12 @@ export class SqliteStore implements Store {
     return this.writer.submit(unit);
   }
 
-  /**
-   * Runs `unit` at once; answers once every batch committed before it is answered
-   * (group-commit.ts, rule 5): the view may hold a commit whose sync is in flight,
-   * and nothing read from it is told before that commit is durable.
-   */
   read<T>(unit: ReadUnit<T>): Promise<T> {
-    let value: T;
     try {
-      value = runAtOnce(unit(this.caps));
+      return Promise.resolve(runAtOnce(unit(this.caps)));
     } catch (error) {
       return Promise.reject(error);
     }
-    return new Promise((resolve) => {
-      if (!this.writer.afterAnswered(() => resolve(value))) resolve(value);
-    });
   }
 
   /** Units waiting for the next batch. */
@@ -305,11 +279,14 @@ export class SqliteStore implements Store {
     this.checkFiles();
     this.closed = true;
     if (this.fileCheck !== undefined) clearInterval(this.fileCheck);
-    // The writer's close waits for the sync in flight (group-commit.ts, rule 6) before the descriptor and the database close.
-    return this.writer.close().then(() => {
+    try {
+      this.writer.close();
       this.walSync.close();
       if (this.db.open) closeDatabase(this.db);
-    });
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 }
 
