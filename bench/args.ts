@@ -31,7 +31,7 @@ export interface BenchOptions {
 export const usage = `Usage: npm run bench -- [options]
   --workload W1,W2,W3,W4|all   workloads to run (default all)
   --systems a,b                 systems, from: ${[...systems.keys()].join(', ')} (default all but
-                                sepp-pg-base, which needs SEPP_BENCH_BASE_BUNDLE)
+                                sepp-base and sepp-pg-base, which need SEPP_BENCH_BASE_BUNDLE)
   --jobs N                      jobs in W1 and W3 (default 200000; --quick 5000)
   --quick                       small sizes everywhere, to check that everything works
   --concurrency N               W1 producers and workers (default 50)
@@ -100,7 +100,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         });
   const chosen =
     values.systems === undefined
-      ? [...systems.keys()].filter((s) => s !== 'sepp-pg-base')
+      ? [...systems.keys()].filter((s) => s !== 'sepp-base' && s !== 'sepp-pg-base')
       : values.systems.split(',').map((s) => s.trim());
   for (const s of chosen) {
     if (!systems.has(s))

@@ -56,11 +56,11 @@ import type {
  *               run can set it on `sepp-pg` and leave it at 0 on `sepp-pg-base`.
  */
 
-type Variant = 'sepp' | 'sepp-unary' | 'sepp-relaxed' | 'sepp-pg' | 'sepp-pg-base';
+type Variant = 'sepp' | 'sepp-base' | 'sepp-unary' | 'sepp-relaxed' | 'sepp-pg' | 'sepp-pg-base';
 
 /**
- * `sepp-pg-base` runs another tree's bundle (a checkout of main with `npm run build` done),
- * named by this variable, beside `sepp-pg`, so a change is measured against its base in one
+ * `sepp-base` and `sepp-pg-base` run another tree's bundle (a checkout of main with
+ * `npm run build` done), named by this variable, beside `sepp` and `sepp-pg`, so a change is measured against its base in one
  * interleaved run: `SEPP_BENCH_BASE_BUNDLE=/path/to/main/dist/sepp.cjs`.
  */
 const baseBundleVariable = 'SEPP_BENCH_BASE_BUNDLE';
@@ -76,6 +76,13 @@ interface VariantSpec {
 
 const variants: Readonly<Record<Variant, VariantSpec>> = {
   sepp: { transport: 'stream', durability: 'full', path: 'streams', store: 'sqlite' },
+  'sepp-base': {
+    transport: 'stream',
+    durability: 'full',
+    path: 'streams, base bundle',
+    store: 'sqlite',
+    baseBundle: true,
+  },
   'sepp-unary': { transport: 'unary', durability: 'full', path: 'unary calls', store: 'sqlite' },
   'sepp-relaxed': {
     transport: 'stream',
@@ -103,7 +110,9 @@ function bundleOf(spec: VariantSpec): string {
   if (spec.baseBundle !== true) return seppBundlePath;
   const path = process.env[baseBundleVariable];
   if (path === undefined || path === '') {
-    throw new Error(`sepp-pg-base runs the bundle named by ${baseBundleVariable}, which is not set`);
+    throw new Error(
+      `sepp-base and sepp-pg-base run the bundle named by ${baseBundleVariable}, which is not set`,
+    );
   }
   return path;
 }
