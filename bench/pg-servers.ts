@@ -8,7 +8,9 @@
  * schema; prints medians of jobs/s and the CPU per job of the sepp servers and of
  * PostgreSQL, with the load average around each run.
  *
- *   npx tsx bench/pg-servers.ts --jobs 10000 --runs 3 [--servers 1,2] [--concurrency 50]
+ *   npx tsx bench/pg-servers.ts --jobs 10000 --runs 3 [--servers 1,2] [--concurrency 50] [--prefetch 0]
+ *
+ * --prefetch N: each server's Worker holds N leased jobs beyond its slots (the SDK's `prefetch`).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -26,12 +28,14 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     servers: { type: 'string', default: '1,2' },
     concurrency: { type: 'string', default: '50' },
+    prefetch: { type: 'string', default: '0' },
   },
 });
 const jobs = Number(values.jobs);
 const runs = Number(values.runs);
 const serverCounts = values.servers.split(',').map(Number);
 const concurrency = Number(values.concurrency);
+const prefetch = Number(values.prefetch);
 const srcDir = new URL('..', import.meta.url).pathname;
 
 const cluster = await startPostgres();
@@ -92,6 +96,7 @@ async function runOnce(n: number, schema: string): Promise<Figures> {
         const worker = client.worker({
           queues: ['w1'],
           concurrency: Math.max(1, share(concurrency, n, i)),
+          prefetch: share(prefetch, n, i),
           handlers: { noop: () => {} },
         });
         worker.on('error', (e) => console.error('worker:', e.message));
@@ -140,7 +145,7 @@ try {
     }
   }
   console.log(
-    `\nW1, ${jobs} jobs, 50 producers and ${concurrency} workers split over the servers, medians of ${runs}:\n`,
+    `\nW1, ${jobs} jobs, 50 producers and ${concurrency} workers (prefetch ${prefetch}) split over the servers, medians of ${runs}:\n`,
   );
   console.log(
     '| servers | enqueue jobs/s | drain jobs/s | sepp CPU µs/job enq / drain | PostgreSQL CPU µs/job enq / drain |',
