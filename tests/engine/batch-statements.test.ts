@@ -264,3 +264,57 @@ test('an AckBatch of jobs others wait on releases, schedules and leaves waiting 
   assertAckedDependencies(together);
   assert.deepEqual(together, await ackedDependencies(false));
 });
+
+test('AckBatches of jobs others wait on: each keeps its own result and content type, or none, whichever statement runs first', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const parents: string[] = [];
+    for (let n = 0; n < 12; n++) parents.push((await engine.enqueue(job('p'))).jobId);
+    const waiting = (await engine.enqueue(job('c', { dependsOn: parents }))).jobId;
+    const leased = await engine.reserve({ queues: ['p'], maxJobs: 12 });
+    assert.equal(leased.length, 12);
+    const ack = (j: (typeof leased)[number], n: number): Ack =>
+      n % 3 === 0
+        ? { jobId: j.id, attempt: j.attempt }
+        : {
+            jobId: j.id,
+            attempt: j.attempt,
+            result: bytes(`r${n}`),
+            ...(n % 3 === 2 ? { resultContentType: 'text/plain' } : {}),
+          };
+    // Without results, then with some (the kept jobs' statement first, after a batch of mostly kept jobs),
+    // then jobs nobody waits on next to kept ones.
+    const plain = await engine.enqueueBatch([job('p'), job('p')]);
+    const plainLeased = await engine.reserve({ queues: ['p'], maxJobs: 2 });
+    const batches: Ack[][] = [
+      leased.slice(0, 3).map((j) => ({ jobId: j.id, attempt: j.attempt })),
+      leased.slice(3, 9).map((j, i) => ack(j, i + 3)),
+      [
+        ...plainLeased.map((j) => ({ jobId: j.id, attempt: j.attempt })),
+        ...leased.slice(9).map((j, i) => ack(j, i + 9)),
+      ],
+    ];
+    for (const acks of batches) {
+      const outcomes = await engine.ackBatch(acks);
+      assert.deepEqual(
+        outcomes,
+        acks.map(() => ({ ok: true })),
+      );
+    }
+    for (const [n, j] of leased.entries()) {
+      const info = await engine.getJob(j.id);
+      assert.equal(info.state, 'completed');
+      const expected = n < 3 || n % 3 === 0 ? null : `r${n}`;
+      assert.equal(info.result === null ? null : Buffer.from(info.result).toString(), expected, `job ${n}`);
+      assert.equal(
+        info.resultContentType,
+        expected === null ? null : n % 3 === 2 ? 'text/plain' : 'application/octet-stream',
+        `job ${n}`,
+      );
+    }
+    // Nobody waits on them: deleted.
+    const stored = db.prepare<[string], number>('SELECT count(*) FROM jobs WHERE id = ?').pluck();
+    for (const result of plain) assert.equal(stored.get(result.ok ? result.jobId : assert.fail('plain')), 0);
+    assert.equal((await engine.getJob(waiting)).state, 'ready');
+    assert.deepEqual(await engine.counterMismatches(), []);
+  });
+});

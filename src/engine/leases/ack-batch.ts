@@ -13,7 +13,8 @@
  * on others (a server that runs workflows), batches from 2 acks take the batch path: a
  * small batch of jobs others wait on is then kept completed in one statement and what
  * waits on them released as a set, instead of job by job and edge by edge (W5's Worker
- * sends many batches of 5: docs/decisions/0012, (h)).
+ * sends many batches of 5: docs/decisions/0012, (h)). After a batch that kept more jobs
+ * than it deleted, the next completes the jobs others wait on before the delete (`keptFirst`).
  */
 import { batchMember, dependedOn, inBatch } from '../../store/dependencies.ts';
 import type { CompletingAck } from '../../store/leases.ts';
@@ -34,6 +35,16 @@ const minBatchAcks = 10;
 const minWorkflowBatchAcks = 2;
 
 export class AckBatches {
+  /**
+   * Which of the batch path's two statements runs first: the delete (jobs nobody waits on),
+   * or, after a batch that kept more jobs than it deleted, the completion of the jobs others
+   * wait on. Each matches only its own jobs (`dependency_flags` 0, or with jobsWaitOnIt), so
+   * the order changes no outcome; it spares the probes of the statement that would miss
+   * every ack of a batch of a flow's children (1.4 µs per ack, docs/decisions/0012, (k)).
+   * A server without workflows never keeps a job for its dependents: the delete stays first.
+   */
+  private keptFirst = false;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly settler: Settler,
@@ -66,9 +77,20 @@ export class AckBatches {
       if (!firstPerJob.has(ack.jobId)) firstPerJob.set(ack.jobId, i);
     });
     const deleted = new Map<string, AckedRow>();
-    for (const row of yield* tx.leases.ackMany([...firstPerJob.values()].map((i) => acks[i]!)))
-      deleted.set(row.id, row);
-    const completed = yield* this.completeDependedOn(tx, acks, firstPerJob, deleted);
+    let completed: Map<string, AckedRow & { dependency_flags: number }> | undefined;
+    if (this.keptFirst) {
+      // The last batch was mostly jobs others wait on: they are completed first, and the
+      // delete probes only the acks the completion passed over (none, in a batch of a flow's children).
+      completed = yield* this.completeDependedOn(tx, acks, firstPerJob, deleted);
+      const rest: Ack[] = [];
+      for (const [jobId, i] of firstPerJob) if (completed?.has(jobId) !== true) rest.push(acks[i]!);
+      if (rest.length > 0) for (const row of yield* tx.leases.ackMany(rest)) deleted.set(row.id, row);
+    } else {
+      for (const row of yield* tx.leases.ackMany([...firstPerJob.values()].map((i) => acks[i]!)))
+        deleted.set(row.id, row);
+      completed = yield* this.completeDependedOn(tx, acks, firstPerJob, deleted);
+    }
+    this.keptFirst = (completed?.size ?? 0) > deleted.size;
     const ackedPerQueue = new Map<string, number>();
     const { recording } = this.ctx.events;
     const outcomes: SettleOutcome[] = [];
@@ -139,7 +161,8 @@ export class AckBatches {
   }
 
   /**
-   * The first acks of their jobs that the delete passed over, when several: most often jobs
+   * The first acks of their jobs that the delete passed over (every first ack, when this runs
+   * before the delete: `keptFirst`), when several: most often jobs
    * others wait on (a flow's children), kept completed for them in one store call
    * (completeDependedOnMany) instead of one statement each. Undefined when not tried (the
    * store has no such call, or one ack at most was left: completeDependedOn serves it); the
