@@ -52,7 +52,7 @@ const everyColumnListed: [Exclude<keyof NewJobRow, Listed>] extends [never] ? tr
  * Which INSERT a batch of jobs goes through: with its optional columns (`full`) or without them
  * (`lean`: every one null in every row, the common job), and with dependency flags (`flagged`:
  * some row has them) or without (the column keeps its default 0). Each value a statement binds
- * costs: the eight nulls of a plain job were ~0.45 µs of a W5 job's ~4.2 µs INSERT (measured,
+ * costs: the eight nulls of a plain job were ~0.4 µs of a W5 job's 3.5 µs INSERT (measured,
  * bench/results/w5enq-2026-12-07.md).
  */
 type InsertKind = `${'full' | 'lean'}-${'plain' | 'flagged'}`;
