@@ -1,6 +1,7 @@
-/** The Produce stream's own encoder writes the generated encoder's bytes, for every answer it is given. */
+/** The Produce stream's own encoder writes the generated encoder's bytes, for every answer it is given (flows' too). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { EnqueueFlowResponse } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
 import type { EnqueueResult } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { encodeProduceResponse } from '../../src/rpc/produce-response-codec.ts';
@@ -61,6 +62,34 @@ function assertSameBytes(value: ProduceResponse, label: string): void {
 
 test('random answers: the same bytes as the generated encoder', () => {
   for (let seed = 1; seed <= 300; seed++) assertSameBytes(response(random(seed)), `seed ${seed}`);
+});
+
+function flowAnswer(next: () => number): EnqueueFlowResponse {
+  const refused = next() < 0.1;
+  return {
+    committed: !refused && next() < 0.9,
+    jobs: Array.from({ length: next() < 0.1 ? 0 : Math.floor(next() * 30) }, () => ({
+      name: text(next),
+      jobId: text(next),
+      deduplicated: next() < 0.2,
+    })),
+    rejections: refused ? [{ index: int(next, 100), reason: int(next, 10), message: text(next) }] : [],
+  };
+}
+
+function withFlows(next: () => number): ProduceResponse {
+  const base = { ...response(next), results: next() < 0.8 ? [] : [result(next)] };
+  if (next() < 0.3) return { ...base, flow: flowAnswer(next) };
+  const answers = Array.from({ length: Math.floor(next() * 12) }, () => ({
+    code: next() < 0.7 ? 0 : int(next, 2 ** 31),
+    message: text(next),
+    flow: next() < 0.15 ? undefined : flowAnswer(next),
+  }));
+  return { ...base, flows: { answers }, ...(next() < 0.1 ? { flow: flowAnswer(next) } : {}) };
+}
+
+test('random answers to flows (a refused one among them now and then): the same bytes as the generated encoder', () => {
+  for (let seed = 1; seed <= 300; seed++) assertSameBytes(withFlows(random(seed)), `seed ${seed}`);
 });
 
 test('an atomic answer, a flow answer, the answers to flows and a number the generated encoder refuses go to it', () => {

@@ -20,8 +20,8 @@ import { attemptColumns } from './leases.ts';
 import { MultiRowStatement } from './multi-row.ts';
 import type { Preparer } from './prepare-on-use.ts';
 
-/** Every column of NewJobRow but its dependency flags, in statement order. */
-const columns = [
+/** The columns of NewJobRow every job has a value for, in statement order. */
+const requiredColumns = [
   'id',
   'queue',
   'type',
@@ -29,27 +29,44 @@ const columns = [
   'priority',
   'payload',
   'content_type',
+  'max_attempts',
+  'enqueued_at_ms',
+  'run_at_ms',
+] as const satisfies readonly (keyof NewJobRow)[];
+/** The columns of NewJobRow that are null for most jobs (every one of them without a DEFAULT: omitted, it is NULL). */
+const optionalColumns = [
   'metadata_json',
   'traceparent',
   'tracestate',
   'idempotency_key',
-  'max_attempts',
   'lease_ms',
-  'enqueued_at_ms',
-  'run_at_ms',
   'expires_at_ms',
   'group_key',
   'timeout_ms',
 ] as const satisfies readonly (keyof NewJobRow)[];
-type Listed = (typeof columns)[number] | 'dependency_flags';
-// A field added to NewJobRow but not to `columns` fails the typecheck here, rather than being dropped.
+type Listed = (typeof requiredColumns)[number] | (typeof optionalColumns)[number] | 'dependency_flags';
+// A field added to NewJobRow but not to a list fails the typecheck here, rather than being dropped.
 const everyColumnListed: [Exclude<keyof NewJobRow, Listed>] extends [never] ? true : never = true;
 
-/** The multi-row INSERTs of jobs: without dependency flags (most jobs: the column keeps its default 0), and with. */
-type JobInserts = Record<'plain' | 'flagged', MultiRowStatement<NewJobRow, never>>;
+/**
+ * Which INSERT a batch of jobs goes through: with its optional columns (`full`) or without them
+ * (`lean`: every one null in every row, the common job), and with dependency flags (`flagged`:
+ * some row has them) or without (the column keeps its default 0). Each value a statement binds
+ * costs: the eight nulls of a plain job were ~0.4 µs of a W5 job's 3.5 µs INSERT (measured,
+ * bench/results/w5enq-2026-12-07.md).
+ */
+type InsertKind = `${'full' | 'lean'}-${'plain' | 'flagged'}`;
+type JobInserts = Record<InsertKind, MultiRowStatement<NewJobRow, never>>;
 
-/** The INSERT of `columns`, and of dependency_flags after them when `flagged`. */
-function prepareJobInsert(db: Preparer, flagged: boolean): MultiRowStatement<NewJobRow, never> {
+/** The INSERT of the required columns, then the optional ones unless `lean`, then dependency_flags when `flagged`. */
+function prepareJobInsert(
+  db: Preparer,
+  lean: boolean,
+  flagged: boolean,
+): MultiRowStatement<NewJobRow, never> {
+  const columns: readonly Exclude<Listed, 'dependency_flags'>[] = lean
+    ? requiredColumns
+    : [...requiredColumns, ...optionalColumns];
   const listed = flagged ? [...columns, 'dependency_flags'] : columns;
   return new MultiRowStatement<NewJobRow, never>(
     db,
@@ -66,7 +83,18 @@ function prepareJobInsert(db: Preparer, flagged: boolean): MultiRowStatement<New
 /** Prepares the multi-row INSERTs of jobs; `run` inserts rows in the order given (seq follows it). */
 export function prepareJobInserts(db: Preparer): JobInserts {
   void everyColumnListed;
-  return { plain: prepareJobInsert(db, false), flagged: prepareJobInsert(db, true) };
+  return {
+    'full-plain': prepareJobInsert(db, false, false),
+    'full-flagged': prepareJobInsert(db, false, true),
+    'lean-plain': prepareJobInsert(db, true, false),
+    'lean-flagged': prepareJobInsert(db, true, true),
+  };
+}
+
+/** Whether `row` has a value in an optional column (then its batch needs the `full` INSERT). */
+function hasOptional(row: NewJobRow): boolean {
+  for (const column of optionalColumns) if (row[column] !== null) return true;
+  return false;
 }
 
 /** What a list shows of a job: everything but the payload, whose size is given instead. */
@@ -170,9 +198,15 @@ export function jobOps(sql: JobStatements, inserts: JobInserts): Jobs {
       return sql.nextRunAt.get() ?? null;
     },
     *insert(rows) {
-      // Jobs outside workflows have no flags: their rows go through the INSERT without the column.
-      const flagged = rows.some((row) => (row.dependency_flags ?? 0) !== 0);
-      (flagged ? inserts.flagged : inserts.plain).run(rows);
+      // Jobs outside workflows have no flags, most jobs no optional field: their rows go through an
+      // INSERT without those columns.
+      let flagged = false;
+      let full = false;
+      for (const row of rows) {
+        if ((row.dependency_flags ?? 0) !== 0) flagged = true;
+        if (!full && hasOptional(row)) full = true;
+      }
+      inserts[`${full ? 'full' : 'lean'}-${flagged ? 'flagged' : 'plain'}`].run(rows);
     },
     *delete(seq) {
       sql.deleteJob.run(seq);

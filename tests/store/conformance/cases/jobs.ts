@@ -1,6 +1,7 @@
 /** Storing jobs: order, reads, idempotency keys and what an enqueue's uniqueness means. */
 import assert from 'node:assert/strict';
 import { SeppError } from '../../../../src/engine/errors.ts';
+import type { NewJobRow } from '../../../../src/store/rows.ts';
 import { newJob, type StoreCase, storeJobs } from '../harness.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -49,6 +50,43 @@ export const jobCases: StoreCase[] = [
         summaries.map((s) => [s.id, s.payload_bytes]).sort(),
         jobs.map((j) => [j.id, j.payload.byteLength]).sort(),
       );
+    },
+  },
+  {
+    name: 'jobs: every field read back as given, whether a batch has optional fields in no row, some or all',
+    async run(h) {
+      const optional: Partial<NewJobRow> = {
+        metadata_json: '{"m":"1"}',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        tracestate: 'k=v',
+        idempotency_key: 'key',
+        lease_ms: 7000,
+        expires_at_ms: 99_000,
+        group_key: 'g',
+        timeout_ms: 8000,
+      };
+      const batches = [
+        [newJob('q'), newJob('q', { state: 'scheduled', run_at_ms: 5000 })],
+        // One optional field per job, after a job with none (and before one).
+        [
+          newJob('q'),
+          ...Object.entries(optional).map(([field, value]) => newJob('q', { [field]: value })),
+          newJob('q'),
+        ],
+        [newJob('q', optional), newJob('q', { ...optional, dependency_flags: 0 })],
+      ];
+      for (const batch of batches) await h.write((tx) => storeJobs(tx, batch));
+      for (const job of batches.flat()) {
+        const row = await h.store.read((view) => view.jobs.get(job.id));
+        assert.ok(row !== undefined, job.id);
+        for (const [field, value] of Object.entries(job)) {
+          // Not in a JobRow: the flags are the dependencies' cases', lease_ms the lease case's (through a lease).
+          if (field === 'dependency_flags' || field === 'lease_ms') continue;
+          const stored: unknown =
+            field === 'payload' ? new Uint8Array(row.payload) : row[field as keyof typeof row];
+          assert.deepEqual(stored, value, `${job.id}.${field}`);
+        }
+      }
     },
   },
   {
