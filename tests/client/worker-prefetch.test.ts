@@ -432,38 +432,6 @@ describe('Worker: held jobs across a server restart (stream)', () => {
   });
 });
 
-describe('Worker: prefetch beyond a server’s lower limits.max_reserve_jobs', () => {
-  test('the server’s refusal is reported, and the worker keeps trying', async () => {
-    const t = await startTestServer({ toml: '[limits]\nmax_reserve_jobs = 4\n' });
-    const client = SeppClient.connect(t.address);
-    try {
-      for (const transport of ['stream', 'unary'] as const) {
-        const worker = client.worker({
-          queues: ['prefetch-limit'],
-          concurrency: 1,
-          prefetch: 8,
-          transport,
-          reconnect: { baseDelayMs: 1, maxDelayMs: 1 },
-          fallback: () => undefined,
-        });
-        const errors: string[] = [];
-        worker.on('error', (error) => errors.push(error.message));
-        await until(() => errors.length >= 2, `${transport}: the refusal, twice`);
-        assert.match(errors[0] ?? '', /limits\.max_reserve_jobs/);
-        assert.equal(
-          worker.state,
-          'running',
-          `${transport}: not fatal (a server restarted with a higher limit takes it back)`,
-        );
-        await worker.close({ timeoutMs: 0 });
-      }
-    } finally {
-      await client.close();
-      await t.dispose();
-    }
-  });
-});
-
 describe('Worker option prefetch', () => {
   test('is an integer from 0 to 1000, and slots + prefetch fit one stream’s credit', async () => {
     const client = SeppClient.connect('127.0.0.1:1');

@@ -38,6 +38,8 @@ ADMIN_KEY = "py-admin-key-0123456789"
 PRODUCER_KEY = "py-producer-key-0123456789"
 UNKNOWN_KEY = "py-unknown-key-0123456789"
 """A key the server does not know: sent, so it must not be logged either."""
+SCOPED_KEY = "py-scoped-key-0123456789"
+"""A worker key held to the queue py-scoped."""
 
 # API keys, so every client sends one; short retry delays without jitter, so retries happen
 # within a test at the delay it expects; a queue that holds one job.
@@ -51,6 +53,12 @@ key = "{ADMIN_KEY}"
 name = "producer"
 role = "producer"
 key = "{PRODUCER_KEY}"
+
+[[grpc.api_keys]]
+name = "scoped"
+role = "worker"
+key = "{SCOPED_KEY}"
+queues = ["py-scoped"]
 
 [queue_defaults]
 backoff_base_ms = "200ms"
@@ -92,7 +100,7 @@ def _register_secrets() -> None:
         return
     (pathlib.Path(LOG_DIR) / "secrets").mkdir(parents=True, exist_ok=True)
     with open(pathlib.Path(LOG_DIR) / "secrets" / f"{os.getpid()}.jsonl", "a") as out:
-        for key in (ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY):
+        for key in (ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, SCOPED_KEY):
             out.write(json.dumps({"kind": "python test API key", "value": key}) + "\n")
 
 

@@ -16,7 +16,7 @@ import threading
 from typing import IO
 
 import pytest
-from conftest import ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, ServerProcess, counts, eventually
+from conftest import ADMIN_KEY, ServerProcess, counts, eventually
 from test_worker import TRANSPORTS, Events, start
 
 import sepp
@@ -211,21 +211,6 @@ def test_an_unreachable_server_stops_run_after_max_unavailable_ms(caplog: pytest
     warnings = [r for r in caplog.records if "cannot work with sepp" in r.getMessage()]
     assert len(warnings) >= 2, "every failed reconnect is logged"
     assert worker.state == "closed"
-
-
-@pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.parametrize(("key", "queue_name", "code"), [
-    (PRODUCER_KEY, "q", "permission_denied"),
-    (UNKNOWN_KEY, "q", "unauthenticated"),
-    (ADMIN_KEY, "no spaces allowed", "invalid_argument"),
-])
-def test_errors_retrying_cannot_fix_stop_the_worker(server: ServerProcess, transport: str, key: str, queue_name: str,
-                                                     code: str) -> None:
-    with sepp.Client(server.address, api_key=key) as client:
-        worker = client.worker([queue_name], handlers={"t": lambda job: None}, transport=transport)
-        with pytest.raises(sepp.SeppError) as stopped:
-            worker.run(handle_signals=False)
-    assert stopped.value.code == code and worker.state == "closed"
 
 
 def test_closing_the_client_closes_its_workers(server: ServerProcess, queue: str) -> None:

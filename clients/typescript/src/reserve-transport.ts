@@ -15,7 +15,13 @@ import { JobCancelledError, LeaseLostError, type SeppError, toSeppError } from '
 import type { JobResult as ProtoJobResult } from './gen/sepp/v1/job.js';
 import { ackBatchCall, ackCall, extendCall, nackCall, progressCall, reserveCall } from './lease-calls.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
-import type { ProgressFields, TransportConfig, TransportHost, WorkTransport } from './work-transport.ts';
+import {
+  fatalStatuses,
+  type ProgressFields,
+  type TransportConfig,
+  type TransportHost,
+  type WorkTransport,
+} from './work-transport.ts';
 import { clockSleep } from './worker-clock.ts';
 
 interface QueuedAck {
@@ -70,7 +76,13 @@ export class ReserveTransport implements WorkTransport {
           failures = 0;
         } catch (error) {
           if (!this.taking) return;
-          this.host.report(toSeppError(error));
+          const e = toSeppError(error);
+          if (fatalStatuses.has(e.grpcCode)) {
+            this.taking = false;
+            this.host.stop(e);
+            return;
+          }
+          this.host.report(e);
           const delayMs = backoffDelayMs(
             failures++,
             this.config.reconnectBaseDelayMs,

@@ -19,8 +19,9 @@
  * more than the jobs themselves.
  *
  * States: connecting/open (a stream exists) → broken (no stream; reopen after
- * a backoff while still taking jobs; settlements go over unary calls
- * meanwhile) → finishing (half-closed, waiting for the server to end) → done.
+ * a backoff while still taking jobs, unless the server refused the stream
+ * with one of `fatalStatuses`: then the worker stops; settlements go over
+ * unary calls meanwhile) → finishing (half-closed, waiting for the server to end) → done.
  */
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
@@ -47,7 +48,13 @@ import type {
 } from './gen/sepp/v1/work.js';
 import { ackCall, errorFields, extendCall, nackCall, progressCall } from './lease-calls.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
-import type { ProgressFields, TransportConfig, TransportHost, WorkTransport } from './work-transport.ts';
+import {
+  fatalStatuses,
+  type ProgressFields,
+  type TransportConfig,
+  type TransportHost,
+  type WorkTransport,
+} from './work-transport.ts';
 import type { WorkerTimer } from './worker-clock.ts';
 
 type WorkStream = ClientDuplexStream<WorkRequest, WorkResponse>;
@@ -232,6 +239,11 @@ export class WorkStreamTransport implements WorkTransport {
       return;
     }
     if (!this.taking || this.conn.closed) return;
+    if (fatalStatuses.has(error.grpcCode)) {
+      this.taking = false;
+      this.host.stop(error);
+      return;
+    }
     this.host.report(error);
     // A stream that lived a while was healthy: start the backoff over.
     const livedMs = this.config.clock.nowMs() - this.openedAtMs;

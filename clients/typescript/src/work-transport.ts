@@ -4,10 +4,29 @@
  * unary Reserve long polls with Ack/Nack/Extend calls (reserve-transport.ts).
  */
 
+import { status } from '@grpc/grpc-js';
 import type { JobCancelledError, JobTimeoutError, SeppError } from './errors.ts';
 import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import type { WorkerClock } from './worker-clock.ts';
+
+/**
+ * The statuses of a refused Work stream or Reserve that stop the Worker: the
+ * server refused the request itself (its key, its key's role or scope, its
+ * queue names or its credit), or does not know the call, and asking again
+ * gets the same answer. Every other status — UNAVAILABLE (shutting down,
+ * storage), RESOURCE_EXHAUSTED (a limit: back off), INTERNAL (a connection
+ * the server closed), a stream the server ended — is reported and retried
+ * with backoff. The table, with when the server answers each, is in
+ * docs/protocol.md ("What stops a Worker"); the Python SDK's FATAL_STATUSES
+ * (_work_transport.py) is the same set.
+ */
+export const fatalStatuses: ReadonlySet<number> = new Set([
+  status.UNAUTHENTICATED,
+  status.PERMISSION_DENIED,
+  status.INVALID_ARGUMENT,
+  status.UNIMPLEMENTED,
+]);
 
 /** What a transport needs from its Worker. */
 export interface TransportHost {
@@ -25,6 +44,8 @@ export interface TransportHost {
   deliver(job: ProtoLeasedJob): void;
   /** A connection-level problem (the transport retries by itself). */
   report(error: SeppError): void;
+  /** A refusal with one of `fatalStatuses`: the transport asks no more; the worker stops. */
+  stop(error: SeppError): void;
   /** The server says a lease may be cancelled: stop that job if this worker runs it (else ignore). */
   cancel(jobId: string, attempt: number, error: JobCancelledError): void;
   /** The server ended an attempt by its hard timeout: stop that job if this worker runs it (else ignore). */

@@ -97,8 +97,10 @@ export interface WorkerEvents {
   extended: [job: WorkerJob, leaseDeadline: Date];
   /**
    * A connection or settlement problem; the worker keeps going (it reconnects with
-   * backoff), unless the server refused its API key or the key's role (`unauthenticated`,
-   * `permission_denied`): then it closes, and `wait()` rejects with this error.
+   * backoff), unless the server refused to hand it jobs with a status asking again
+   * cannot change (`unauthenticated`, `permission_denied`, `invalid_argument`, or
+   * UNIMPLEMENTED: docs/protocol.md, "What stops a Worker"): then it closes, and
+   * `wait()` rejects with this error.
    */
   error: [error: SeppError];
   /** `close()` finished. */

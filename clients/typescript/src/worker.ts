@@ -68,9 +68,6 @@ import {
 
 export type { WorkerEvents, WorkerLogger, WorkerOptions } from './worker-options.ts';
 
-/** Errors no retry can fix: the worker stops on them rather than asking again forever. */
-const fatalCodes: ReadonlySet<string> = new Set(['unauthenticated', 'permission_denied']);
-
 /** The parts of a SeppClient a Worker uses. */
 export interface WorkerClient {
   /** @internal */
@@ -143,6 +140,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         refillJobs: Math.max(1, Math.ceil(lane.prefetch / 2)),
         deliver: (job) => this.deliver(lane, job),
         report: (error) => this.report(error),
+        stop: (error) => this.stop(error),
         cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
         timedOut: (jobId, attempt, error) => this.timedOutRunning(jobId, attempt, error),
       };
@@ -555,10 +553,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private report(error: SeppError): void {
-    if (fatalCodes.has(error.code)) {
-      this.stop(error);
-      return;
-    }
     if (this.listenerCount('error') > 0) {
       this.emit('error', error);
       return;
@@ -570,8 +564,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * The server refused the worker's key or its role: asking again cannot help, so
-   * the worker says why once and closes; `wait()` rejects with the error.
+   * The server refused the Work stream or a Reserve with a status asking again
+   * cannot change (`fatalStatuses`: the key, its role or queues, a queue name,
+   * the credit, a call it does not know), so the worker says why once and
+   * closes; `wait()` rejects with the error.
    */
   private stop(error: SeppError): void {
     if (this.stoppedBy !== undefined) return;
@@ -583,7 +579,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /**
    * Resolves once the worker has closed (`close()`, or its client's); rejects with
-   * the error that stopped it when the server refused its API key or the key's role.
+   * the error that stopped it when the server refused to hand it jobs with a status
+   * asking again cannot change: its API key, the key's role or queues, a queue name,
+   * more jobs at once than the server's `limits.max_reserve_jobs` (docs/protocol.md,
+   * "What stops a Worker").
    * A program whose only work is the worker ends with it:
    * `worker.wait().catch((e) => { console.error(e.message); process.exitCode = 1; })`.
    */

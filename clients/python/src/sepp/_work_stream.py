@@ -20,7 +20,8 @@ with `batch` messages too.
 
 States: open (a stream exists) → broken (no stream: settlements go over unary
 calls, and a new stream opens after a backoff while the worker still takes
-jobs) → half-closed by finish() (the server answers what is in flight, then
+jobs, unless the server refused the stream with one of FATAL_STATUSES: then
+the worker stops) → half-closed by finish() (the server answers what is in flight, then
 ends the stream) → done.
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ import grpc
 from ._connection import Connection, backoff_delay_ms
 from ._convert import nack_result_from_proto
 from ._scheduler import Scheduler
-from ._work_transport import FATAL_CODES, TransportConfig, TransportHost, UnaryCalls
+from ._work_transport import FATAL_STATUSES, TransportConfig, TransportHost, UnaryCalls
 from .errors import (
     JobCancelledError,
     JobTimeoutError,
@@ -162,7 +163,7 @@ class WorkStreamTransport:
             with self._lock:
                 if not self._taking or self._finishing:
                     return
-            if error.grpc_code in FATAL_CODES:
+            if error.grpc_code in FATAL_STATUSES:
                 self._host.fatal(error)
                 return
             if stream.healthy:

@@ -50,7 +50,7 @@ class TransportHost(Protocol):
         """The server answered: any outage is over."""
 
     def fatal(self, error: SeppError) -> None:
-        """An error that retrying cannot fix (a bad API key, a bad queue name): stop the worker."""
+        """A refusal with one of FATAL_STATUSES (a bad API key, a bad queue name): stop the worker."""
 
     def cancel(self, job_id: str, attempt: int, error: JobCancelledError) -> None:
         """The server says this lease's job was cancelled: stop it if it runs here."""
@@ -69,15 +69,19 @@ class TransportConfig:
     reconnect_max_delay_ms: int
 
 
-FATAL_CODES = frozenset({
+FATAL_STATUSES = frozenset({
     grpc.StatusCode.UNAUTHENTICATED,
     grpc.StatusCode.PERMISSION_DENIED,
     grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.NOT_FOUND,
     grpc.StatusCode.UNIMPLEMENTED,
-    grpc.StatusCode.FAILED_PRECONDITION,
 })
-"""Statuses of a Reserve or a Work stream that repeating cannot change."""
+"""The statuses of a refused Work stream or Reserve that stop the Worker: the server refused the
+request itself (its key, its key's role or queues, its queue names or its credit), or does not know
+the call, and asking again gets the same answer. Every other status — UNAVAILABLE (shutting down,
+storage), RESOURCE_EXHAUSTED (a limit: back off), INTERNAL (a connection the server closed), a
+stream the server ended — is reported and retried with backoff. The table, with when the server
+answers each, is in docs/protocol.md ("What stops a Worker"); the TypeScript SDK's `fatalStatuses`
+(work-transport.ts) is the same set."""
 
 
 class WorkTransport(Protocol):
@@ -201,7 +205,7 @@ class ReserveTransport:
                 error = to_sepp_error(thrown)
                 if not self._taking:
                     return
-                if error.grpc_code in FATAL_CODES:
+                if error.grpc_code in FATAL_STATUSES:
                     self._host.fatal(error)
                     return
                 delay_s = backoff_delay_ms(failures, config.reconnect_base_delay_ms, config.reconnect_max_delay_ms) / 1000

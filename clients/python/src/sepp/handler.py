@@ -113,7 +113,9 @@ class WorkerEvent:
     - A job held with `prefetch` and dropped before it started gets `lease_lost`, `timed_out` or
       `cancelled` as a running one would, with no `started` before it.
     - `extended`: a lease was extended (`job`, `lease_deadline_ms` on the server's clock).
-    - `error`: a connection or settlement problem; the worker keeps going (`error`).
+    - `error`: a connection or settlement problem; the worker keeps going (`error`), unless the
+      server refused to hand it jobs with a status asking again cannot change (docs/protocol.md,
+      "What stops a Worker") or `max_unavailable_ms` passed: then it closes and `run()` raises it.
     - `closed`: `close()` finished.
     """
 

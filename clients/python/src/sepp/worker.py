@@ -185,7 +185,9 @@ class Worker:
         """Starts the worker and blocks until SIGTERM or SIGINT (or `close()` from another
         thread), then shuts down gracefully: running jobs get `shutdown_timeout_ms` to finish;
         a second signal stops waiting for them. Raises the error that stopped the worker, if
-        one did (a bad API key, or the server unreachable beyond `max_unavailable_ms`).
+        one did: a refusal asking again cannot change (its API key, the key's role or queues, a
+        queue name, more jobs at once than the server's `limits.max_reserve_jobs`: docs/protocol.md,
+        "What stops a Worker"), or the server unreachable beyond `max_unavailable_ms`.
         Signal handlers are installed only from the main thread, and restored afterwards."""
         self.start()
         previous: dict[signal.Signals, Any] = {}
@@ -312,10 +314,13 @@ class Worker:
                           self.client.address, time.monotonic() - since)
 
     def fatal(self, error: SeppError) -> None:
+        """Stops the worker for an error asking again cannot fix (FATAL_STATUSES, or an outage past
+        `max_unavailable_ms`): said once, in the log and as an `error` event; `run()` raises it."""
         if self._fatal is not None:
             return
         self._fatal = error
         self.log.error("sepp worker %s: stopping: %s (%s)", self.worker_id, error.message, error.grpc_code.name)
+        self.emit(WorkerEvent("error", error=error))
         self._stop.set()
         # A worker started with start() has no run() to close it.
         threading.Thread(target=self.close, name="sepp-worker-close", daemon=True).start()

@@ -1,0 +1,204 @@
+"""When a Worker stops and when it retries (docs/protocol.md, "What stops a Worker"): a Work
+stream or Reserve refused with a status in FATAL_STATUSES stops the worker (said once, `run()`
+raises it); every other status is reported and retried with backoff. Each status a real server
+answers is shown on one, over both transports (UNAVAILABLE by a restart is
+test_worker_lifecycle.py's test_a_server_restart_under_a_running_worker); the rest, and a stream
+the server ends with OK, on a stand-in server that answers whatever status it is asked for. The
+TypeScript SDK's tests of the same table are in tests/client/worker-stops.test.ts."""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from typing import Any, Iterator
+
+import grpc
+import pytest
+from conftest import ADMIN_KEY, PRODUCER_KEY, SCOPED_KEY, UNKNOWN_KEY, ServerProcess, eventually, running_server, \
+    stand_in_server
+from test_worker import TRANSPORTS, Events
+
+import sepp
+from sepp._work_transport import FATAL_STATUSES
+from sepp.v1 import queue_service_pb2_grpc, work_pb2
+
+STOPS = frozenset({
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.UNIMPLEMENTED,
+})
+"""The table of docs/protocol.md: these stop a worker, every other status is retried."""
+
+FAST_RECONNECTS: dict[str, Any] = {"reconnect_base_delay_ms": 1, "reconnect_max_delay_ms": 20}
+
+
+def stops_with(client: sepp.Client, queues: list[str], transport: str,
+               **options: Any) -> tuple[sepp.SeppError | None, Events, sepp.Worker]:
+    """Runs a worker until it stops by itself and returns what `run()` raised; one that asks
+    again instead (a second `error` event) is closed, and `run()` raises nothing."""
+    events = Events()
+
+    def on_event(event: sepp.WorkerEvent) -> None:
+        events(event)
+        if event.kind == "error" and len(events.of("error")) == 2:
+            threading.Thread(target=worker.close, daemon=True).start()
+
+    worker = client.worker(queues, transport=transport,
+                           on_event=on_event, fallback=lambda job: None, **FAST_RECONNECTS, **options)
+    try:
+        worker.run(handle_signals=False)
+    except sepp.SeppError as error:
+        return error, events, worker
+    return None, events, worker
+
+
+def assert_stops(caplog: pytest.LogCaptureFixture, stopped: tuple[sepp.SeppError | None, Events, sepp.Worker],
+                 code: grpc.StatusCode, message: str, what: str) -> None:
+    error, events, worker = stopped
+    assert error is not None, f"{what}: asked again instead of stopping"
+    assert error.grpc_code == code, f"{what}: {error.grpc_code} {error.message}"
+    assert re.search(message, error.message), f"{what}: {error.message}"
+    assert worker.state == "closed", what
+    assert len(events.of("error")) == 1, f"{what}: said once"
+    stopping = [r for r in caplog.records if "stopping" in r.getMessage() and r.levelno == logging.ERROR]
+    assert len(stopping) == 1, f"{what}: {[r.getMessage() for r in caplog.records]}"
+    caplog.clear()
+
+
+def assert_retries(client: sepp.Client, queues: list[str], transport: str, code: grpc.StatusCode, what: str,
+                   **options: Any) -> list[sepp.WorkerEvent]:
+    """The worker reports `code` and asks again, still running; closed afterwards."""
+    events = Events()
+    worker = client.worker(queues, transport=transport,
+                           on_event=events, fallback=lambda job: None, **FAST_RECONNECTS, **options).start()
+    try:
+        eventually(lambda: len(events.of("error")) >= 2 or worker.state == "closed", f"{what}: a retry")
+        errors = events.of("error")
+        assert worker.state == "running" and len(errors) >= 2, f"{what}: stopped by {errors[-1].error}"
+        assert isinstance(errors[0].error, sepp.SeppError) and errors[0].error.grpc_code == code, \
+            f"{what}: {errors[0].error}"
+        return errors
+    finally:
+        worker.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_refusals_asking_again_cannot_change_stop_the_worker(server: ServerProcess, transport: str,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="sepp.worker")
+    cases = [
+        ("a key the server does not know", UNKNOWN_KEY, ["q"], grpc.StatusCode.UNAUTHENTICATED, "API key"),
+        ("a key whose role may not take jobs", PRODUCER_KEY, ["q"], grpc.StatusCode.PERMISSION_DENIED,
+         "role producer, which may not call (Work|Reserve)"),
+        ("a queue outside the key's queues", SCOPED_KEY, ["py-scoped", "elsewhere"],
+         grpc.StatusCode.PERMISSION_DENIED, "may use only the queues py-scoped"),
+        ("a queue name the server refuses", ADMIN_KEY, ["no spaces allowed"], grpc.StatusCode.INVALID_ARGUMENT,
+         "may use only letters, digits"),
+    ]
+    for what, key, queues, code, message in cases:
+        with sepp.Client(server.address, api_key=key) as client:
+            assert_stops(caplog, stops_with(client, queues, transport), code, message, f"{transport}, {what}")
+
+
+@pytest.fixture(scope="module")
+def limited_server() -> Iterator[ServerProcess]:
+    """A server of lower limits: 4 jobs per reserve or stream, one long poll at a time."""
+    with running_server("\n[limits]\nmax_reserve_jobs = 4\nmax_waiters = 1\n") as process:
+        yield process
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_more_jobs_at_once_than_max_reserve_jobs_stops_the_worker(limited_server: ServerProcess, transport: str,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="sepp.worker")
+    with sepp.Client(limited_server.address, api_key=ADMIN_KEY) as client:
+        stopped = stops_with(client, ["q"], transport, concurrency=2, prefetch=8)
+    assert_stops(caplog, stopped, grpc.StatusCode.INVALID_ARGUMENT,
+                 r"the limit is 4 \(limits\.max_reserve_jobs\)|from 1 to 4 \(limits\.max_reserve_jobs\)", transport)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_resource_exhausted_is_reported_and_retried_until_it_passes(limited_server: ServerProcess, transport: str,
+                                                                    queue: str) -> None:
+    busy = f"{queue}-busy"
+    with sepp.Client(limited_server.address, api_key=ADMIN_KEY) as client:
+        client.enqueue(busy, "later", delay_ms=3_600_000)  # The queue exists, with nothing ready.
+        holder = client.worker([busy], fallback=lambda job: None).start()  # Takes the one place to wait.
+        try:
+            eventually(lambda: next((q.waiting_workers for q in client.list_queues() if q.name == busy), 0) == 1,
+                       "the holder's long poll")
+            events = Events()
+            worker = client.worker([queue], transport=transport,
+                                   on_event=events, fallback=lambda job: None, **FAST_RECONNECTS).start()
+            try:
+                errors = events.wait("error", 2)
+                assert isinstance(errors[0].error, sepp.SeppError)
+                assert errors[0].error.grpc_code == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "limits.max_waiters" in errors[0].error.message
+                assert worker.state == "running"
+                holder.close()
+                job_id = client.enqueue(queue, "t").id
+                events.wait("completed")
+                assert client.get_job(job_id).state == "completed"
+            finally:
+                worker.close()
+        finally:
+            holder.close()
+
+
+# ---------------------------------------------------------------------------------------------- stand-in
+
+_STATUS_OF = {code.value[0]: code for code in grpc.StatusCode}
+
+
+class _AnswersWhatItIsAsked(queue_service_pb2_grpc.QueueServiceServicer):
+    """Ends every Work stream and Reserve with the status its `worker_id` names (`status-N`);
+    `status-0` ends the stream with OK, as no sepp does while a worker still asks for jobs."""
+
+    def Work(self, request_iterator: Iterator[work_pb2.WorkRequest],  # noqa: N802 - the RPC's name
+             context: grpc.ServicerContext) -> Iterator[work_pb2.WorkResponse]:
+        first = next(request_iterator, None)
+        code = _STATUS_OF[int(first.subscribe.worker_id.removeprefix("status-"))] if first else grpc.StatusCode.INTERNAL
+        if code != grpc.StatusCode.OK:
+            context.abort(code, f"stand-in answers {code.name}")
+        yield from ()
+
+    def Reserve(self, request: work_pb2.ReserveRequest,  # noqa: N802 - the RPC's name
+                context: grpc.ServicerContext) -> work_pb2.ReserveResponse:
+        code = _STATUS_OF[int(request.worker_id.removeprefix("status-"))]
+        context.abort(code, f"stand-in answers {code.name}")
+        raise AssertionError("abort() raises")
+
+
+@pytest.fixture(scope="module")
+def stand_in() -> Iterator[str]:
+    with stand_in_server(_AnswersWhatItIsAsked()) as address:
+        yield address
+
+
+def test_the_table() -> None:
+    assert FATAL_STATUSES == STOPS
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_fatal_status_stops_the_worker_and_any_other_is_retried(stand_in: str, transport: str,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="sepp.worker")
+    with sepp.Client(stand_in) as client:
+        for code in grpc.StatusCode:
+            if code == grpc.StatusCode.OK:
+                continue
+            what = f"{transport}, {code.name}"
+            worker_id = f"status-{code.value[0]}"
+            if code in STOPS:
+                assert_stops(caplog, stops_with(client, ["q"], transport, worker_id=worker_id), code,
+                             "stand-in answers|API key", what)
+            else:
+                assert_retries(client, ["q"], transport, code, what, worker_id=worker_id)
+
+
+def test_a_work_stream_the_server_ends_with_ok_is_reported_as_unavailable_and_opened_again(stand_in: str) -> None:
+    with sepp.Client(stand_in) as client:
+        errors = assert_retries(client, ["q"], "stream", grpc.StatusCode.UNAVAILABLE, "OK", worker_id="status-0")
+    assert "the server ended the Work stream" in str(errors[0].error)
