@@ -38,7 +38,9 @@ def test_held_jobs_wait_for_a_slot_and_run_in_order(client: sepp.Client, queue: 
     ids = [client.enqueue(queue, "j", json=i).id for i in range(5)]
     worker, events, started, gate = gated(client, queue, transport)
     try:
-        eventually(lambda: worker.running == 1 and worker.held == 2 or None, "one running and two held")
+        # `running` counts a job from its hand-off to the handler thread, before the handler starts.
+        eventually(lambda: worker.running == 1 and worker.held == 2 and len(started) == 1 or None,
+                   "one running (its handler started) and two held")
         assert started == ids[:1], "held jobs have not started"
         leased = counts(client, queue)
         assert leased is not None and (leased.leased, leased.ready) == (3, 2), leased
@@ -175,7 +177,9 @@ def test_close_gives_held_jobs_back_but_runs_a_last_attempt(client: sepp.Client,
     worker, events, started, gate = gated(client, queue, transport)
     closer = threading.Thread(target=worker.close)
     try:
-        eventually(lambda: worker.running == 1 and worker.held == 2 or None, "one running and two held")
+        # `running` counts a job from its hand-off to the handler thread, before the handler starts.
+        eventually(lambda: worker.running == 1 and worker.held == 2 and len(started) == 1 or None,
+                   "one running (its handler started) and two held")
         closer.start()
         back = eventually(lambda: (lambda j: j if j.state == "ready" else None)(client.get_job(given)),
                           "the held job given back")
