@@ -12,12 +12,16 @@
  * - every batch ended, and has exactly one completion job (found by the batch id in the
  *   completion jobs' payloads): expected, found and doubled are printed.
  *
- * Real time (processes are killed), bounded: SEPP_CRASH_CYCLES (default 8, at most 30) kills,
- * each 0.3–2.5 s after the child is ready. SEPP_CRASH_SEED replays the timings.
+ * Real time (processes are killed), bounded: SEPP_CRASH_CYCLES (default 8, at most 30) kills.
+ * Each lands once the child's ledger has grown by a random number of bytes (up to twice an
+ * even share of the whole run's ledger per cycle), so the kills fall inside the work however
+ * fast the machine runs it (a fixed 0.3–2.5 s after `ready` let a fast machine finish every
+ * flow before the second kill); a child whose ledger stops growing (its work done) is killed
+ * 0.3–2.5 s after `ready`. SEPP_CRASH_SEED replays the draws.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -82,7 +86,7 @@ function runChild(
   dataDir: string,
   ledgerFile: string,
   cycle: number,
-  killAfterMs: number,
+  kill: { afterLedgerBytes: number; afterMs: number },
   from: { flow: number; batch: number },
 ) {
   return new Promise<void>((resolve, reject) => {
@@ -101,18 +105,25 @@ function runChild(
     let stdout = '';
     let stderr = '';
     let timer: NodeJS.Timeout | undefined;
+    let progress: NodeJS.Timeout | undefined;
     const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const ledgerBytes = () => (existsSync(ledgerFile) ? statSync(ledgerFile).size : 0);
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
-      if (timer === undefined && stdout.includes('ready\n'))
-        timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+      if (timer === undefined && stdout.includes('ready\n')) {
+        timer = setTimeout(() => child.kill('SIGKILL'), kill.afterMs);
+        progress = setInterval(() => {
+          if (ledgerBytes() >= kill.afterLedgerBytes) child.kill('SIGKILL');
+        }, 2);
+      }
     });
     child.on('close', (code, signal) => {
       clearTimeout(guard);
       clearTimeout(timer);
+      clearInterval(progress);
       if (signal === 'SIGKILL' && timer !== undefined) resolve();
       else
         reject(
@@ -166,13 +177,21 @@ test(`crash: ${totalFlows} fan-in flows and ${totalBatches} batches across ${cyc
   const dataDir = mkdtempSync(join(tmpdir(), 'sepp-crash-wf-'));
   const ledger = new Ledger();
   const int = intsFrom(mulberry32(seed));
+  /** Twice an even share per cycle of a whole run's ledger (~340 KB: mostly `A <id>` lines, 39 bytes). */
+  const killShareBytes = Math.ceil((2 * 340_000) / cycles);
   const log: string[] = [`workflows crash test: seed ${seed} (SEPP_CRASH_SEED), data dir ${dataDir}`];
   let engine: Engine | undefined;
   try {
     for (let cycle = 0; cycle < cycles; cycle++) {
       const from = ledger.next();
       const ledgerFile = join(dataDir, `ledger-${cycle}.txt`);
-      await runChild(dataDir, ledgerFile, cycle, int(300, 2500), from);
+      await runChild(
+        dataDir,
+        ledgerFile,
+        cycle,
+        { afterLedgerBytes: int(1, killShareBytes), afterMs: int(300, 2500) },
+        from,
+      );
       ledger.read(ledgerFile);
       const snapshot = inspectDataDir(dataDir);
       assert.equal(snapshot.integrity, 'ok');
