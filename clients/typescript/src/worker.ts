@@ -88,6 +88,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly clock: WorkerClock;
   private readonly reconnectBaseDelayMs: number;
   private readonly reconnectMaxDelayMs: number;
+  private readonly maxUnavailableMs: number | undefined;
+  /** When the current outage began (the worker clock's ms): the first failure since the last connection. */
+  private unavailableSinceMs: number | undefined;
   private readonly lanes: Lane[];
   private readonly keeper: LeaseKeeper<Active>;
   private readonly active = new Set<Active>();
@@ -106,7 +109,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Creates a worker on `client` (a SeppClient); it starts on the next tick unless `autostart` is false. */
   constructor(client: WorkerClient, options: WorkerOptions) {
     super();
-    const { concurrency, prefetch, leaseMs } = checkWorkerOptions(options);
+    const { concurrency, prefetch, leaseMs, maxUnavailableMs } = checkWorkerOptions(options);
     this.client = client;
     this.connection = client.connection;
     this.queues = [...options.queues];
@@ -118,6 +121,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.clock = options.clock ?? systemWorkerClock;
     this.reconnectBaseDelayMs = options.reconnect?.baseDelayMs ?? 200;
     this.reconnectMaxDelayMs = options.reconnect?.maxDelayMs ?? 10_000;
+    this.maxUnavailableMs = maxUnavailableMs;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}`;
     this.logger = options.logger ?? console;
     this.closedOnce = new Promise((resolve) => this.once('closed', resolve));
@@ -139,7 +143,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         idleSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
         refillJobs: Math.max(1, Math.ceil(lane.prefetch / 2)),
         deliver: (job) => this.deliver(lane, job),
-        report: (error) => this.report(error),
+        report: (error) => this.unavailable(error),
+        connected: () => this.connected(),
         stop: (error) => this.stop(error),
         cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
         timedOut: (jobId, attempt, error) => this.timedOutRunning(jobId, attempt, error),
@@ -564,10 +569,43 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
+   * A transport could not get jobs and asks again after a backoff. The first such
+   * failure since the last connection starts the outage; at the first one past
+   * `maxUnavailableMs` the worker stops as for a fatal status.
+   */
+  private unavailable(error: SeppError): void {
+    const nowMs = this.clock.nowMs();
+    this.unavailableSinceMs ??= nowMs;
+    const downMs = nowMs - this.unavailableSinceMs;
+    this.report(error);
+    if (this.maxUnavailableMs === undefined || downMs <= this.maxUnavailableMs) return;
+    this.stop(
+      new SeppError(
+        status.UNAVAILABLE,
+        `sepp at ${this.connection.address} was unreachable for ${(downMs / 1000).toFixed(1)} s, longer than ` +
+          `maxUnavailableMs (${this.maxUnavailableMs}); last error: ${error.message}`,
+      ),
+    );
+  }
+
+  /** The server answered: an outage, if there was one, is over (and its warnings may be said again). */
+  private connected(): void {
+    const sinceMs = this.unavailableSinceMs;
+    if (sinceMs === undefined) return;
+    this.unavailableSinceMs = undefined;
+    this.lastWarning = '';
+    const downS = ((this.clock.nowMs() - sinceMs) / 1000).toFixed(1);
+    this.logger.info(
+      `sepp worker ${this.workerId}: connected to sepp at ${this.connection.address} again after ${downS} s`,
+    );
+  }
+
+  /**
    * The server refused the Work stream or a Reserve with a status asking again
    * cannot change (`fatalStatuses`: the key, its role or queues, a queue name,
-   * the credit, a call it does not know), so the worker says why once and
-   * closes; `wait()` rejects with the error.
+   * the credit, a call it does not know), or stayed unreachable longer than
+   * `maxUnavailableMs`, so the worker says why once and closes; `wait()` rejects
+   * with the error.
    */
   private stop(error: SeppError): void {
     if (this.stoppedBy !== undefined) return;
@@ -582,7 +620,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * the error that stopped it when the server refused to hand it jobs with a status
    * asking again cannot change: its API key, the key's role or queues, a queue name,
    * more jobs at once than the server's `limits.max_reserve_jobs` (docs/protocol.md,
-   * "What stops a Worker").
+   * "What stops a Worker"), or when the server stayed unreachable longer than
+   * `maxUnavailableMs` (code `unavailable`).
    * A program whose only work is the worker ends with it:
    * `worker.wait().catch((e) => { console.error(e.message); process.exitCode = 1; })`.
    */
