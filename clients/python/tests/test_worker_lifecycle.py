@@ -213,6 +213,13 @@ def test_an_unreachable_server_stops_run_after_max_unavailable_ms(caplog: pytest
     assert worker.state == "closed"
 
 
+def test_max_unavailable_ms_is_checked(client: sepp.Client) -> None:
+    for limit in (0, -1, 1.5, True, "60000"):
+        with pytest.raises(ValueError, match="max_unavailable_ms must be a positive integer number of ms"):
+            client.worker(["q"], max_unavailable_ms=limit, fallback=print)
+    assert client.worker(["q"], max_unavailable_ms=1, fallback=print).state == "idle"
+
+
 def test_closing_the_client_closes_its_workers(server: ServerProcess, queue: str) -> None:
     done = threading.Event()
     client = sepp.Client(server.address, api_key=ADMIN_KEY)
