@@ -154,6 +154,42 @@ test('Worker: maxUnavailableMs stops past the limit, a reconnect starts it over,
   }
 });
 
+test('Worker: maxUnavailableMs counts only while every stream fails', async () => {
+  // One long poll at a time: of a worker's two Work streams, one waits for jobs, the other is refused.
+  const t = await startTestServer({ toml: '[limits]\nmax_waiters = 1\n' });
+  const client = SeppClient.connect(t.address);
+  const clock = new FakeClock(Date.UTC(2026, 11, 7));
+  const worker = client.worker({
+    queues: ['half'],
+    concurrency: 2,
+    clock,
+    maxUnavailableMs: 2000,
+    reconnect: { baseDelayMs: stepMs, maxDelayMs: stepMs },
+    fallback: () => undefined,
+    logger: { info() {}, warn() {}, error() {} },
+  });
+  const errors: SeppError[] = [];
+  worker.on('error', (error) => void errors.push(error));
+  try {
+    await client.enqueue('half', 'later', undefined, { delayMs: 3_600_000 }); // the queue exists, nothing ready
+    await until(() => errors.length > 0, 'the second stream refused');
+    for (let s = 1; s <= 4; s++) {
+      const seen = errors.length;
+      clock.advance(stepMs); // the first stream has been open a second: connected
+      await until(() => errors.length > seen, `refused again, ${s} s`);
+    }
+    assert.ok(
+      errors.every((e) => e.code === 'resource_exhausted' && /limits\.max_waiters/.test(e.message)),
+      errors.map((e) => e.message).join('\n'),
+    );
+    assert.equal(worker.state, 'running', 'one stream of two still works: 4 s of refusals are no outage');
+  } finally {
+    await worker.close({ timeoutMs: 0 });
+    await client.close();
+    await t.dispose();
+  }
+});
+
 test('Worker: maxUnavailableMs is a positive integer number of ms', async () => {
   const client = SeppClient.connect('127.0.0.1:1');
   try {

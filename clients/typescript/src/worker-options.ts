@@ -55,9 +55,10 @@ export interface WorkerOptions {
   /**
    * Give up when the server stays unreachable this long, in ms: measured from the
    * first failure of a run of failures that are retried (docs/protocol.md, "What
-   * stops a Worker") and started over by a successful (re)connection; at the first
-   * failed attempt past it the worker stops as it does for a fatal status, and
-   * `wait()` rejects with an error of code `unavailable`. A positive integer.
+   * stops a Worker") and started over by a successful (re)connection; with several
+   * `streams`, only while every one fails. At the first failed attempt past it the
+   * worker stops as it does for a fatal status, and `wait()` rejects with an error
+   * of code `unavailable`. A positive integer.
    * Default: undefined, keep trying. (Python: `max_unavailable_ms`.)
    */
   maxUnavailableMs?: number;

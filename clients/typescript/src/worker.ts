@@ -89,8 +89,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly reconnectBaseDelayMs: number;
   private readonly reconnectMaxDelayMs: number;
   private readonly maxUnavailableMs: number | undefined;
-  /** When the current outage began (the worker clock's ms): the first failure since the last connection. */
-  private unavailableSinceMs: number | undefined;
+  /** Lanes whose transports fail, with when each one's run of failures began (the worker clock's ms). */
+  private readonly failingSinceMs = new Map<Lane, number>();
+  /** When the first lane of the current outage failed. */
+  private outageSinceMs: number | undefined;
   private readonly lanes: Lane[];
   private readonly keeper: LeaseKeeper<Active>;
   private readonly active = new Set<Active>();
@@ -143,8 +145,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         idleSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
         refillJobs: Math.max(1, Math.ceil(lane.prefetch / 2)),
         deliver: (job) => this.deliver(lane, job),
-        report: (error) => this.unavailable(error),
-        connected: () => this.connected(),
+        report: (error) => this.unavailable(lane, error),
+        connected: () => this.connected(lane),
         stop: (error) => this.stop(error),
         cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
         timedOut: (jobId, attempt, error) => this.timedOutRunning(jobId, attempt, error),
@@ -569,16 +571,20 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * A transport could not get jobs and asks again after a backoff. The first such
-   * failure since the last connection starts the outage; at the first one past
-   * `maxUnavailableMs` the worker stops as for a fatal status.
+   * A lane's transport could not get jobs and asks again after a backoff. The first
+   * such failure since the lane last connected starts its run of failures; once
+   * every lane fails, the worker is cut off, and at the first failure more than
+   * `maxUnavailableMs` into that (from the latest lane's first failure: a stream
+   * that still works is no outage) the worker stops as for a fatal status.
    */
-  private unavailable(error: SeppError): void {
+  private unavailable(lane: Lane, error: SeppError): void {
     const nowMs = this.clock.nowMs();
-    this.unavailableSinceMs ??= nowMs;
-    const downMs = nowMs - this.unavailableSinceMs;
+    if (!this.failingSinceMs.has(lane)) this.failingSinceMs.set(lane, nowMs);
+    this.outageSinceMs ??= nowMs;
     this.report(error);
-    if (this.maxUnavailableMs === undefined || downMs <= this.maxUnavailableMs) return;
+    if (this.maxUnavailableMs === undefined || this.failingSinceMs.size < this.lanes.length) return;
+    const downMs = nowMs - Math.max(...this.failingSinceMs.values());
+    if (downMs <= this.maxUnavailableMs) return;
     this.stop(
       new SeppError(
         status.UNAVAILABLE,
@@ -588,13 +594,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
     );
   }
 
-  /** The server answered: an outage, if there was one, is over (and its warnings may be said again). */
-  private connected(): void {
-    const sinceMs = this.unavailableSinceMs;
-    if (sinceMs === undefined) return;
-    this.unavailableSinceMs = undefined;
+  /**
+   * The server answered a lane: its failures are over. Once no lane fails, the
+   * outage is, said once (and its warnings may be said again next time).
+   */
+  private connected(lane: Lane): void {
+    if (!this.failingSinceMs.delete(lane) || this.failingSinceMs.size > 0) return;
+    const nowMs = this.clock.nowMs();
+    const downS = ((nowMs - (this.outageSinceMs ?? nowMs)) / 1000).toFixed(1);
+    this.outageSinceMs = undefined;
     this.lastWarning = '';
-    const downS = ((this.clock.nowMs() - sinceMs) / 1000).toFixed(1);
     this.logger.info(
       `sepp worker ${this.workerId}: connected to sepp at ${this.connection.address} again after ${downS} s`,
     );
