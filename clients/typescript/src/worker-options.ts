@@ -77,7 +77,7 @@ export interface WorkerOptions {
 
 /** What a Worker logs through (`console` is one). */
 export interface WorkerLogger {
-  /** A handler's RetryAfter or DeadLetter: the job went where the handler asked. */
+  /** A handler's RetryAfter or DeadLetter (the job went where the handler asked); connected again after an outage. */
   info(message: string, ...details: unknown[]): void;
   /** A handler that threw (with the error), a lost lease, a connection problem. */
   warn(message: string, ...details: unknown[]): void;
