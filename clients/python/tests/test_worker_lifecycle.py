@@ -173,6 +173,11 @@ def test_a_server_restart_under_a_running_worker(restartable_server: ServerProce
             assert running.wait(30)
             restartable_server.restart()
             events.wait("error")  # The worker noticed the outage.
+            if transport == "stream":
+                # No message comes while the job runs (but the answer to its lease's extend, 20 s on):
+                # the new stream counts as connected once it has been open a second on a ready channel.
+                eventually(lambda: any("connected to sepp" in r.getMessage() for r in caplog.records) or None,
+                           "the worker connected again", timeout_s=10)
             release.set()
             events.wait("completed")
             client.enqueue(queue, "t", json="after")
@@ -211,6 +216,13 @@ def test_an_unreachable_server_stops_run_after_max_unavailable_ms(caplog: pytest
     warnings = [r for r in caplog.records if "cannot work with sepp" in r.getMessage()]
     assert len(warnings) >= 2, "every failed reconnect is logged"
     assert worker.state == "closed"
+
+
+def test_max_unavailable_ms_is_checked(client: sepp.Client) -> None:
+    for limit in (0, -1, 1.5, True, "60000"):
+        with pytest.raises(ValueError, match="max_unavailable_ms must be a positive integer number of ms"):
+            client.worker(["q"], max_unavailable_ms=limit, fallback=print)
+    assert client.worker(["q"], max_unavailable_ms=1, fallback=print).state == "idle"
 
 
 def test_closing_the_client_closes_its_workers(server: ServerProcess, queue: str) -> None:

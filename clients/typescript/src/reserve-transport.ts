@@ -74,6 +74,7 @@ export class ReserveTransport implements WorkTransport {
             signal: this.poll.signal,
           });
           failures = 0;
+          this.host.connected();
         } catch (error) {
           if (!this.taking) return;
           const e = toSeppError(error);

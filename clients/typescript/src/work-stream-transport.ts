@@ -23,7 +23,7 @@
  * with one of `fatalStatuses`: then the worker stops; settlements go over
  * unary calls meanwhile) → finishing (half-closed, waiting for the server to end) → done.
  */
-import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
+import { type ClientDuplexStream, connectivityState, type ServiceError, status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
 import { cancelCall } from './cancel-call.ts';
 import type { Connection } from './connection.ts';
@@ -50,6 +50,7 @@ import { ackCall, errorFields, extendCall, nackCall, progressCall } from './leas
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import {
   fatalStatuses,
+  healthyAfterMs,
   type ProgressFields,
   type TransportConfig,
   type TransportHost,
@@ -122,6 +123,9 @@ export class WorkStreamTransport implements WorkTransport {
   private reconnects = 0;
   private reconnectTimer: WorkerTimer | undefined;
   private openedAtMs = 0;
+  /** The current stream reached the server (see `healthyAfterMs`); the worker was told. */
+  private healthy = false;
+  private healthyTimer: WorkerTimer | undefined;
   private ended: (() => void) | undefined;
   private readonly flushBound = () => this.flush();
   /** Set once finish() half-closed the stream: nothing more may be written to it. */
@@ -144,6 +148,8 @@ export class WorkStreamTransport implements WorkTransport {
     this.stream = stream;
     this.outstanding = 0;
     this.openedAtMs = this.config.clock.nowMs();
+    this.healthy = false;
+    this.healthyTimer = this.config.clock.setTimer(healthyAfterMs, () => this.checkHealthy(stream));
     stream.on('data', (message: WorkResponse) => this.onMessage(stream, message));
     stream.on('error', (error: ServiceError) => this.onBroken(stream, toSeppError(error)));
     stream.on('end', () =>
@@ -164,9 +170,30 @@ export class WorkStreamTransport implements WorkTransport {
     this.flush();
   }
 
+  /**
+   * A stream still open `healthyAfterMs` after it opened, on a channel that is
+   * connected, reached the server; one still waiting for a connection is looked
+   * at again as long as it stays open.
+   */
+  private checkHealthy(stream: WorkStream): void {
+    this.healthyTimer = undefined;
+    if (stream !== this.stream || this.healthy) return;
+    const ready = this.conn.rpc.getChannel().getConnectivityState(false) === connectivityState.READY;
+    if (ready) this.markHealthy();
+    else this.healthyTimer = this.config.clock.setTimer(healthyAfterMs, () => this.checkHealthy(stream));
+  }
+
+  private markHealthy(): void {
+    this.healthy = true;
+    this.healthyTimer?.cancel();
+    this.healthyTimer = undefined;
+    this.host.connected();
+  }
+
   private onMessage(stream: WorkStream, message: WorkResponse): void {
     if (stream !== this.stream) return;
     this.reconnects = 0;
+    if (!this.healthy) this.markHealthy();
     const kind = message.kind;
     if (kind?.$case === 'job') {
       this.outstanding--;
@@ -221,6 +248,8 @@ export class WorkStreamTransport implements WorkTransport {
     if (stream !== this.stream) return;
     this.stream = undefined;
     this.outstanding = 0;
+    this.healthyTimer?.cancel();
+    this.healthyTimer = undefined;
     // Never written: the caller may settle over a unary call without doubt.
     for (const settlement of this.unsent) {
       this.pending

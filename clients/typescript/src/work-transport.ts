@@ -28,6 +28,14 @@ export const fatalStatuses: ReadonlySet<number> = new Set([
   status.UNIMPLEMENTED,
 ]);
 
+/**
+ * A Work stream still open this long, on a channel that is connected, reached
+ * the server: a refusal comes at once. (A stream waiting for a connection that
+ * hangs is not open on a ready channel, however long it waits.) The Python SDK's
+ * HEALTHY_AFTER_S (_work_stream.py) is the same.
+ */
+export const healthyAfterMs = 1000;
+
 /** What a transport needs from its Worker. */
 export interface TransportHost {
   /** Slots not taken by running jobs, plus prefetch not taken by held ones: the most jobs the transport may ask for now. */
@@ -42,8 +50,10 @@ export interface TransportHost {
   readonly refillJobs: number;
   /** A job was leased to this worker; it takes one slot. */
   deliver(job: ProtoLeasedJob): void;
-  /** A connection-level problem (the transport retries by itself). */
+  /** A connection-level problem: the transport could not get jobs and asks again after a backoff. */
   report(error: SeppError): void;
+  /** The server answered (a Reserve, a message on the Work stream, or a stream open `healthyAfterMs` on a ready channel): any outage is over. */
+  connected(): void;
   /** A refusal with one of `fatalStatuses`: the transport asks no more; the worker stops. */
   stop(error: SeppError): void;
   /** The server says a lease may be cancelled: stop that job if this worker runs it (else ignore). */

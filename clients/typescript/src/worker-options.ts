@@ -52,6 +52,16 @@ export interface WorkerOptions {
   pollWaitMs?: number;
   /** Backoff between reconnects after connection errors. Defaults 200 ms doubling to 10 s, with jitter. */
   reconnect?: { baseDelayMs?: number; maxDelayMs?: number };
+  /**
+   * Give up when the server stays unreachable this long, in ms: measured from the
+   * first failure of a run of failures that are retried (docs/protocol.md, "What
+   * stops a Worker") and started over by a successful (re)connection; with several
+   * `streams`, only while every one fails. At the first failed attempt past it the
+   * worker stops as it does for a fatal status, and `wait()` rejects with an error
+   * of code `unavailable`. A positive integer.
+   * Default: undefined, keep trying. (Python: `max_unavailable_ms`.)
+   */
+  maxUnavailableMs?: number;
   /** Start on the next tick (default true). With false, call `start()`. */
   autostart?: boolean;
   /** The clock for lease extension, timeouts and backoff (tests pass a fake one). */
@@ -67,7 +77,7 @@ export interface WorkerOptions {
 
 /** What a Worker logs through (`console` is one). */
 export interface WorkerLogger {
-  /** A handler's RetryAfter or DeadLetter: the job went where the handler asked. */
+  /** A handler's RetryAfter or DeadLetter (the job went where the handler asked); connected again after an outage. */
   info(message: string, ...details: unknown[]): void;
   /** A handler that threw (with the error), a lost lease, a connection problem. */
   warn(message: string, ...details: unknown[]): void;
@@ -99,7 +109,8 @@ export interface WorkerEvents {
    * A connection or settlement problem; the worker keeps going (it reconnects with
    * backoff), unless the server refused to hand it jobs with a status asking again
    * cannot change (`unauthenticated`, `permission_denied`, `invalid_argument`, or
-   * UNIMPLEMENTED: docs/protocol.md, "What stops a Worker"): then it closes, and
+   * UNIMPLEMENTED: docs/protocol.md, "What stops a Worker") or stayed unreachable
+   * longer than `maxUnavailableMs` (code `unavailable`): then it closes, and
    * `wait()` rejects with this error.
    */
   error: [error: SeppError];
@@ -121,6 +132,7 @@ export function checkWorkerOptions(options: WorkerOptions): {
   concurrency: number;
   prefetch: number;
   leaseMs: number;
+  maxUnavailableMs: number | undefined;
 } {
   if (options.queues.length === 0) throw new TypeError('Worker: name at least one queue');
   const concurrency = options.concurrency ?? 1;
@@ -137,5 +149,11 @@ export function checkWorkerOptions(options: WorkerOptions): {
   if (options.handlers === undefined && options.fallback === undefined) {
     throw new TypeError('Worker: give handlers by job type, a fallback handler, or both');
   }
-  return { concurrency, prefetch, leaseMs };
+  const { maxUnavailableMs } = options;
+  if (maxUnavailableMs !== undefined && (!Number.isSafeInteger(maxUnavailableMs) || maxUnavailableMs < 1)) {
+    throw new TypeError(
+      `Worker: maxUnavailableMs must be a positive integer number of ms (got ${String(maxUnavailableMs)}); leave it out to keep trying`,
+    );
+  }
+  return { concurrency, prefetch, leaseMs, maxUnavailableMs };
 }

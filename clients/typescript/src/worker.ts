@@ -88,6 +88,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly clock: WorkerClock;
   private readonly reconnectBaseDelayMs: number;
   private readonly reconnectMaxDelayMs: number;
+  private readonly maxUnavailableMs: number | undefined;
+  /** Lanes whose transports fail, with when each one's run of failures began (the worker clock's ms). */
+  private readonly failingSinceMs = new Map<Lane, number>();
+  /** When the first lane of the current outage failed. */
+  private outageSinceMs: number | undefined;
   private readonly lanes: Lane[];
   private readonly keeper: LeaseKeeper<Active>;
   private readonly active = new Set<Active>();
@@ -106,7 +111,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Creates a worker on `client` (a SeppClient); it starts on the next tick unless `autostart` is false. */
   constructor(client: WorkerClient, options: WorkerOptions) {
     super();
-    const { concurrency, prefetch, leaseMs } = checkWorkerOptions(options);
+    const { concurrency, prefetch, leaseMs, maxUnavailableMs } = checkWorkerOptions(options);
     this.client = client;
     this.connection = client.connection;
     this.queues = [...options.queues];
@@ -118,6 +123,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.clock = options.clock ?? systemWorkerClock;
     this.reconnectBaseDelayMs = options.reconnect?.baseDelayMs ?? 200;
     this.reconnectMaxDelayMs = options.reconnect?.maxDelayMs ?? 10_000;
+    this.maxUnavailableMs = maxUnavailableMs;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}`;
     this.logger = options.logger ?? console;
     this.closedOnce = new Promise((resolve) => this.once('closed', resolve));
@@ -139,7 +145,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         idleSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
         refillJobs: Math.max(1, Math.ceil(lane.prefetch / 2)),
         deliver: (job) => this.deliver(lane, job),
-        report: (error) => this.report(error),
+        report: (error) => this.unavailable(lane, error),
+        connected: () => this.connected(lane),
         stop: (error) => this.stop(error),
         cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
         timedOut: (jobId, attempt, error) => this.timedOutRunning(jobId, attempt, error),
@@ -564,10 +571,50 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
+   * A lane's transport could not get jobs and asks again after a backoff. The first
+   * such failure since the lane last connected starts its run of failures; once
+   * every lane fails, the worker is cut off, and at the first failure more than
+   * `maxUnavailableMs` into that (from the latest lane's first failure: a stream
+   * that still works is no outage) the worker stops as for a fatal status.
+   */
+  private unavailable(lane: Lane, error: SeppError): void {
+    const nowMs = this.clock.nowMs();
+    if (!this.failingSinceMs.has(lane)) this.failingSinceMs.set(lane, nowMs);
+    this.outageSinceMs ??= nowMs;
+    this.report(error);
+    if (this.maxUnavailableMs === undefined || this.failingSinceMs.size < this.lanes.length) return;
+    const downMs = nowMs - Math.max(...this.failingSinceMs.values());
+    if (downMs <= this.maxUnavailableMs) return;
+    this.stop(
+      new SeppError(
+        status.UNAVAILABLE,
+        `sepp at ${this.connection.address} was unreachable for ${(downMs / 1000).toFixed(1)} s, longer than ` +
+          `maxUnavailableMs (${this.maxUnavailableMs}); last error: ${error.message}`,
+      ),
+    );
+  }
+
+  /**
+   * The server answered a lane: its failures are over. Once no lane fails, the
+   * outage is, said once (and its warnings may be said again next time).
+   */
+  private connected(lane: Lane): void {
+    if (!this.failingSinceMs.delete(lane) || this.failingSinceMs.size > 0) return;
+    const nowMs = this.clock.nowMs();
+    const downS = ((nowMs - (this.outageSinceMs ?? nowMs)) / 1000).toFixed(1);
+    this.outageSinceMs = undefined;
+    this.lastWarning = '';
+    this.logger.info(
+      `sepp worker ${this.workerId}: connected to sepp at ${this.connection.address} again after ${downS} s`,
+    );
+  }
+
+  /**
    * The server refused the Work stream or a Reserve with a status asking again
    * cannot change (`fatalStatuses`: the key, its role or queues, a queue name,
-   * the credit, a call it does not know), so the worker says why once and
-   * closes; `wait()` rejects with the error.
+   * the credit, a call it does not know), or stayed unreachable longer than
+   * `maxUnavailableMs`, so the worker says why once and closes; `wait()` rejects
+   * with the error.
    */
   private stop(error: SeppError): void {
     if (this.stoppedBy !== undefined) return;
@@ -582,7 +629,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * the error that stopped it when the server refused to hand it jobs with a status
    * asking again cannot change: its API key, the key's role or queues, a queue name,
    * more jobs at once than the server's `limits.max_reserve_jobs` (docs/protocol.md,
-   * "What stops a Worker").
+   * "What stops a Worker"), or when the server stayed unreachable longer than
+   * `maxUnavailableMs` (code `unavailable`).
    * A program whose only work is the worker ends with it:
    * `worker.wait().catch((e) => { console.error(e.message); process.exitCode = 1; })`.
    */

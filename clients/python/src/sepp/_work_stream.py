@@ -58,7 +58,9 @@ Settled = work_pb2.WorkResponse.Settled
 log = logging.getLogger("sepp.worker")
 
 HEALTHY_AFTER_S = 1.0
-"""A stream open this long without failing reached the server: the outage (if any) is over."""
+"""A stream open this long without failing, on a channel that is connected, reached the server: the
+outage (if any) is over. (A stream waiting for a connection that hangs is not open on a ready channel,
+however long it waits.) The TypeScript SDK's `healthyAfterMs` (work-transport.ts) is the same."""
 
 
 def _forward(source: Future[T], target: Future[T]) -> None:
@@ -125,10 +127,22 @@ class WorkStreamTransport:
         self._taking = True
         self._finishing = False
         self._next_id = 1
-        self._thread = threading.Thread(target=self._loop, name="sepp-work", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="sepp-work", daemon=True)
+        self._channel_state: grpc.ChannelConnectivity | None = None
 
     def start(self) -> None:
         self._thread.start()
+
+    def _run(self) -> None:
+        # The channel's state, for `_healthy`, while this transport may open streams.
+        self._conn.channel.subscribe(self._on_channel_state)
+        try:
+            self._loop()
+        finally:
+            self._conn.channel.unsubscribe(self._on_channel_state)
+
+    def _on_channel_state(self, state: grpc.ChannelConnectivity) -> None:
+        self._channel_state = state
 
     # ------------------------------------------------------------------ the stream
 
@@ -178,6 +192,10 @@ class WorkStreamTransport:
 
     def _healthy(self, stream: _Stream) -> None:
         if stream.healthy or stream.ended:
+            return
+        if self._channel_state != grpc.ChannelConnectivity.READY:
+            # Still waiting for a connection: looked at again as long as the stream stays open.
+            self._scheduler.call_later(HEALTHY_AFTER_S, lambda: self._healthy(stream))
             return
         stream.healthy = True
         self._host.connected()

@@ -102,6 +102,11 @@ class Worker:
                              f"than {MAX_PREFETCH} on one Work stream (limits.max_reserve_jobs): lower prefetch")
         if isinstance(lease_ms, bool) or not isinstance(lease_ms, int) or lease_ms < 3:
             raise ValueError("Worker: lease_ms must be an integer ≥ 3")
+        if max_unavailable_ms is not None and (isinstance(max_unavailable_ms, bool)
+                                               or not isinstance(max_unavailable_ms, int) or max_unavailable_ms < 1):
+            # Unchecked, a string or a float here failed only inside the transport's thread, at the first outage.
+            raise ValueError(f"Worker: max_unavailable_ms must be a positive integer number of ms (got "
+                             f"{max_unavailable_ms!r}); None keeps trying")
         if handlers is None and fallback is None:
             raise ValueError("Worker: give handlers by job type, a fallback handler, or both")
         transport = transport or client.connection.transport
