@@ -5,6 +5,11 @@
  * timeout drops a held job unstarted, credit for held jobs is granted in
  * chunks of half the prefetch, and `close()` gives held jobs back to the queue at once —
  * except one on its last attempt, which runs.
+ *
+ * They run on both stores (tests/store/postgres-suites.test.ts imports them on
+ * PostgreSQL), so they wait for the server's answers, never for a number of event-loop
+ * turns: PostgreSQL answers over the network, after clock steps an in-process SQLite
+ * store would have answered before.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -63,6 +68,19 @@ for (const transport of ['stream', 'unary'] as const) {
       workers.push(worker);
       return { worker, started, gate };
     };
+
+    /**
+     * Waits as `until` does for what a server timer does once the clock moved, firing each
+     * round the timers due at the clock's time. On PostgreSQL the server answers over the
+     * network: a write still in flight as the clock moved sets its next timer (a maintenance
+     * pass, a token) after the step, due at once, which the fake clock fires only at its next
+     * advance — here one of 0 ms, as a real clock would at once.
+     */
+    const untilNow = (check: () => boolean | Promise<boolean>, what: string) =>
+      until(() => {
+        clock.advance(0);
+        return check();
+      }, what);
 
     const countsOf = async (queue: string) =>
       (await client.listQueues()).find((q) => q.name === queue)?.counts;
@@ -133,7 +151,7 @@ for (const transport of ['stream', 'unary'] as const) {
         assert.deepEqual(lost, [`${second.id}@1 lease_lost`], 'its leaseLost event, as for a running job');
         // Its lease ends (an extend still in flight may have moved it one lease on): the server retries it.
         clock.advance(leaseMs + 1);
-        await until(async () => (await client.getJob(second.id)).state === 'completed', 'the retry run');
+        await untilNow(async () => (await client.getJob(second.id)).state === 'completed', 'the retry run');
         assert.equal((await client.getJob(second.id)).attempt, 2);
         assert.ok(starts.includes(`${second.id}@2`));
       });
@@ -180,10 +198,14 @@ for (const transport of ['stream', 'unary'] as const) {
         handlers: { child: () => void ran.push('other worker') },
       });
       workers.push(other);
+      let childExtends = 0;
+      worker.on('extended', (job) => {
+        if (job.id === childId) childExtends++;
+      });
       // A lease and more passes: the held child's lease is extended, and the idle worker gets nothing.
-      for (let i = 0; i < 4; i++) {
+      for (let i = 1; i <= 4; i++) {
         clock.advance(leaseMs / 3);
-        await settle();
+        await until(() => childExtends >= i, `the held child's extend ${i}`);
       }
       assert.equal((await client.getJob(childId)).state, 'leased');
       assert.deepEqual(ran, [], 'the child waits behind its parent');
@@ -201,10 +223,14 @@ for (const transport of ['stream', 'unary'] as const) {
       const a = start(queue, { prefetch: 1 });
       await until(() => a.worker.running === 1 && a.worker.held === 1, 'one running, one held');
       assert.equal((await client.getJob(held.id)).state, 'leased', 'the group’s one lease is the held job');
+      let heldExtends = 0;
+      a.worker.on('extended', (job) => {
+        if (job.id === held.id) heldExtends++;
+      });
       const b = start(queue, { prefetch: 0 });
-      for (let i = 0; i < 3; i++) {
+      for (let i = 1; i <= 3; i++) {
         clock.advance(leaseMs / 3);
-        await settle();
+        await until(() => heldExtends >= i, `the held job's extend ${i}`);
       }
       assert.equal(b.worker.running, 0, 'the idle worker gets nothing');
       assert.equal((await client.getJob(waiting.id)).state, 'ready');
@@ -227,14 +253,19 @@ for (const transport of ['stream', 'unary'] as const) {
       const { worker, gate } = start(queue, { prefetch: 3 });
       const startedAtMs: number[] = [];
       worker.on('started', () => startedAtMs.push(clock.nowMs()));
-      // One lease a second, held behind the running job.
-      const fromMs = clock.nowMs();
-      await until(() => {
-        if (worker.running + worker.held === 4) return true;
+      // One lease a second, held behind the running job. The clock moves once the limit holds the
+      // worker's next reserve back: the server answers at its own pace (PostgreSQL: over the network).
+      const leased = () => worker.running + worker.held;
+      for (let n = 2; n <= 4; n++) {
+        await until(
+          async () => (await client.listQueues()).find((q) => q.name === queue)?.throttledWorkers === 1,
+          `the reserve after lease ${n - 1} held back by the limit`,
+        );
+        await until(() => leased() === n - 1, `lease ${n - 1} at the worker`);
+        assert.equal((await countsOf(queue))?.leased, n - 1, 'the limit held the leases to one a second');
         clock.advance(1000);
-        return false;
-      }, 'four leases at one a second');
-      assert.ok(clock.nowMs() - fromMs >= 3000, 'the limit held the leases to one a second');
+        await untilNow(() => leased() === n, `lease ${n}, a second later`);
+      }
       gate.resolve();
       await until(() => startedAtMs.length === 4, 'every job started');
       const lastSecond = startedAtMs.filter((ms) => ms > clock.nowMs() - 1000);
@@ -251,7 +282,7 @@ for (const transport of ['stream', 'unary'] as const) {
       await until(() => worker.held === 1, 'the second job held');
       await client.cancelJob(second.id);
       if (transport === 'unary') clock.advance(leaseMs / 3); // heard at the next extend
-      await until(async () => (await client.getJob(second.id)).state === 'cancelled', 'the cancel');
+      await untilNow(async () => (await client.getJob(second.id)).state === 'cancelled', 'the cancel');
       assert.equal(worker.held, 0);
       const done = nextEvents(worker, 'completed');
       gate.resolve();
@@ -276,7 +307,7 @@ for (const transport of ['stream', 'unary'] as const) {
       await until(() => worker.held === 1, 'the second job held');
       // Its timeout counts from its lease; on unary calls the worker hears of it at the next extend.
       clock.advance(transport === 'stream' ? timeoutMs : leaseMs / 3);
-      await until(() => worker.held === 0, 'the held job dropped');
+      await untilNow(() => worker.held === 0, 'the held job dropped');
       const dead = await client.getJob(late.id);
       assert.equal(dead.state, 'dead');
       assert.equal(dead.deadReason, 'timeout');
@@ -322,7 +353,7 @@ for (const transport of ['stream', 'unary'] as const) {
       }, 'the close, past its timeout');
       assert.equal(worker.held, 0);
       clock.advance(leaseMs);
-      await until(async () => (await client.getJob(last.id)).state === 'dead', 'the lease to run out');
+      await untilNow(async () => (await client.getJob(last.id)).state === 'dead', 'the lease to run out');
       assert.equal((await client.getJob(last.id)).deadReason, 'lease_expired');
       assert.ok(!started.includes(last.id), 'it never started');
     });
