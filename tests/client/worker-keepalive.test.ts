@@ -64,60 +64,63 @@ class BlackholeProxy {
 const keepaliveMs = 200;
 const keepaliveTimeoutMs = 300;
 
-test('Worker: keepalive pings fail a silent connection with UNAVAILABLE, and the worker works again', async () => {
-  const t = await startTestServer();
-  const proxy = new BlackholeProxy(t.server.grpcPort);
-  const direct = SeppClient.connect(t.address);
-  const client = SeppClient.connect(await proxy.listen(), { keepaliveMs, keepaliveTimeoutMs });
-  const worker = client.worker({
-    queues: ['keepalive'],
-    reconnect: { baseDelayMs: 50, maxDelayMs: 100 },
-    handlers: { t: () => undefined },
-    logger: { info() {}, warn() {}, error() {} },
+for (const transport of ['stream', 'unary'] as const) {
+  test(`Worker (${transport}): keepalive pings fail a silent connection with UNAVAILABLE, and the worker works again`, async () => {
+    const t = await startTestServer();
+    const proxy = new BlackholeProxy(t.server.grpcPort);
+    const direct = SeppClient.connect(t.address);
+    const client = SeppClient.connect(await proxy.listen(), { keepaliveMs, keepaliveTimeoutMs, transport });
+    const worker = client.worker({
+      queues: ['keepalive'],
+      reconnect: { baseDelayMs: 50, maxDelayMs: 100 },
+      handlers: { t: () => undefined },
+      logger: { info() {}, warn() {}, error() {} },
+    });
+    const errors: SeppError[] = [];
+    worker.on('error', (error: SeppError) => void errors.push(error));
+    try {
+      const first = nextEvents(worker, 'completed');
+      await direct.enqueue('keepalive', 't');
+      await first;
+      // The worker waits for work for several keepalive periods (on its Work stream, or a Reserve
+      // long-poll): the server answers pings this often.
+      await new Promise((resolve) => setTimeout(resolve, 4 * keepaliveMs));
+      assert.deepEqual(
+        errors.map((e) => e.message),
+        [],
+        'pings every 200 ms on an open call bring no GOAWAY',
+      );
+
+      const failed = nextEvents<[SeppError]>(worker, 'error');
+      const silencedAtMs = performance.now();
+      assert.ok(proxy.blackhole() >= 1, 'the worker has a connection through the proxy');
+      const [error] = await failed;
+      const noticedMs = performance.now() - silencedAtMs;
+      assert.equal(error.code, 'unavailable', error.message);
+      // One ping may have just been answered: the next goes out keepaliveMs later and times out.
+      assert.ok(
+        noticedMs < keepaliveMs + keepaliveTimeoutMs + 1000,
+        `noticed after ${noticedMs.toFixed(0)} ms`,
+      );
+
+      // Until the server's own pings notice the silence (src/rpc/server.ts: 60 s, then 20 s for the
+      // answer), it still counts the old stream as a worker waiting for jobs and would lease it the
+      // next one, to be redelivered when that lease expires; the test ends the server's side now.
+      proxy.endSilencedUpstreams();
+      // The worker reconnects through the proxy on a fresh connection and takes the next job.
+      const again = nextEvents(worker, 'completed');
+      await direct.enqueue('keepalive', 't');
+      await again;
+      assert.equal(worker.state, 'running');
+    } finally {
+      await worker.close({ timeoutMs: 0 });
+      await client.close();
+      await direct.close();
+      await proxy.close();
+      await t.dispose();
+    }
   });
-  const errors: SeppError[] = [];
-  worker.on('error', (error: SeppError) => void errors.push(error));
-  try {
-    const first = nextEvents(worker, 'completed');
-    await direct.enqueue('keepalive', 't');
-    await first;
-    // The stream waits for work for several keepalive periods: the server answers pings this often.
-    await new Promise((resolve) => setTimeout(resolve, 4 * keepaliveMs));
-    assert.deepEqual(
-      errors.map((e) => e.message),
-      [],
-      'pings every 200 ms on an open stream bring no GOAWAY',
-    );
-
-    const failed = nextEvents<[SeppError]>(worker, 'error');
-    const silencedAtMs = performance.now();
-    assert.ok(proxy.blackhole() >= 1, 'the worker has a connection through the proxy');
-    const [error] = await failed;
-    const noticedMs = performance.now() - silencedAtMs;
-    assert.equal(error.code, 'unavailable', error.message);
-    // One ping may have just been answered: the next goes out keepaliveMs later and times out.
-    assert.ok(
-      noticedMs < keepaliveMs + keepaliveTimeoutMs + 1000,
-      `noticed after ${noticedMs.toFixed(0)} ms`,
-    );
-
-    // Until the server's own pings notice the silence (src/rpc/server.ts: 60 s, then 20 s for the
-    // answer), it still counts the old stream as a worker waiting for jobs and would lease it the
-    // next one, to be redelivered when that lease expires; the test ends the server's side now.
-    proxy.endSilencedUpstreams();
-    // The worker reconnects through the proxy on a fresh connection and takes the next job.
-    const again = nextEvents(worker, 'completed');
-    await direct.enqueue('keepalive', 't');
-    await again;
-    assert.equal(worker.state, 'running');
-  } finally {
-    await worker.close({ timeoutMs: 0 });
-    await client.close();
-    await direct.close();
-    await proxy.close();
-    await t.dispose();
-  }
-});
+}
 
 test('SeppClient.connect: keepaliveMs and keepaliveTimeoutMs are positive integers of ms', async () => {
   for (const name of ['keepaliveMs', 'keepaliveTimeoutMs'] as const) {
