@@ -88,7 +88,7 @@ export interface ConnectOptions {
   userAgent?: string;
   /**
    * While calls are open (a Worker's Work stream or long poll, any unary call), the client sends an
-   * HTTP/2 ping after this many ms without one; none while no call is open. Default 30,000. A
+   * HTTP/2 ping this many ms after the last one was answered; none while no call is open. Default 30,000. A
    * connection gone silent (the server's machine lost, a NAT or load balancer that dropped the flow
    * without a reset) then fails its calls with UNAVAILABLE within about `keepaliveMs` +
    * `keepaliveTimeoutMs`, and a Worker reconnects as after any outage. A positive integer.
@@ -149,7 +149,7 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
-/** The longest timer Node keeps (2^31 - 1 ms, about 24.8 days); grpc-js ignores a keepalive time beyond it. */
+/** The longest delay Node's timers take (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms. */
 const timerMsMax = 2_147_483_647;
 
 function timerMs(value: number | undefined, fallback: number, name: string): number {
