@@ -86,6 +86,16 @@ export interface ConnectOptions {
   streamIdleMs?: number;
   /** Names the application in the gRPC user agent (e.g. `billing/2.1`), ahead of grpc-js's own. */
   userAgent?: string;
+  /**
+   * While calls are open (a Worker's Work stream or long poll, any unary call), the client sends an
+   * HTTP/2 ping this many ms after the last one was answered; none while no call is open. Default 30,000. A
+   * connection gone silent (the server's machine lost, a NAT or load balancer that dropped the flow
+   * without a reset) then fails its calls with UNAVAILABLE within about `keepaliveMs` +
+   * `keepaliveTimeoutMs`, and a Worker reconnects as after any outage. A positive integer.
+   */
+  keepaliveMs?: number;
+  /** How long, in ms, a keepalive ping may go unanswered before the connection counts as lost. Default 20,000. A positive integer. */
+  keepaliveTimeoutMs?: number;
 }
 
 export interface ResolvedOptions {
@@ -96,6 +106,8 @@ export interface ResolvedOptions {
   maxMessageBytes: number;
   flushOn: 'nextTick' | 'setImmediate';
   streamIdleMs: number;
+  keepaliveMs: number;
+  keepaliveTimeoutMs: number;
 }
 
 /** What an invoke needs besides the request. */
@@ -137,6 +149,17 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
+/** The longest delay Node's timers take (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms. */
+const timerMsMax = 2_147_483_647;
+
+function timerMs(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0 || value > timerMsMax) {
+    throw new TypeError(`${name} must be a positive integer number of ms, at most ${timerMsMax}`);
+  }
+  return value;
+}
+
 export class Connection {
   readonly rpc: QueueServiceClient;
   readonly options: ResolvedOptions;
@@ -159,12 +182,19 @@ export class Connection {
       maxMessageBytes: positive(options.maxMessageBytes, 4 * 1024 * 1024, 'maxMessageBytes'),
       flushOn: options.flushOn ?? 'nextTick',
       streamIdleMs: positive(options.streamIdleMs, 1000, 'streamIdleMs'),
+      keepaliveMs: timerMs(options.keepaliveMs, 30_000, 'keepaliveMs'),
+      keepaliveTimeoutMs: timerMs(options.keepaliveTimeoutMs, 20_000, 'keepaliveTimeoutMs'),
     };
     const tls = options.tls;
     this.rpc = new QueueServiceClient(address, channelCredentials(tls), {
       // Jobs may be as large as a queue allows (up to 64 MiB); the server enforces its own limit.
       'grpc.max_receive_message_length': -1,
       'grpc.max_send_message_length': -1,
+      // Pings while calls are open, so a silent connection fails its calls instead of holding them
+      // forever (the server accepts pings at any interval: docs/configuration.md).
+      'grpc.keepalive_time_ms': this.options.keepaliveMs,
+      'grpc.keepalive_timeout_ms': this.options.keepaliveTimeoutMs,
+      'grpc.keepalive_permit_without_calls': 0,
       ...(options.userAgent === undefined ? {} : { 'grpc.primary_user_agent': options.userAgent }),
       ...(typeof tls === 'object' && tls.serverName !== undefined
         ? { 'grpc.ssl_target_name_override': tls.serverName, 'grpc.default_authority': tls.serverName }

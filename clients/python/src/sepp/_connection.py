@@ -57,6 +57,16 @@ def backoff_delay_ms(retry: int, base_delay_ms: float, max_delay_ms: float) -> f
     return ceiling_ms / 2 + random.random() * (ceiling_ms / 2)
 
 
+TIMER_MS_MAX = 2_147_483_647
+"""The longest keepalive time or timeout, in ms (gRPC keeps them as 32-bit integers)."""
+
+
+def _timer_ms(value: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= TIMER_MS_MAX:
+        raise ValueError(f"{name} must be a positive integer number of ms, at most {TIMER_MS_MAX}")
+    return value
+
+
 def _positive(value: float, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise ValueError(f"{name} must be a positive number")
@@ -77,6 +87,8 @@ class Connection:
         transport: Transport,
         max_batch_jobs: int,
         max_message_bytes: int,
+        keepalive_ms: int,
+        keepalive_timeout_ms: int,
     ) -> None:
         if transport not in ("stream", "unary"):
             raise ValueError("transport must be 'stream' or 'unary'")
@@ -101,6 +113,18 @@ class Connection:
             ("grpc.dns_min_time_between_resolutions_ms", 1000),
             ("grpc.initial_reconnect_backoff_ms", 200),
             ("grpc.max_reconnect_backoff_ms", 5000),
+            # Pings while calls are open, so a connection gone silent fails its calls with UNAVAILABLE
+            # within about keepalive_ms + keepalive_timeout_ms instead of holding them forever. By
+            # default the C core holds back every ping after 2 with no data sent: a Work stream
+            # waiting for jobs sends none, and its pings stopped after 2 (seen with grpcio 1.51), so
+            # that limit is lifted; the least time between pings is keepalive_ms, so no version's
+            # default spacing holds them back (1.51 still sends at most one a second). The server
+            # answers pings at any interval: docs/configuration.md, "Keepalive pings".
+            ("grpc.keepalive_time_ms", _timer_ms(keepalive_ms, "keepalive_ms")),
+            ("grpc.keepalive_timeout_ms", _timer_ms(keepalive_timeout_ms, "keepalive_timeout_ms")),
+            ("grpc.keepalive_permit_without_calls", 0),
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.http2.min_time_between_pings_ms", keepalive_ms),
         ]
         if tls is False:
             self.channel = grpc.insecure_channel(address, options=options)

@@ -80,7 +80,10 @@ class Client:
 
     `address` is `host:port` (default: the environment variable SEPP_SERVER, else
     127.0.0.1:50051); `api_key` defaults to SEPP_API_KEY when that is set. The connection is made lazily by the first call
-    (`ready()` waits for it). Use it as a context manager, or call `close()`
+    (`ready()` waits for it). While a call is open (a Worker's Work stream or long poll), the
+    client pings the server `keepalive_ms` after the last ping was answered; one unanswered for
+    `keepalive_timeout_ms` fails the connection's calls with UNAVAILABLE, so a connection gone
+    silent (a NAT or load balancer that dropped it) is noticed and a Worker reconnects. Use it as a context manager, or call `close()`
     on shutdown: it closes the client's Workers, sends what is still queued
     and waits for the answers.
     """
@@ -97,6 +100,8 @@ class Client:
         max_batch_jobs: int = 1000,
         max_message_bytes: int = 4 * 1024 * 1024,
         stream_idle_ms: int = 1000,
+        keepalive_ms: int = 30_000,
+        keepalive_timeout_ms: int = 20_000,
     ) -> None:
         # What `sepp admin new-api-key` tells users: the client reads SEPP_SERVER and SEPP_API_KEY.
         address = address or os.environ.get("SEPP_SERVER") or DEFAULT_ADDRESS
@@ -105,6 +110,7 @@ class Client:
         self._conn = Connection(
             address, api_key=api_key, tls=tls, default_deadline_ms=default_deadline_ms, retry=retry,
             transport=transport, max_batch_jobs=max_batch_jobs, max_message_bytes=max_message_bytes,
+            keepalive_ms=keepalive_ms, keepalive_timeout_ms=keepalive_timeout_ms,
         )
         self._stats = ClientStats()
         self._batcher = EnqueueBatcher(self._conn, self._stats, stream_idle_ms)

@@ -1,0 +1,153 @@
+"""Client keepalive: a Worker whose connection goes silent without closing (a NAT or load balancer
+that dropped the flow, the server's machine lost) notices it by its pings, within about
+keepalive_ms + keepalive_timeout_ms, and works again over a fresh connection. A TCP proxy between
+the client and a real server turns its open connections into a blackhole on command: it stops
+forwarding in both directions and closes nothing. The TypeScript SDK's test of the same is
+tests/client/worker-keepalive.test.ts."""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from conftest import ADMIN_KEY, ServerProcess
+from test_worker import TRANSPORTS, start
+
+import sepp
+
+
+def _shut(end: socket.socket) -> None:
+    """Ends a connection; its forwarding threads then close both sockets of the pair."""
+    try:
+        end.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # its other side closed it already
+
+
+class _Pair:
+    def __init__(self, client: socket.socket, upstream: socket.socket) -> None:
+        self.client = client
+        self.upstream = upstream
+        self.silent = False
+        self.forwarding = 2
+
+
+class BlackholeProxy:
+    """A TCP proxy to `target_port`; `blackhole()` silences the connections open now, new ones pass."""
+
+    def __init__(self, target_port: int) -> None:
+        self._target_port = target_port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self._listener.getsockname()[1]}"
+        self._pairs: list[_Pair] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            upstream = socket.create_connection(("127.0.0.1", self._target_port))
+            pair = _Pair(client, upstream)
+            with self._lock:
+                self._pairs.append(pair)
+            threading.Thread(target=self._forward, args=(pair, client, upstream), daemon=True).start()
+            threading.Thread(target=self._forward, args=(pair, upstream, client), daemon=True).start()
+
+    def _forward(self, pair: _Pair, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                if not pair.silent:
+                    sink.sendall(chunk)
+        except OSError:
+            pass
+        # Shutting down (not closing) both ends wakes the other direction's recv; the last to end closes.
+        _shut(pair.client)
+        _shut(pair.upstream)
+        with self._lock:
+            pair.forwarding -= 1
+            if pair.forwarding > 0:
+                return
+            self._pairs.remove(pair)
+        pair.client.close()
+        pair.upstream.close()
+
+    def blackhole(self) -> int:
+        """Stops forwarding on every open connection, in both directions; nothing is closed."""
+        with self._lock:
+            for pair in self._pairs:
+                pair.silent = True
+            return len(self._pairs)
+
+    def end_silenced_upstreams(self) -> None:
+        """Closes the server's side of the silenced connections, as the server's own keepalive would."""
+        with self._lock:
+            for pair in self._pairs:
+                if pair.silent:
+                    _shut(pair.upstream)
+
+    def close(self) -> None:
+        self._listener.close()
+        with self._lock:
+            for pair in self._pairs:
+                for end in (pair.client, pair.upstream):
+                    _shut(end)
+
+
+@pytest.fixture
+def proxy(server: ServerProcess) -> Iterator[BlackholeProxy]:
+    p = BlackholeProxy(server.port)
+    yield p
+    p.close()
+
+
+KEEPALIVE_MS = 200
+KEEPALIVE_TIMEOUT_MS = 300
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_keepalive_pings_fail_a_silent_connection_and_the_worker_works_again(
+        client: sepp.Client, proxy: BlackholeProxy, queue: str, transport: str) -> None:
+    with sepp.Client(proxy.address, api_key=ADMIN_KEY, keepalive_ms=KEEPALIVE_MS,
+                     keepalive_timeout_ms=KEEPALIVE_TIMEOUT_MS) as through_proxy:
+        worker, events = start(through_proxy, queue, transport, reconnect_base_delay_ms=50,
+                               reconnect_max_delay_ms=100, handlers={"t": lambda job: None})
+        try:
+            client.enqueue(queue, "t")
+            events.wait("completed")
+            # The worker waits for work (on its Work stream, or a Reserve long-poll) for several keepalive
+            # periods: the server answers pings this often. On the stream no data is sent meanwhile, and
+            # grpc's C core, unless told, sends no ping after 2 (~3 s in): the stream waits past that.
+            time.sleep((15 if transport == "stream" else 4) * KEEPALIVE_MS / 1000)
+            assert events.of("error") == [], "pings every 200 ms on an open call bring no GOAWAY"
+
+            silenced_at = time.monotonic()
+            assert proxy.blackhole() >= 1, "the worker has a connection through the proxy"
+            error = events.wait("error")[0].error
+            noticed_ms = (time.monotonic() - silenced_at) * 1000
+            assert isinstance(error, sepp.UnavailableError), repr(error)
+            # One ping may have just been answered: the next goes out keepalive_ms later and times out.
+            assert noticed_ms < KEEPALIVE_MS + KEEPALIVE_TIMEOUT_MS + 1000, f"noticed after {noticed_ms:.0f} ms"
+
+            # Until the server's own pings notice the silence (60 s, then 20 s for the answer), it
+            # still counts the old stream as a worker waiting for jobs and would lease it the next
+            # one, to be redelivered when that lease expires; the test ends the server's side now.
+            proxy.end_silenced_upstreams()
+            # The worker reconnects through the proxy on a fresh connection and takes the next job.
+            client.enqueue(queue, "t")
+            events.wait("completed", 2)
+            assert worker.state == "running"
+        finally:
+            worker.close()
+
+
+def test_keepalive_options_are_checked(server: ServerProcess) -> None:
+    for name in ("keepalive_ms", "keepalive_timeout_ms"):
+        for value in (0, -1, 1.5, True, "30000", 2**31):
+            with pytest.raises(ValueError, match=f"^{name} must be a positive integer number of ms, at most 2147483647$"):
+                sepp.Client(server.address, **{name: value})  # type: ignore[arg-type]
+    sepp.Client(server.address, keepalive_ms=1, keepalive_timeout_ms=2**31 - 1).close()
