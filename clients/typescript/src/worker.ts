@@ -65,6 +65,7 @@ import {
   type WorkerLogger,
   type WorkerOptions,
 } from './worker-options.ts';
+import { Outage } from './worker-outage.ts';
 
 export type { WorkerEvents, WorkerLogger, WorkerOptions } from './worker-options.ts';
 
@@ -88,11 +89,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly clock: WorkerClock;
   private readonly reconnectBaseDelayMs: number;
   private readonly reconnectMaxDelayMs: number;
-  private readonly maxUnavailableMs: number | undefined;
-  /** Lanes whose transports fail, with when each one's run of failures began (the worker clock's ms). */
-  private readonly failingSinceMs = new Map<Lane, number>();
-  /** When the first lane of the current outage failed. */
-  private outageSinceMs: number | undefined;
+  private readonly outage: Outage<Lane>;
   private readonly lanes: Lane[];
   private readonly keeper: LeaseKeeper<Active>;
   private readonly active = new Set<Active>();
@@ -123,7 +120,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.clock = options.clock ?? systemWorkerClock;
     this.reconnectBaseDelayMs = options.reconnect?.baseDelayMs ?? 200;
     this.reconnectMaxDelayMs = options.reconnect?.maxDelayMs ?? 10_000;
-    this.maxUnavailableMs = maxUnavailableMs;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}`;
     this.logger = options.logger ?? console;
     this.closedOnce = new Promise((resolve) => this.once('closed', resolve));
@@ -158,6 +154,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.keeper = new LeaseKeeper<Active>(this.clock, Math.max(1, Math.floor(leaseMs / 3)), (a) =>
       this.extendLease(a),
     );
+    this.outage = new Outage(this.lanes.length, maxUnavailableMs);
     if (options.autostart !== false) process.nextTick(() => this.start());
   }
 
@@ -571,25 +568,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * A lane's transport could not get jobs and asks again after a backoff. The first
-   * such failure since the lane last connected starts its run of failures; once
-   * every lane fails, the worker is cut off, and at the first failure more than
-   * `maxUnavailableMs` into that (from the latest lane's first failure: a stream
-   * that still works is no outage) the worker stops as for a fatal status.
+   * A lane's transport could not get jobs and asks again after a backoff (said, see
+   * `report`); once the worker has been cut off longer than `maxUnavailableMs`
+   * (worker-outage.ts), it stops as for a fatal status.
    */
   private unavailable(lane: Lane, error: SeppError): void {
-    const nowMs = this.clock.nowMs();
-    if (!this.failingSinceMs.has(lane)) this.failingSinceMs.set(lane, nowMs);
-    this.outageSinceMs ??= nowMs;
+    const downMs = this.outage.failed(lane, this.clock.nowMs());
     this.report(error);
-    if (this.maxUnavailableMs === undefined || this.failingSinceMs.size < this.lanes.length) return;
-    const downMs = nowMs - Math.max(...this.failingSinceMs.values());
-    if (downMs <= this.maxUnavailableMs) return;
+    if (downMs === undefined) return;
     this.stop(
       new SeppError(
         status.UNAVAILABLE,
         `sepp at ${this.connection.address} was unreachable for ${(downMs / 1000).toFixed(1)} s, longer than ` +
-          `maxUnavailableMs (${this.maxUnavailableMs}); last error: ${error.message}`,
+          `maxUnavailableMs (${this.outage.maxUnavailableMs}); last error: ${error.message}`,
       ),
     );
   }
@@ -599,10 +590,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * outage is, said once (and its warnings may be said again next time).
    */
   private connected(lane: Lane): void {
-    if (!this.failingSinceMs.delete(lane) || this.failingSinceMs.size > 0) return;
-    const nowMs = this.clock.nowMs();
-    const downS = ((nowMs - (this.outageSinceMs ?? nowMs)) / 1000).toFixed(1);
-    this.outageSinceMs = undefined;
+    const downMs = this.outage.connected(lane, this.clock.nowMs());
+    if (downMs === undefined) return;
+    const downS = (downMs / 1000).toFixed(1);
     this.lastWarning = '';
     this.logger.info(
       `sepp worker ${this.workerId}: connected to sepp at ${this.connection.address} again after ${downS} s`,
