@@ -25,8 +25,6 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { waitsOnOthers } from '../../store/dependencies.ts';
-import type { BulkEndedRow } from '../../store/job-control.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
@@ -41,10 +39,9 @@ import type {
   MatchCount,
 } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
-import { eventAbout } from '../events/index.ts';
-import type { JobState } from '../types.ts';
+import { BulkActions } from './bulk-actions.ts';
 import { type BulkPlan, planBulk } from './bulk-filter.ts';
-import { countMatching, RangeCursor, type ScanStep } from './bulk-scan.ts';
+import { countMatching, RangeCursor } from './bulk-scan.ts';
 
 /**
  * How many index entries a slice reads (and so jobs it may change) in one
@@ -116,16 +113,20 @@ export class BulkOperations {
   private readonly operations = new Map<string, Running>();
   /** Operations taking their first count: they hold a place among the `maxRunning`. */
   private starting = 0;
+  /** What a slice writes, by action (bulk-actions.ts). */
+  private readonly actions: BulkActions;
 
   constructor(
     private readonly ctx: EngineContext,
     private readonly audit: AuditLog,
     /** Tells the workers of leased jobs a cancel asked to stop (the Canceller's listeners), after the commit. */
-    private readonly notify: (tx: StoreTx, notices: readonly CancelNotice[]) => void,
+    notify: (tx: StoreTx, notices: readonly CancelNotice[]) => void,
     /** Checks an update's changes (job-update.ts); throws invalid_argument. */
     private readonly checkChanges: (changes: JobChanges) => void,
     private readonly betweenSlices?: BetweenSlices,
-  ) {}
+  ) {
+    this.actions = new BulkActions(ctx, notify);
+  }
 
   /** The filter checked against the action, as the operation would read it. */
   plan(action: BulkAction, filter: JobFilter, changes: JobChanges = {}): BulkPlan {
@@ -301,7 +302,11 @@ export class BulkOperations {
   private *slice(tx: StoreTx, running: Running): Op<void> {
     const step = yield* running.cursor.next(tx, running.sliceRows);
     if (step !== null && step.seqs.length > 0) {
-      running.info.changed += yield* this.apply(tx, running, step);
+      const { info, plan, changes } = running;
+      const slice = { action: info.action, actor: info.actor, changes, residual: plan.residual };
+      const done = yield* this.actions.apply(tx, slice, step);
+      info.changed += done.changed;
+      info.cancelRequested += done.cancelRequested;
     }
     running.info.slices++;
     running.info.examined = running.cursor.examined;
@@ -333,108 +338,6 @@ export class BulkOperations {
     };
     if (running.auditId === undefined) running.auditId = yield* this.audit.write(tx, audit, outcome);
     else yield* this.audit.update(tx, running.auditId, audit, outcome);
-  }
-
-  /** Changes the step's matching jobs as the action says; returns how many changed. */
-  private *apply(tx: StoreTx, running: Running, step: ScanStep): Op<number> {
-    const { queue, state, seqs } = step;
-    const slice = { ...running.plan.residual, seqs, state };
-    const nowMs = this.ctx.clock.nowMs();
-    switch (running.info.action) {
-      case 'cancel': {
-        const by = running.info.actor;
-        if (state === 'leased') {
-          const rows = yield* tx.bulk.requestCancel({ ...slice, nowMs, by });
-          for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
-          this.notify(
-            tx,
-            rows.map((row) => ({
-              jobId: row.id,
-              queue,
-              attempt: row.attempt,
-              workerId: row.worker_id,
-              cancelledBy: by,
-              cancelledAtMs: nowMs,
-            })),
-          );
-          running.info.cancelRequested += rows.length;
-          return rows.length;
-        }
-        const rows = yield* tx.bulk.cancelWaiting({ ...slice, nowMs, by });
-        yield* this.ctx.count(tx, queue, state, 'cancelled', rows.length);
-        for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
-        this.ctx.emit(tx, { kind: 'cancelled', queue, count: rows.length });
-        this.recordEnded(tx, queue, state, rows);
-        yield* this.passEndsOn(tx, rows, { ended: true, deleted: false });
-        return rows.length;
-      }
-      case 'update': {
-        const { priority, runNow } = running.changes;
-        if (runNow === true && state === 'scheduled') {
-          const n = yield* tx.bulk.runNow({ ...slice, nowMs, priority: priority ?? null });
-          yield* this.ctx.count(tx, queue, 'scheduled', 'ready', n);
-          this.ctx.jobsReady(tx, queue, n);
-          return n;
-        }
-        return priority === undefined ? 0 : yield* tx.bulk.setPriority({ ...slice, priority });
-      }
-      case 'requeue': {
-        const n = yield* tx.bulk.requeue({ ...slice, nowMs });
-        yield* this.ctx.count(tx, queue, state, 'ready', n);
-        this.ctx.jobsReady(tx, queue, n);
-        this.ctx.emit(tx, { kind: 'requeued', queue, count: n });
-        return n;
-      }
-      case 'delete': {
-        const rows = yield* tx.bulk.delete(slice);
-        // A deleted waiting job or dead letter frees its key; a completed job keeps it for the dedup window.
-        if (state !== 'completed') {
-          for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
-        }
-        yield* this.ctx.count(tx, queue, state, null, rows.length);
-        const unended = state === 'scheduled' || state === 'ready';
-        if (unended) {
-          this.ctx.emit(tx, { kind: 'purged', queue, count: rows.length });
-          this.recordEnded(tx, queue, state, rows);
-        }
-        yield* this.passEndsOn(tx, rows, { ended: unended, deleted: true });
-        return rows.length;
-      }
-    }
-  }
-
-  /**
-   * Jobs in workflows that a bulk cancel or delete ended (`ended`) pass their end on, as a cancel
-   * by id does: what waits on them goes on by its policy, their batch counts them cancelled. A
-   * deleted job that waited on others forgets its edges (`deleted`), as the retention sweep does.
-   */
-  private *passEndsOn(
-    tx: StoreTx,
-    rows: readonly BulkEndedRow[],
-    how: { ended: boolean; deleted: boolean },
-  ): Op<void> {
-    for (const row of rows) {
-      const flags = row.dependency_flags ?? 0;
-      if (flags === 0) continue;
-      if (how.ended) yield* this.ctx.jobEnded(tx, { id: row.id, flags }, 'cancelled');
-      if (how.deleted && waitsOnOthers(flags) && row.seq !== undefined && tx.dependencies !== undefined) {
-        yield* tx.dependencies.forget(row.seq);
-      }
-    }
-  }
-
-  /** Lifecycle events for waiting jobs that ended (cancelled or deleted), while someone subscribes. */
-  private recordEnded(
-    tx: StoreTx,
-    queue: string,
-    previousState: JobState,
-    rows: readonly { id: string; type: string; attempt: number }[],
-  ): void {
-    if (!this.ctx.events.recording) return;
-    const nowMs = this.ctx.clock.nowMs();
-    for (const row of rows) {
-      this.ctx.record(tx, { ...eventAbout({ ...row, queue }, nowMs), kind: 'cancelled', previousState });
-    }
   }
 
   /** Keeps the newest `keptFinished` finished operations. */
