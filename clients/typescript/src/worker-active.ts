@@ -13,13 +13,11 @@ import { maxCreditPerStream } from './worker-options.ts';
 
 /**
  * A share of the slots with its own transport (one Work stream or one poller),
- * and its share of the prefetch: jobs leased while every slot is busy wait in
- * `held`, oldest first, and the next one starts as soon as a slot frees (so
- * `held` is empty whenever a slot is free).
+ * and its share of the prefetch: the jobs it may hold leased while every one of
+ * its slots is busy (worker-held-jobs.ts).
  */
 export class Lane {
   busy = 0;
-  readonly held: Active[] = [];
   readonly transport: WorkTransport;
 
   constructor(
@@ -47,8 +45,6 @@ export interface Active {
   abandoned: boolean;
   /** It takes no slot (never started, or its slot was freed). */
   slotFreed: boolean;
-  /** Leased ahead and waiting in its lane's `held` for a slot; its handler has not started. */
-  held: boolean;
   decodeError: DeadLetter | undefined;
   /** Made on the job's first progress report. */
   progress: ProgressReporter | undefined;

@@ -21,9 +21,9 @@
  *
  * With `prefetch`, a job delivered while every slot of its lane is busy is
  * held (leased, its lease kept by the lease keeper, its handler not started)
- * until a slot frees; a held job cancelled, timed out or lost is dropped
- * without running (so is one whose lease ran out unextended: see `beginHeld`),
- * and `close()` gives held jobs back (see `giveBack`).
+ * until a slot frees (worker-held-jobs.ts); a held job cancelled, timed out or
+ * lost is dropped without running (so is one whose lease ran out unextended:
+ * see `beginHeld`), and `close()` gives held jobs back (see `giveBack`).
  */
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
@@ -51,6 +51,7 @@ import {
   settledWithin,
 } from './worker-active.ts';
 import { clockSleep, systemWorkerClock, type WorkerClock, type WorkerTimer } from './worker-clock.ts';
+import { HeldJobs } from './worker-held-jobs.ts';
 import {
   abortWorkerJob,
   DeadLetter,
@@ -91,6 +92,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly reconnectMaxDelayMs: number;
   private readonly outage: Outage<Lane>;
   private readonly lanes: Lane[];
+  private readonly heldJobs: HeldJobs;
   private readonly keeper: LeaseKeeper<Active>;
   private readonly active = new Set<Active>();
   private busy = 0;
@@ -137,7 +139,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.lanes = makeLanes(concurrency, prefetch, laneCount, (lane) => {
       const host: TransportHost = {
         freeSlots: () =>
-          this.stateName === 'running' ? lane.capacity + lane.prefetch - lane.busy - lane.held.length : 0,
+          this.stateName === 'running'
+            ? lane.capacity + lane.prefetch - lane.busy - this.heldJobs.sizeOf(lane)
+            : 0,
         idleSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
         refillJobs: Math.max(1, Math.ceil(lane.prefetch / 2)),
         deliver: (job) => this.deliver(lane, job),
@@ -151,6 +155,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         ? new ReserveTransport(this.connection, config, host)
         : new WorkStreamTransport(this.connection, config, host);
     });
+    this.heldJobs = new HeldJobs(this.lanes, this.clock);
     this.keeper = new LeaseKeeper<Active>(this.clock, Math.max(1, Math.floor(leaseMs / 3)), (a) =>
       this.extendLease(a),
     );
@@ -170,9 +175,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Jobs leased ahead (`prefetch`) and waiting for a slot. */
   get held(): number {
-    let held = 0;
-    for (const lane of this.lanes) held += lane.held.length;
-    return held;
+    return this.heldJobs.size;
   }
 
   /** Starts taking jobs (done automatically unless `autostart` is false). */
@@ -207,7 +210,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
       stoppedForShutdown: false,
       abandoned: false,
       slotFreed: true,
-      held: false,
       decodeError,
       progress: undefined,
       handlerDone: false,
@@ -216,16 +218,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.active.add(active);
     this.keeper.add(active);
     if (lane.busy < lane.capacity) this.begin(active);
-    else if (this.stateName === 'running' || job.isLastAttempt) {
-      active.held = true;
-      lane.held.push(active);
-    } else void this.giveBack(active);
+    else if (!this.heldJobs.hold(active, this.stateName === 'running')) void this.giveBack(active);
   }
 
   /** The job takes a slot of its lane and its handler starts. */
   private begin(active: Active): void {
     const { lane } = active;
-    active.held = false;
     active.slotFreed = false;
     this.busy++;
     lane.busy++;
@@ -233,22 +231,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     void this.run(active);
   }
 
-  /** Takes a held job out of its lane's queue; its place is credit again. */
-  private unhold(active: Active): void {
-    const { held } = active.lane;
-    held.splice(held.indexOf(active), 1);
-    active.held = false;
-    if (this.stateName === 'running') active.lane.transport.release();
-  }
-
   /**
-   * Gives a held job back to the queue at once (at shutdown) with a nack for an
-   * immediate retry. The protocol has no release that leaves the attempt
-   * uncounted (the attempt is the lease's fencing token), so the nack counts one,
-   * as the lease's expiry would, only sooner.
+   * Gives a job not started (taken out of the held ones at shutdown, or delivered
+   * while closing) back to the queue at once with a nack for an immediate retry.
+   * The protocol has no release that leaves the attempt uncounted (the attempt is
+   * the lease's fencing token), so the nack counts one, as the lease's expiry
+   * would, only sooner.
    */
   private async giveBack(active: Active): Promise<void> {
-    if (active.held) this.unhold(active);
     this.keeper.remove(active);
     const error = new Error(`given back unstarted: worker ${this.workerId} is closing`);
     try {
@@ -262,9 +252,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.finishJob(active);
   }
 
-  /** A held job cancelled, timed out or lost: it never runs here; its event says so as for a running job. */
+  /**
+   * A job taken out of the held ones, cancelled, timed out or lost: it never runs
+   * here; its place is credit again, and its event says so as for a running job.
+   */
   private dropHeld(active: Active, error: SeppError): void {
-    this.unhold(active);
+    if (this.stateName === 'running') active.lane.transport.release();
     this.keeper.remove(active);
     this.logger.warn(`sepp worker ${this.workerId}: held job ${active.job.id} dropped: ${error.message}`);
     if (error instanceof JobCancelledError) {
@@ -393,7 +386,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private markCancelled(active: Active, error: JobCancelledError): void {
     if (active.cancelled !== undefined || active.lost || !this.active.has(active)) return;
     active.cancelled = error;
-    if (active.held) {
+    if (this.heldJobs.remove(active)) {
       this.dropHeld(active, error);
       return;
     }
@@ -477,29 +470,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /**
    * Starts the lane's oldest held job whose lease is still ours by the worker's
-   * reckoning. One whose lease ran out unextended (every extend failed or is
-   * still unanswered) may already be leased to another worker: it is dropped as
-   * lost, never started, and the server retries it once the lease has ended.
+   * reckoning; those before it whose leases ran out unextended are dropped as
+   * lost, never started (`HeldJobs.takeNext`).
    */
   private beginHeld(lane: Lane): void {
-    for (let next = lane.held[0]; next !== undefined; next = lane.held[0]) {
-      if (this.clock.nowMs() < next.leaseEndsAtMs) {
-        lane.held.shift();
-        this.begin(next);
-        return;
-      }
-      const { id, attempt } = next.job;
-      this.lose(
-        next,
-        new LeaseLostError(
-          status.FAILED_PRECONDITION,
-          `job ${id} attempt ${attempt}: its lease ran out while it waited for a slot (no extend got through); not started here, the server retries it`,
-          { code: 'lease_lost' },
-        ),
-      );
-      // `lose` takes a held job out of `held` (dropHeld); were it still first, this would never end.
-      if (lane.held[0] === next) throw new Error(`sepp worker bug: lost held job ${id} is still held`);
-    }
+    const next = this.heldJobs.takeNext(lane, (late, error) => {
+      late.lost = true;
+      this.dropHeld(late, error);
+    });
+    if (next !== undefined) this.begin(next);
   }
 
   private finishJob(active: Active): void {
@@ -541,7 +520,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private lose(active: Active, error: LeaseLostError): void {
     if (active.lost || !this.active.has(active)) return;
     active.lost = true;
-    if (active.held) {
+    if (this.heldJobs.remove(active)) {
       this.dropHeld(active, error);
       return;
     }
@@ -644,11 +623,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const wasRunning = this.stateName === 'running';
     this.stateName = 'closing';
     for (const lane of this.lanes) lane.transport.stopTaking();
-    // Held jobs go back to the queue for other workers now, not when their leases end;
-    // one on its last attempt runs instead (given back, it would go dead unstarted).
-    for (const lane of this.lanes) {
-      for (const active of [...lane.held]) if (!active.job.isLastAttempt) void this.giveBack(active);
-    }
+    // Held jobs go back to the queue for other workers now, not when their leases end.
+    for (const active of this.heldJobs.takeToGiveBack()) void this.giveBack(active);
     if (wasRunning) {
       if (!(await this.waitDrained(timeoutMs))) {
         const reason = new SeppError(
@@ -659,12 +635,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
           },
         );
         // Held jobs left (on their last attempt) will not start now: their leases run out.
-        for (const lane of this.lanes) {
-          for (const active of lane.held.splice(0)) {
-            active.held = false;
-            active.abandoned = true;
-            this.finishJob(active);
-          }
+        for (const active of this.heldJobs.takeAll()) {
+          active.abandoned = true;
+          this.finishJob(active);
         }
         for (const active of this.active) {
           active.stoppedForShutdown = true;
