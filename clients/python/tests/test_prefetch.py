@@ -16,7 +16,7 @@ from conftest import counts, eventually
 from test_worker import TRANSPORTS, Events, start
 
 import sepp
-from sepp.worker import GIVE_BACK_THREADS
+from sepp._held import GIVE_BACK_THREADS
 
 
 def gated(client: sepp.Client, queue: str, transport: str, **options: Any) -> tuple[sepp.Worker, Events, list[str],

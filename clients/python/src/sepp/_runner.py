@@ -54,8 +54,6 @@ class Active:
     or progress report's."""
     slot_freed: bool = False
     """It takes no slot (held and never started, or its slot was freed)."""
-    held: bool = False
-    """Leased ahead and waiting in the worker for a slot; its handler has not started."""
     progress: ProgressReporter | None = None
     """Made on the job's first progress report."""
 

@@ -17,9 +17,10 @@ ack or a retry.
 
 With `prefetch`, a job delivered while every slot is busy is held (leased, its
 lease extended by the timer thread like a running one's, its handler not
-started) until a slot frees; a held job cancelled, timed out or lost is dropped
-without running (so is one whose lease ran out unextended: see `free_slot`), and `close()` gives held jobs back to the queue at once (a nack
-for an immediate retry) except those on their last attempt, which run.
+started) until a slot frees (`_held.py`); a held job cancelled, timed out or lost is
+dropped without running (so is one whose lease ran out unextended: see `free_slot`), and
+`close()` gives held jobs back to the queue at once (a nack for an immediate retry) except those
+on their last attempt, which run.
 """
 from __future__ import annotations
 
@@ -30,17 +31,16 @@ import signal
 import socket
 import threading
 import time
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 import grpc
 
+from ._held import HeldJobs
 from ._runner import Active, JobRunner
 from ._scheduler import Scheduler
 from ._work_stream import WorkStreamTransport
 from ._work_transport import ReserveTransport, TransportConfig, WorkTransport
-from .errors import JobCancelledError, JobTimeoutError, LeaseLostError, SeppError, UnavailableError
+from .errors import JobCancelledError, JobTimeoutError, SeppError, UnavailableError
 from .handler import Handler, WorkerEvent, WorkerEventKind
 from .v1 import job_pb2
 
@@ -56,10 +56,6 @@ ERROR_AFTER_S = 60.0
 MAX_PREFETCH = 1000
 """The most jobs a Worker leases ahead; slots plus prefetch at most this too (the server's default
 `limits.max_reserve_jobs`, the most unused credit it lets one Work stream hold)."""
-
-GIVE_BACK_THREADS = 8
-"""Threads a worker settles held jobs on (given back at shutdown, nacked as cancelled), each
-waiting for its answer."""
 
 
 class Worker:
@@ -127,8 +123,8 @@ class Worker:
         self._state: Literal["idle", "running", "closing", "closed"] = "idle"
         self._active: set[Active] = set()
         self._busy = 0
-        self._held: deque[Active] = deque()
-        """Jobs leased ahead, oldest first, waiting for a slot; empty whenever a slot is free."""
+        self._held = HeldJobs(self.worker_id)
+        """Jobs leased ahead, waiting for a slot; changed under `_lock`."""
         self._jobs: queue.SimpleQueue[Active | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -138,10 +134,6 @@ class Worker:
         self._fatal: SeppError | None = None
         self._unavailable_since: float | None = None
         self._scheduler = Scheduler(f"sepp-timer-{self.worker_id}")
-        # Held jobs given back or nacked as cancelled, at most GIVE_BACK_THREADS at once for the
-        # worker's whole life (its threads start on demand and end after close()): a mass cancel
-        # of held jobs queues here rather than starting a thread each.
-        self._settler = ThreadPoolExecutor(GIVE_BACK_THREADS, f"sepp-give-back-{self.worker_id}")
         config = TransportConfig(
             queues=self.queues, lease_ms=lease_ms, worker_id=self.worker_id, poll_wait_ms=poll_wait_ms,
             reconnect_base_delay_ms=reconnect_base_delay_ms, reconnect_max_delay_ms=reconnect_max_delay_ms,
@@ -241,32 +233,21 @@ class Worker:
             if self._busy < self.concurrency:
                 self._busy += 1
                 self._jobs.put(active)
-            elif self._state == "running" or active.job.is_last_attempt:
-                active.held = True
-                active.slot_freed = True
-                self._held.append(active)
             else:
                 active.slot_freed = True
-                give_back = True
+                give_back = not self._held.hold(active, self._state == "running")
         self._runner.keep(active)
         if give_back:
-            self._in_background(self._runner.give_back, [active])
-
-    def _unhold(self, active: Active) -> bool:
-        """Takes a held job out of the queue (its place is credit again); False if it was not held."""
-        with self._lock:
-            if not active.held:
-                return False
-            active.held = False
-            self._held.remove(active)
-        if self._state == "running":
-            self._transport.release()
-        return True
+            self._held.settle_in_background(self._runner.give_back, [active])
 
     def drop_held(self, active: Active, error: SeppError) -> bool:
-        """A held job cancelled, timed out or lost never runs here; False if it was not held."""
-        if not self._unhold(active):
-            return False
+        """A held job cancelled, timed out or lost never runs here (its place is credit again);
+        False if it was not held."""
+        with self._lock:
+            if not self._held.remove(active):
+                return False
+        if self._state == "running":
+            self._transport.release()
         self._runner.unkeep(active)
         self._dropped(active, error)
         return True
@@ -281,18 +262,9 @@ class Worker:
         if isinstance(error, JobCancelledError):
             cancelled = error
             # The nack makes the job cancelled now rather than when its lease runs out.
-            self._in_background(lambda a: self._runner.settle_cancelled_held(a, cancelled), [active])
+            self._held.settle_in_background(lambda a: self._runner.settle_cancelled_held(a, cancelled), [active])
         else:
             self.finish_job(active)
-
-    def _in_background(self, call: Callable[[Active], None], actives: list[Active]) -> None:
-        """Settles held jobs off the transport's and the caller's threads (a settlement waits for its
-        answer), on the worker's settler threads."""
-        for active in actives:
-            try:
-                self._settler.submit(call, active)
-            except RuntimeError:  # after close(), when nothing is held any more: settled here then
-                call(active)
 
     def report(self, error: SeppError, retry_in_s: float | None) -> None:
         now = time.monotonic()
@@ -363,33 +335,20 @@ class Worker:
 
     def free_slot(self, active: Active) -> None:
         """Frees the job's slot, once, for the oldest held job whose lease is still ours, and asks for
-        a job to take its place. A held job whose lease ran out unextended (every extend failed or is
-        still unanswered) may already be leased to another worker: it is dropped as lost, never
-        started, and the server retries it once the lease has ended."""
-        lapsed: list[Active] = []
+        a job to take its place. Held jobs whose leases ran out unextended are dropped as lost, never
+        started (`HeldJobs.take_next`)."""
         with self._lock:
             if active.slot_freed:
                 return
             active.slot_freed = True
-            now = time.monotonic()
-            while self._held and self._held[0].lease_ends_at <= now:
-                late = self._held.popleft()
-                # Lost from here on: a cancel notice or an extend's late answer leaves it alone.
-                late.held = False
-                late.lost = True
-                lapsed.append(late)
-            if self._held:
-                following = self._held.popleft()
-                following.held = False
+            following, lapsed = self._held.take_next(time.monotonic())
+            if following is not None:
                 following.slot_freed = False
                 self._jobs.put(following)
             else:
                 self._busy -= 1
-        for late in lapsed:
-            self._dropped(late, LeaseLostError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                f"job {late.job.id} attempt {late.job.attempt}: its lease ran out while it waited for a slot (no "
-                "extend got through); not started here, the server retries it", "lease_lost"))
+        for late, error in lapsed:
+            self._dropped(late, error)
         if self._state == "running":
             self._transport.release()
 
@@ -423,15 +382,11 @@ class Worker:
             self._state = "closing"
         self._stop.set()
         self._transport.stop_taking()
-        # Held jobs go back to the queue for other workers now, not when their leases end; one on
-        # its last attempt runs instead (given back, it would go dead unstarted).
+        # Held jobs go back to the queue for other workers now, not when their leases end.
         with self._lock:
-            given = [a for a in self._held if not a.job.is_last_attempt]
-            for active in given:
-                active.held = False
-                self._held.remove(active)
+            given = self._held.take_to_give_back()
         if given:
-            self._in_background(self._runner.give_back, given)
+            self._held.settle_in_background(self._runner.give_back, given)
         if was_running:
             timeout_s = (timeout_ms if timeout_ms is not None else self.shutdown_timeout_ms) / 1000
             if not self._wait_drained(timeout_s, forceable=True):
@@ -439,10 +394,8 @@ class Worker:
                                    f"the worker is shutting down (waited {timeout_s * 1000:.0f} ms)", "cancelled")
                 with self._lock:
                     # Held jobs left (on their last attempt) will not start now: their leases run out.
-                    left = list(self._held)
-                    self._held.clear()
+                    left = self._held.take_all()
                 for active in left:
-                    active.held = False
                     active.abandoned = True
                     self.finish_job(active)
                 with self._lock:
@@ -466,8 +419,7 @@ class Worker:
         for _ in self._threads:
             self._jobs.put(None)
         self._scheduler.stop()
-        # Settlements already queued still run; the settler's threads end once they are done.
-        self._settler.shutdown(wait=False)
+        self._held.close()
         with self._lock:
             self._state = "closed"
             self._lock.notify_all()
