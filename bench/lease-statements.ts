@@ -28,16 +28,14 @@
  * Prints CPU µs per leased job for each side, per run, and B / A as the median of runs.
  * Not part of `npm test`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { jobsWaitOnIt } from '../src/store/dependencies.ts';
 import type { LeaseParams } from '../src/store/leases.ts';
 import type { LeasedRow } from '../src/store/rows.ts';
 import { leasedColumns, prepareLeaseStatements } from '../src/store/sqlite/leases.ts';
-import { migrate } from '../src/store/sqlite/migrate.ts';
 import { machineDescription, markdownTable, median, parseArgs } from './engine-lib.ts';
+import { StatementDb } from './lib/statement-db.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const variant = args.get('variant') ?? 'same';
@@ -132,22 +130,16 @@ function leaseOf(db: Database.Database, variant: string, source: string): Lease 
 }
 
 class Side {
-  readonly dir = mkdtempSync(join(tmpdir(), 'sepp-bench-leases-'));
-  readonly db: Database.Database;
+  private readonly store = new StatementDb('sepp-bench-leases-');
+  readonly db = this.store.db;
   cpuUs = 0;
   private readonly insertJob: Database.Statement<[string]>;
   private readonly complete: Database.Statement<[string]>;
   private readonly sweep: Database.Statement;
   private readonly lease: Lease;
-  private nextId = 0;
   private nowMs = 1_000_000;
 
   constructor(readonly variant: string) {
-    this.db = new Database(join(this.dir, 'sepp.db'));
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    migrate(this.db);
-    this.db.exec("INSERT INTO queues (name, created_at_ms) VALUES ('w5', 1)");
     this.insertJob = this.db.prepare(
       `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, max_attempts, enqueued_at_ms,
                          run_at_ms, dependency_flags, metadata_json)
@@ -167,18 +159,13 @@ class Side {
         ? (p) => engines.leaseReady.all(p)
         : leaseOf(this.db, variant, engines.leaseReady.source);
     this.db.exec('BEGIN');
-    for (let i = 0; i < backlog; i++) this.insertJob.run(this.id());
+    for (let i = 0; i < backlog; i++) this.insertJob.run(this.store.id());
     this.db.exec('COMMIT');
-  }
-
-  /** Time-ordered ids, as UUIDv7 ids are. */
-  private id(): string {
-    return `0190${(this.nextId++).toString(16).padStart(28, '0')}`;
   }
 
   step(measured: boolean): void {
     this.db.exec('BEGIN');
-    for (let i = 0; i < chunk; i++) this.insertJob.run(this.id());
+    for (let i = 0; i < chunk; i++) this.insertJob.run(this.store.id());
     this.nowMs += 1;
     const params = {
       queue: 'w5',
@@ -202,8 +189,7 @@ class Side {
   }
 
   close(): void {
-    this.db.close();
-    rmSync(this.dir, { recursive: true, force: true });
+    this.store.close();
   }
 }
 
