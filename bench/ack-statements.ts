@@ -24,16 +24,14 @@
  * Prints CPU µs per acked child for each part and side, per run, and B / A as medians of runs.
  * Not part of `npm test`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { jobsWaitOnIt, waitsOnJobs } from '../src/store/dependencies.ts';
 import type { Op } from '../src/store/op.ts';
 import { dependencyOps, prepareDependencyStatements } from '../src/store/sqlite/dependencies.ts';
 import { prepareAckDeletes, prepareKeptCompletes } from '../src/store/sqlite/leases.ts';
-import { migrate } from '../src/store/sqlite/migrate.ts';
 import { machineDescription, markdownTable, median, parseArgs } from './engine-lib.ts';
+import { StatementDb } from './lib/statement-db.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const variant = args.get('variant') ?? 'same';
@@ -56,8 +54,8 @@ function drain<T>(op: Op<T>): T {
 }
 
 class Side {
-  readonly dir = mkdtempSync(join(tmpdir(), 'sepp-bench-acks-'));
-  readonly db: Database.Database;
+  private readonly store = new StatementDb('sepp-bench-acks-');
+  readonly db = this.store.db;
   readonly cpuUs: Record<Part, number> = { delete: 0, kept: 0, release: 0, commit: 0 };
   private readonly leased: { jobId: string; attempt: number; seq: number }[] = [];
   private readonly insertJob: Database.Statement<unknown[], number>;
@@ -68,14 +66,8 @@ class Side {
   private readonly deps;
   /** by-seq's statement, by batch size. */
   private readonly bySeq = new Map<number, Database.Statement<unknown[], unknown[]>>();
-  private nextId = 0;
 
   constructor(readonly variant: string) {
-    this.db = new Database(join(this.dir, 'sepp.db'));
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    migrate(this.db);
-    this.db.exec("INSERT INTO queues (name, created_at_ms) VALUES ('w5', 1)");
     this.insertJob = this.db
       .prepare<unknown[], number>(
         `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, max_attempts, enqueued_at_ms,
@@ -92,11 +84,6 @@ class Side {
     this.deletes = prepareAckDeletes(this.db);
     this.kept = prepareKeptCompletes(this.db);
     this.deps = dependencyOps(prepareDependencyStatements(this.db));
-  }
-
-  /** Time-ordered ids, as UUIDv7 ids are. */
-  private id(): string {
-    return `0190${(this.nextId++).toString(16).padStart(28, '0')}`;
   }
 
   private timed<T>(part: Part | null, body: () => T): T {
@@ -132,13 +119,13 @@ class Side {
     this.db.exec('BEGIN');
     const parents: string[] = [];
     for (let c = 0; c < children; c++) {
-      const jobId = this.id();
+      const jobId = this.store.id();
       parents.push(jobId);
       const seq = this.insertJob.get(jobId, 'child', 'leased', 1, 10, 1, 'w', jobsWaitOnIt)!;
       this.leased.push({ jobId, attempt: 1, seq });
     }
     const collector = this.insertJob.get(
-      this.id(),
+      this.store.id(),
       'collector',
       'waiting',
       0,
@@ -177,8 +164,7 @@ class Side {
   }
 
   close(): void {
-    this.db.close();
-    rmSync(this.dir, { recursive: true, force: true });
+    this.store.close();
   }
 }
 
