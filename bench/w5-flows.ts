@@ -16,7 +16,7 @@
  *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000]
  *                             [--only collector,root-collector,wide,plain] [--no-bullmq] [--prefill]
  *                             [--against main] [--profile DIR] [--store sqlite|postgres]
- *                             [--pg-statements N] [--prefetch 0[,200,500]]
+ *                             [--pg-statements N] [--prefetch 0[,200,500]] [--streams 1[,2]]
  *
  * `plain` (not run unless named in --only) is the control: the same jobs, `--flows` batches
  * of `--children` + 1, without edges (enqueueBatch, the same Worker), ended when every job
@@ -36,6 +36,9 @@
  * collectors' alike (one Worker runs them all). A list (0,200,500) runs this checkout's server
  * once per value, as separate systems interleaved with the others; `--against` runs with the
  * first value. BullMQ's Worker has no such setting: it holds at most `concurrency` jobs.
+ *
+ * --streams N[,M] sets the Worker's `streams` (the Work streams its slots are spread over; absent:
+ * the SDK's default, min(concurrency, 2)); a list runs each value as its own system, like --prefetch.
  *
  * With `--store postgres`, sepp runs on a fresh PostgreSQL 15 cluster (tests/helpers/postgres.ts,
  * fsync on; a schema per run) and BullMQ is left out; the server CPU is sepp's process only,
@@ -74,6 +77,7 @@ const { values: args } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     'pg-statements': { type: 'string' },
     prefetch: { type: 'string', default: '0' },
+    streams: { type: 'string' },
   },
 });
 const runs = Number(args.runs);
@@ -88,6 +92,14 @@ if (
   new Set(prefetches).size !== prefetches.length
 )
   throw new Error('--prefetch: distinct integers from 0 to 1000, comma-separated (the Worker allows 0–1000)');
+/** --streams: the Worker's Work streams, a list (each value its own system); absent: the SDK's default. */
+const streamCounts: (number | undefined)[] =
+  args.streams === undefined ? [undefined] : args.streams.split(',').map(Number);
+if (
+  streamCounts.some((n) => n !== undefined && (!Number.isInteger(n) || n < 1 || n > concurrency)) ||
+  new Set(streamCounts).size !== streamCounts.length
+)
+  throw new Error('--streams: distinct integers from 1 to --concurrency, comma-separated');
 if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error('--store is sqlite or postgres');
 /** With `--store postgres`: the cluster, and a `[store]` table with a new schema per run. */
 const postgres =
@@ -186,6 +198,7 @@ async function runSepp(
   dir: string,
   tree: SourceTree | undefined,
   prefetch: number,
+  streams: number | undefined,
   profile?: string,
 ): Promise<Figure> {
   const config = join(dir, 'sepp.toml');
@@ -209,6 +222,7 @@ async function runSepp(
         queues: ['w5'],
         concurrency,
         prefetch,
+        ...(streams === undefined ? {} : { streams }),
         handlers: {
           root: () => {},
           child: () => {},
@@ -375,17 +389,22 @@ interface System {
   kind: 'sepp' | 'base' | 'bullmq';
   /** The sepp Worker's prefetch (BullMQ: none). */
   prefetch: number;
+  /** The sepp Worker's Work streams (undefined: the SDK's default). */
+  streams?: number;
   label: string;
 }
 const seppLabel = postgres === undefined ? 'sepp' : 'sepp (PostgreSQL)';
 const firstPrefetch = prefetches[0]!;
 const systems: System[] = [
-  ...prefetches.map((prefetch) => ({
-    key: `sepp-p${prefetch}`,
-    kind: 'sepp' as const,
-    prefetch,
-    label: `${seppLabel}, prefetch ${prefetch}`,
-  })),
+  ...prefetches.flatMap((prefetch) =>
+    streamCounts.map((streams) => ({
+      key: `sepp-p${prefetch}${streams === undefined ? '' : `-s${streams}`}`,
+      kind: 'sepp' as const,
+      prefetch,
+      streams,
+      label: `${seppLabel}, prefetch ${prefetch}${streams === undefined ? '' : `, ${streams} stream${streams === 1 ? '' : 's'}`}`,
+    })),
+  ),
   ...(baseTree === undefined
     ? []
     : [
@@ -416,7 +435,7 @@ for (let run = 0; run < runs; run++) {
       system.kind === 'sepp' && run === runs - 1 && args.profile !== undefined
         ? join(
             args.profile,
-            `server-${shape}${prefetches.length > 1 ? `-prefetch${system.prefetch}` : ''}.cpuprofile`,
+            `server-${shape}${prefetches.length > 1 ? `-prefetch${system.prefetch}` : ''}${streamCounts.length > 1 ? `-streams${system.streams}` : ''}.cpuprofile`,
           )
         : undefined;
     const figure =
@@ -427,6 +446,7 @@ for (let run = 0; run < runs; run++) {
             runDir,
             system.kind === 'base' ? baseTree : undefined,
             system.prefetch,
+            system.kind === 'sepp' ? system.streams : undefined,
             profile,
           );
     loads.push(loadavg()[0]!);
@@ -509,7 +529,7 @@ const lines = [
   '',
   `Medians of ${runs} runs, systems interleaved, order alternating. Load average during the runs: ` +
     `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}. ${producers} producers, one worker of concurrency ${concurrency} ` +
-    `(sepp's prefetch ${prefetches.join(', ')}${baseTree === undefined ? '' : `; ${baseTree.label} at ${firstPrefetch}`}); ` +
+    `(sepp's prefetch ${prefetches.join(', ')}${args.streams === undefined ? '' : `, Work streams ${args.streams}`}${baseTree === undefined ? '' : `; ${baseTree.label} at ${firstPrefetch}`}); ` +
     (postgres === undefined
       ? `sepp durability full; redis-server ${/v=(\S+)/.exec(commandOutput('redis-server', ['--version']))?.[1] ?? '?'} ` +
         `--appendonly yes --appendfsync always, bullmq ${packageVersion('bullmq')} (a Worker of concurrency ${concurrency}).`
