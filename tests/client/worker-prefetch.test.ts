@@ -481,4 +481,41 @@ describe('Worker option prefetch', () => {
     await fits.close();
     await client.close();
   });
+
+  test('by default a Worker opens as few Work streams as fit 1000 slots and held jobs each', async () => {
+    const t = await startTestServer();
+    const client = SeppClient.connect(t.address);
+    const waiting = async (queue: string) =>
+      (await client.listQueues()).find((q) => q.name === queue)?.waitingWorkers ?? 0;
+    try {
+      // concurrency + prefetch → streams: 50 → 1, 1000 → 1, 1500 → 2, 2000 → 2; a given `streams` wins.
+      const cases = [
+        { queue: 'streams-50', concurrency: 50, prefetch: 0, streams: 1 },
+        { queue: 'streams-1000', concurrency: 600, prefetch: 400, streams: 1 },
+        { queue: 'streams-1500', concurrency: 1000, prefetch: 500, streams: 2 },
+        { queue: 'streams-2000', concurrency: 1000, prefetch: 1000, streams: 2 },
+        { queue: 'streams-given', concurrency: 50, prefetch: 0, streams: 4, given: 4 },
+      ];
+      for (const { queue, concurrency, prefetch, streams, given } of cases) {
+        await client.enqueue(queue, 'later', undefined, { delayMs: 3_600_000 });
+        const worker = client.worker({
+          queues: [queue],
+          concurrency,
+          prefetch,
+          ...(given === undefined ? {} : { streams: given }),
+          fallback: () => undefined,
+        });
+        try {
+          await until(async () => (await waiting(queue)) === streams, `${streams} Work streams on ${queue}`);
+          await settle();
+          assert.equal(await waiting(queue), streams, queue);
+        } finally {
+          await worker.close();
+        }
+      }
+    } finally {
+      await client.close();
+      await t.dispose();
+    }
+  });
 });

@@ -173,7 +173,7 @@ describe('Worker: what a real server refuses', () => {
         ];
         for (const { what, client, options, grpcCode, message } of cases) {
           // Two slots: on the stream, two Work streams meet the refusal; it is still said once.
-          const made = watchedWorker(client, { ...options, transport, concurrency: 2 });
+          const made = watchedWorker(client, { ...options, transport, concurrency: 2, streams: 2 });
           await assertStops(made, grpcCode, message, `${transport}, ${what}`);
         }
       } finally {
@@ -187,7 +187,7 @@ describe('Worker: what a real server refuses', () => {
       const busy = `stops-busy-${transport}`;
       await quietQueue(busy);
       // Its two Work streams take both places for long polls.
-      const holder = admin.worker({ queues: [busy], concurrency: 2, fallback: () => undefined });
+      const holder = admin.worker({ queues: [busy], concurrency: 2, streams: 2, fallback: () => undefined });
       await untilWaiting(busy, 2);
       const queue = `stops-retried-${transport}`;
       const made = watchedWorker(admin, { queues: [queue], transport, concurrency: 1 });

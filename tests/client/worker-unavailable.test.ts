@@ -162,6 +162,7 @@ test('Worker: maxUnavailableMs counts only while every stream fails', async () =
   const worker = client.worker({
     queues: ['half'],
     concurrency: 2,
+    streams: 2,
     clock,
     maxUnavailableMs: 2000,
     reconnect: { baseDelayMs: stepMs, maxDelayMs: stepMs },

@@ -41,11 +41,12 @@ export interface WorkerOptions {
    * How many Work streams (or, with the unary transport, Reserve pollers) the
    * slots are spread over. Each stream carries everything one turn of the
    * event loop settles as one batch message, and asks the server for jobs on
-   * its own: many small reserves cost the server more than a few larger ones,
-   * while two streams let one lease while the other's commit is under way.
-   * Default: min(concurrency, 2) streams (measured against 4 and 16 with
-   * bench/sdk-quick.ts: the most jobs/s and the least CPU per job); 1 poller
-   * for `unary`.
+   * its own: many small reserves and acks cost the server more than a few
+   * larger ones. Default: as few streams as the server's credit limit per
+   * stream allows, ceil((concurrency + prefetch) / 1000), so one for most
+   * workers (one stream against two: 14 % less server CPU per drained job,
+   * bench/sdk-quick.ts --streams; bench/results/streams-2026-12-07.md);
+   * 1 poller for `unary`.
    */
   streams?: number;
   /** Longest Reserve long poll with the unary transport, in ms. Default 30,000. */
@@ -126,6 +127,16 @@ export const maxPrefetch = 1000;
  * `limits.max_reserve_jobs`, beyond which it ends the stream.
  */
 export const maxCreditPerStream = 1000;
+
+/**
+ * The Work streams a Worker opens when `streams` is not given: as few as the credit limit per
+ * stream allows (one up to 1,000 slots and held jobs), one poller for the unary transport.
+ */
+export function defaultStreams(transport: 'stream' | 'unary', concurrency: number, prefetch: number): number {
+  // Two streams always fit: concurrency and prefetch are at most 1000 each, so each stream's
+  // share (makeLanes) is at most 500 + 500.
+  return transport === 'unary' ? 1 : Math.ceil((concurrency + prefetch) / maxCreditPerStream);
+}
 
 /** Checks what the constructor cannot do without (TypeError otherwise) and resolves the defaults it needs first. */
 export function checkWorkerOptions(options: WorkerOptions): {

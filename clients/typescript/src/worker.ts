@@ -62,6 +62,7 @@ import {
 } from './worker-job.ts';
 import {
   checkWorkerOptions,
+  defaultStreams,
   type WorkerEvents,
   type WorkerLogger,
   type WorkerOptions,
@@ -135,7 +136,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       clock: this.clock,
     };
     const transport = options.transport ?? this.connection.options.transport;
-    const laneCount = Math.min(concurrency, options.streams ?? (transport === 'unary' ? 1 : 2));
+    const laneCount = Math.min(
+      concurrency,
+      options.streams ?? defaultStreams(transport, concurrency, prefetch),
+    );
     this.lanes = makeLanes(concurrency, prefetch, laneCount, (lane) => {
       const host: TransportHost = {
         freeSlots: () =>
