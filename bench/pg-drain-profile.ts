@@ -34,6 +34,7 @@ import { startTestServer } from '../tests/helpers/server.ts';
 import { cpuMicros } from './lib/proc-stats.ts';
 import { Profiler } from './lib/profiler.ts';
 import { drainJobs, enqueueJobs } from './lib/sdk-phases.ts';
+import { SeppWorkerPool } from './systems/sepp-worker-pool.ts';
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +48,7 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'postgres' },
     warmup: { type: 'string', default: '0' },
     analyze: { type: 'boolean', default: false },
+    pool: { type: 'boolean', default: false },
   },
 });
 const jobs = Number(values.jobs);
@@ -140,12 +142,14 @@ try {
   await profiler?.start();
   console.error(`draining (pid ${process.pid}, PostgreSQL ${postmaster})`);
   const started = performance.now();
-  await drainJobs(client, 'w1', jobs, {
-    concurrency,
-    transport: 'stream',
-    prefetch,
-    ...(values.streams === undefined ? {} : { streams: Number(values.streams) }),
-  });
+  if (values.pool) await poolDrain(client, jobs);
+  else
+    await drainJobs(client, 'w1', jobs, {
+      concurrency,
+      transport: 'stream',
+      prefetch,
+      ...(values.streams === undefined ? {} : { streams: Number(values.streams) }),
+    });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const threads1 = threadTicks();
@@ -219,6 +223,29 @@ async function sqliteDrain(): Promise<void> {
     client.close();
     await server.dispose();
   }
+}
+
+/**
+ * `--pool`: the peer harness's drain (bench/systems/sepp-worker-pool.ts): `concurrency` bench
+ * workers, each reserving one job and awaiting its durable ack in turn, through one SDK Worker
+ * of that concurrency and `--prefetch`. Its batches have the harness's shape (~50 acks and
+ * ~2.4 units per commit at prefetch 500), which the plain SDK drain's (hundreds) have not.
+ */
+async function poolDrain(client: SeppClient, total: number): Promise<void> {
+  const pool = new SeppWorkerPool(client, 'w1', (message) => console.error(message), prefetch);
+  for (let i = 0; i < concurrency; i++) pool.join();
+  let claimed = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (claimed < total) {
+        claimed++;
+        const lease = await pool.reserve(10_000);
+        if (lease === null) throw new Error('the pool drain found no job for 10 s');
+        await lease.ack(claimed < total);
+      }
+    }),
+  );
+  await pool.close();
 }
 
 /** The main thread's context switches so far: voluntary (it waited) and not (it was preempted). */
@@ -307,6 +334,12 @@ function writerFigures(
     `writer wall: units (statements' round trips) ${pct(unitsMs)}, COMMIT ${pct(commitMs)}, ` +
       `idle between batches ${pct(idleMs)}; per batch p50 / p90 ms: units ${ms((b) => b.unitsMs)}, ` +
       `COMMIT ${ms((b) => b.commitMs)}, idle before ${ms((b) => b.idleBeforeMs)}`,
+    `writer round trips per batch: ${(sum((b) => b.statements + b.commands) / batches.length).toFixed(1)} queries sent ` +
+      `(${(sum((b) => b.commands) / batches.length).toFixed(1)} BEGIN/savepoint/COMMIT), ` +
+      `${(sum((b) => b.awaited) / batches.length).toFixed(1)} statements awaited + the COMMIT; ` +
+      `units' wall: waiting for answers ${pct(sum((b) => b.awaitedMs))}, the rest (sepp's code and whatever the ` +
+      `event loop ran meanwhile) ${pct(unitsMs - sum((b) => b.awaitedMs))}; per batch p50 ms: awaited ${ms((b) => b.awaitedMs)}, ` +
+      `rest ${ms((b) => b.unitsMs - b.awaitedMs)}`,
     `WAL: ${wal.syncs} syncs (${(wal.syncs / batches.length).toFixed(2)} per batch), ${(wal.ms / Math.max(1, wal.syncs)).toFixed(2)} ms each; ` +
       `event loop busy ${(eventLoopBusy * 100).toFixed(0)} % (server and client: one process)`,
   ].join('\n');
