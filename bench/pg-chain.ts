@@ -10,7 +10,10 @@
  * server by bench/lib/pg-chain-trace.ts), with the drain's statements (pg_stat_statements).
  *
  *   npx tsx bench/pg-chain.ts --jobs 20000 [--runs 3] [--prefetch 500] [--against /work/wt/base4]
- *     [--experiment SQL] [--explain] [--top N]
+ *     [--experiment SQL] [--explain] [--top N] [--streams N]
+ *
+ * `--profile PREFIX` writes the server's CPU profile of each drain to PREFIX.RUN.TREE.cpuprofile
+ * (bench/pg-profile-areas.ts sums it by area). `--streams N` gives the drain's SDK Worker N Work streams (the SDK's default is 2).
  *
  * `--experiment SQL` runs SQL on each run's migrated schema before the enqueue (`DROP INDEX sepp.x`).
  * `--against DIR` runs DIR's sources too, alternating with this checkout's in every run (the
@@ -38,6 +41,8 @@ const { values } = parseArgs({
     top: { type: 'string', default: '8' },
     explain: { type: 'boolean', default: false },
     experiment: { type: 'string' },
+    streams: { type: 'string' },
+    profile: { type: 'string' },
   },
 });
 const jobs = Number(values.jobs);
@@ -56,6 +61,7 @@ interface Batch {
   awaited?: number;
   awaitedMs?: number;
   idleBeforeMs: number;
+  queuedAtCommit?: number;
   unitsMs: number;
   commitMs: number;
 }
@@ -97,7 +103,13 @@ async function runOnce(tree: string, run: number): Promise<string> {
     config,
     dir,
     preload: [traceModule],
-    env: { SEPP_PG_CHAIN_SRC: tree, SEPP_PG_CHAIN_OUT: out },
+    env: {
+      SEPP_PG_CHAIN_SRC: tree,
+      SEPP_PG_CHAIN_OUT: out,
+      ...(values.profile === undefined
+        ? {}
+        : { SEPP_PG_CHAIN_PROFILE: `${values.profile}.${run}.${trees.indexOf(tree)}.cpuprofile` }),
+    },
   });
   const client = SeppClient.connect(`127.0.0.1:${serve.grpcPort}`);
   const batches = async (): Promise<Batch[]> => {
@@ -138,8 +150,12 @@ async function runOnce(tree: string, run: number): Promise<string> {
       rows: string;
       ms: string;
       hit: string;
+      wal_records: string;
+      wal_bytes: string;
+      wal_fpi: string;
     }>(
-      `SELECT s.query, s.calls::text, s.rows::text, s.total_exec_time::text AS ms, s.shared_blks_hit::text AS hit
+      `SELECT s.query, s.calls::text, s.rows::text, s.total_exec_time::text AS ms, s.shared_blks_hit::text AS hit,
+              s.wal_records::text AS wal_records, s.wal_bytes::text AS wal_bytes, s.wal_fpi::text AS wal_fpi
          FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
         WHERE d.datname = $1 ORDER BY s.total_exec_time DESC LIMIT $2`,
       [database, Number(values.top)],
@@ -150,12 +166,12 @@ async function runOnce(tree: string, run: number): Promise<string> {
         `sepp ${enqueue.seppUs} / PostgreSQL ${enqueue.pgUs} µs CPU/job; drain ${drain.perSecond} jobs/s, ` +
         `sepp ${drain.seppUs} / PostgreSQL ${drain.pgUs} µs CPU/job`,
       chainFigures(drained),
-      '| statement | calls/batch | rows/call | exec µs/call | exec µs/job | buffers hit/call |',
-      '| --- | ---: | ---: | ---: | ---: | ---: |',
+      '| statement | calls/batch | rows/call | exec µs/call | exec µs/job | buffers hit/call | WAL records / bytes / full pages per call |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...statements.rows.map((r) => {
         const calls = Number(r.calls);
         const ms = Number(r.ms);
-        return `| ${r.query.replace(/\s+/g, ' ').slice(0, 70)} | ${(calls / Math.max(1, drained.length)).toFixed(2)} | ${(Number(r.rows) / Math.max(1, calls)).toFixed(1)} | ${((ms * 1000) / Math.max(1, calls)).toFixed(0)} | ${((ms * 1000) / jobs).toFixed(1)} | ${(Number(r.hit) / Math.max(1, calls)).toFixed(0)} |`;
+        return `| ${r.query.replace(/\s+/g, ' ').slice(0, 70)} | ${(calls / Math.max(1, drained.length)).toFixed(2)} | ${(Number(r.rows) / Math.max(1, calls)).toFixed(1)} | ${((ms * 1000) / Math.max(1, calls)).toFixed(0)} | ${((ms * 1000) / jobs).toFixed(1)} | ${(Number(r.hit) / Math.max(1, calls)).toFixed(0)} | ${[r.wal_records, r.wal_bytes, r.wal_fpi].map((v) => (Number(v) / Math.max(1, calls)).toFixed(0)).join(' / ')} |`;
       }),
     ].join('\n');
   } finally {
@@ -167,7 +183,8 @@ async function runOnce(tree: string, run: number): Promise<string> {
 
 /** The harness's drain: `concurrency` bench workers, each reserving one job and awaiting its durable ack. */
 async function poolDrain(client: SeppClient): Promise<void> {
-  const pool = new SeppWorkerPool(client, 'w1', (message) => console.error(message), prefetch);
+  const streams = values.streams === undefined ? undefined : Number(values.streams);
+  const pool = new SeppWorkerPool(client, 'w1', (message) => console.error(message), prefetch, streams);
   for (let i = 0; i < concurrency; i++) pool.join();
   let claimed = 0;
   await Promise.all(
@@ -203,7 +220,34 @@ function chainFigures(batches: readonly Batch[]): string {
     `batch wall ms, mean (p50): ${wall.toFixed(2)} = idle before ${both((b) => b.idleBeforeMs)} [${pct(mean((b) => b.idleBeforeMs))}] + ` +
       `units ${both((b) => b.unitsMs)} [${pct(mean((b) => b.unitsMs))}: awaiting answers ${both((b) => b.awaitedMs ?? 0)} ${pct(awaitedMs)}, ` +
       `the rest ${pct(mean((b) => b.unitsMs) - awaitedMs)}] + COMMIT ${both((b) => b.commitMs)} [${pct(mean((b) => b.commitMs))}]`,
+    idleSplit(batches),
   ].join('\n');
+}
+
+/**
+ * The idle time before a batch, split by whether units were already queued when the batch
+ * before it committed (then the wait was the answering of that batch and the event loop's
+ * other work) or not (the writer waited for units to come).
+ */
+function idleSplit(batches: readonly Batch[]): string {
+  let queued = 0;
+  let queuedMs = 0;
+  let emptyMs = 0;
+  for (let i = 1; i < batches.length; i++) {
+    const before = batches[i - 1]?.queuedAtCommit ?? 0;
+    const idle = batches[i]?.idleBeforeMs ?? 0;
+    if (before > 0) {
+      queued++;
+      queuedMs += idle;
+    } else emptyMs += idle;
+  }
+  const n = Math.max(1, batches.length - 1);
+  return (
+    `idle before a batch: ${queued} of ${n} batches had units queued at the previous COMMIT ` +
+    `(idle ${(queuedMs / Math.max(1, queued)).toFixed(2)} ms each: answering and the event loop's other work), ` +
+    `the rest waited for units (${(emptyMs / Math.max(1, n - queued)).toFixed(2)} ms each); ` +
+    `units queued at a COMMIT: ${(batches.reduce((a, b) => a + (b.queuedAtCommit ?? 0), 0) / n).toFixed(2)}`
+  );
 }
 
 try {
@@ -213,6 +257,17 @@ try {
   }
   if (values.explain) {
     const plans = cluster.logs().split(/\n(?=\S.*LOG: {2}duration)/);
+    // The lease's pick along the drain: its index scan's time to the first row and its buffers.
+    const picks = plans
+      .filter((p) => p.includes('picked'))
+      .map((p) =>
+        /Index Scan using jobs_ready[^\n]*actual time=([\d.]+)\.\.([\d.]+)[^\n]*\n[^\n]*\n[^\n]*\n\s*Buffers: shared hit=(\d+)/.exec(
+          p,
+        ),
+      )
+      .filter((m) => m !== null)
+      .map((m) => `${m[1]}/${m[2]} ms ${m[3]} buffers`);
+    console.log(`lease picks along the drain (first row / all rows, buffers):\n${picks.join('\n')}`);
     console.log(
       plans
         .filter((p) => p.includes('picked'))

@@ -47,6 +47,8 @@ export class SeppWorkerPool {
     private readonly queue: string,
     private readonly report: (message: string) => void,
     private readonly prefetch = 0,
+    /** The Worker's Work streams; undefined: the SDK's default (bench/pg-chain.ts tries others). */
+    private readonly streams?: number,
   ) {}
 
   /** Each bench worker of the queue adds one slot to the Worker, which starts on the first reserve. */
@@ -66,6 +68,7 @@ export class SeppWorkerPool {
       queues: [this.queue],
       concurrency: this.members,
       prefetch: this.prefetch,
+      ...(this.streams === undefined ? {} : { streams: this.streams }),
       fallback: (job) =>
         new Promise<void>((resolve, reject) => {
           const delivery: Delivery = {

@@ -116,6 +116,8 @@ export interface BatchTrace {
   awaited: number;
   awaitedMs: number;
   idleBeforeMs: number;
+  /** Units queued for the next batch when this one's COMMIT answered (before its units were answered). */
+  queuedAtCommit: number;
   unitsMs: number;
   commitMs: number;
 }
@@ -264,6 +266,7 @@ export class PostgresWriter {
     let unitsDoneMs = startedMs;
     /** The writer's own queries in this batch, for writerTrace. */
     let commands = 0;
+    let queuedAtCommit = 0;
     try {
       session = await this.connected();
       const { client, ahead } = session;
@@ -337,6 +340,7 @@ export class PostgresWriter {
         if (!onlyFailed) {
           commands++;
           const tag = await command(client, 'COMMIT');
+          queuedAtCommit = this.queue.length;
           const failedAhead = await ahead.failed();
           if (failedAhead !== undefined) throw storageFailure(failedAhead.error);
           if (tag !== 'COMMIT') throw storageFailure(`the COMMIT answered ${String(tag)}`);
@@ -369,6 +373,7 @@ export class PostgresWriter {
         awaited: session?.transaction.waits?.count ?? 0,
         awaitedMs: session?.transaction.waits?.ms ?? 0,
         idleBeforeMs: this.lastEndedMs === undefined ? 0 : startedMs - this.lastEndedMs,
+        queuedAtCommit,
         unitsMs: unitsDoneMs - startedMs,
         commitMs: endedMs - unitsDoneMs,
       });
