@@ -29,7 +29,7 @@ import { startPostgres } from '../tests/helpers/postgres.ts';
 import { cpuMicros } from './lib/proc-stats.ts';
 import { enqueueJobs } from './lib/sdk-phases.ts';
 import { startSeppServe } from './lib/sepp-serve.ts';
-import { SeppWorkerPool } from './systems/sepp-worker-pool.ts';
+import { drainThroughPool } from './systems/sepp-worker-pool.ts';
 
 const { values } = parseArgs({
   options: {
@@ -142,7 +142,13 @@ async function runOnce(tree: string, run: number): Promise<string> {
     const enqueue = await measure(() => enqueueJobs(client, 'w1', jobs, concurrency));
     await batches();
     await admin.query('SELECT pg_stat_statements_reset()');
-    const drain = await measure(() => poolDrain(client));
+    const drain = await measure(() =>
+      drainThroughPool(client, 'w1', jobs, {
+        workers: concurrency,
+        prefetch,
+        ...(values.streams === undefined ? {} : { streams: Number(values.streams) }),
+      }),
+    );
     const drained = await batches();
     const statements = await admin.query<{
       query: string;
@@ -179,25 +185,6 @@ async function runOnce(tree: string, run: number): Promise<string> {
     await serve.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** The harness's drain: `concurrency` bench workers, each reserving one job and awaiting its durable ack. */
-async function poolDrain(client: SeppClient): Promise<void> {
-  const streams = values.streams === undefined ? undefined : Number(values.streams);
-  const pool = new SeppWorkerPool(client, 'w1', (message) => console.error(message), prefetch, streams);
-  for (let i = 0; i < concurrency; i++) pool.join();
-  let claimed = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (claimed < jobs) {
-        claimed++;
-        const lease = await pool.reserve(10_000);
-        if (lease === null) throw new Error('the drain found no job for 10 s');
-        await lease.ack(claimed < jobs);
-      }
-    }),
-  );
-  await pool.close();
 }
 
 /** Per drain batch: its size, its queries, and where its wall time went (medians and means). */

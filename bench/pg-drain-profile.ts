@@ -6,7 +6,7 @@
  * statement of the drain, its calls, rows and time per job (pg_stat_statements).
  *
  *   npx tsx bench/pg-drain-profile.ts --jobs 20000 --concurrency 50 [--streams N] [--prefetch N]
- *     [--profile FILE.cpuprofile] [--experiment SQL] [--analyze] [--store sqlite] [--warmup N]
+ *     [--profile FILE.cpuprofile] [--experiment SQL] [--analyze] [--store sqlite] [--warmup N] [--pool]
  *
  * It also prints where the writer's wall time went (writer.ts `writerTrace`: its statements'
  * round trips, its COMMITs, and its idle time between batches), WAL syncs and how busy the
@@ -20,7 +20,10 @@
  * thread: the main thread, and V8's helper threads (its optimizing compiler, mostly).
  * `--store sqlite` drains the same jobs on a SQLite store (the same engine), for comparison.
  * `--prefetch N` gives the Worker that `prefetch` (jobs leased beyond its slots, refilled in
- * chunks), as the harness's `--set sepp.prefetch=N`; the warm-up drain uses it too.
+ * chunks), as the harness's `--set sepp.prefetch=N`; the warm-up drain uses it too. `--pool` drains
+ * as the peer harness does (bench/systems/sepp-worker-pool.ts: `--concurrency` bench workers, each
+ * awaiting its job's durable ack); in this process the client shares the server's event loop, so
+ * for the harness's batches use bench/pg-chain.ts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -34,7 +37,7 @@ import { startTestServer } from '../tests/helpers/server.ts';
 import { cpuMicros } from './lib/proc-stats.ts';
 import { Profiler } from './lib/profiler.ts';
 import { drainJobs, enqueueJobs } from './lib/sdk-phases.ts';
-import { SeppWorkerPool } from './systems/sepp-worker-pool.ts';
+import { drainThroughPool } from './systems/sepp-worker-pool.ts';
 
 const { values } = parseArgs({
   options: {
@@ -142,7 +145,9 @@ try {
   await profiler?.start();
   console.error(`draining (pid ${process.pid}, PostgreSQL ${postmaster})`);
   const started = performance.now();
-  if (values.pool) await poolDrain(client, jobs);
+  // --pool: the peer harness's drain (~50 acks and ~2.4 units per commit at prefetch 500, as in
+  // the harness), which the plain SDK drain's batches (hundreds of acks) have not.
+  if (values.pool) await drainThroughPool(client, 'w1', jobs, { workers: concurrency, prefetch });
   else
     await drainJobs(client, 'w1', jobs, {
       concurrency,
@@ -223,29 +228,6 @@ async function sqliteDrain(): Promise<void> {
     client.close();
     await server.dispose();
   }
-}
-
-/**
- * `--pool`: the peer harness's drain (bench/systems/sepp-worker-pool.ts): `concurrency` bench
- * workers, each reserving one job and awaiting its durable ack in turn, through one SDK Worker
- * of that concurrency and `--prefetch`. Its batches have the harness's shape (~50 acks and
- * ~2.4 units per commit at prefetch 500), which the plain SDK drain's (hundreds) have not.
- */
-async function poolDrain(client: SeppClient, total: number): Promise<void> {
-  const pool = new SeppWorkerPool(client, 'w1', (message) => console.error(message), prefetch);
-  for (let i = 0; i < concurrency; i++) pool.join();
-  let claimed = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (claimed < total) {
-        claimed++;
-        const lease = await pool.reserve(10_000);
-        if (lease === null) throw new Error('the pool drain found no job for 10 s');
-        await lease.ack(claimed < total);
-      }
-    }),
-  );
-  await pool.close();
 }
 
 /** The main thread's context switches so far: voluntary (it waited) and not (it was preempted). */

@@ -124,3 +124,36 @@ export class SeppWorkerPool {
     this.acks.clear();
   }
 }
+
+/**
+ * The peer harness's drain outside the harness (bench/pg-chain.ts, pg-drain-profile.ts `--pool`):
+ * `workers` bench workers, each reserving one job and awaiting its durable ack in turn, through
+ * one pool (one SDK Worker of that concurrency), until `jobs` jobs are acknowledged.
+ */
+export async function drainThroughPool(
+  client: SeppClient,
+  queue: string,
+  jobs: number,
+  options: { workers: number; prefetch: number; streams?: number },
+): Promise<void> {
+  const pool = new SeppWorkerPool(
+    client,
+    queue,
+    (message) => console.error(message),
+    options.prefetch,
+    options.streams,
+  );
+  for (let i = 0; i < options.workers; i++) pool.join();
+  let claimed = 0;
+  await Promise.all(
+    Array.from({ length: options.workers }, async () => {
+      while (claimed < jobs) {
+        claimed++;
+        const lease = await pool.reserve(10_000);
+        if (lease === null) throw new Error('the drain found no job for 10 s');
+        await lease.ack(claimed < jobs);
+      }
+    }),
+  );
+  await pool.close();
+}
