@@ -166,7 +166,13 @@ export function writerSession(
   const plain = connectionOf(client, undefined);
   const ahead = new Ahead();
   const deltas = new ShardDeltas(plain, () => shard, ahead.take);
-  const transaction: WriteTransaction = { statements: 0, unitStart: 0 };
+  const transaction: WriteTransaction = {
+    statements: 0,
+    unitStart: 0,
+    genericPlans: false,
+    genericAtSavepoint: false,
+    genericNext: false,
+  };
   return {
     client,
     ahead,
@@ -175,6 +181,12 @@ export function writerSession(
     transaction,
     broken: false,
   };
+}
+
+/** A unit's savepoint was rolled back: so was any SET LOCAL made after it (sql.ts `genericPlans`). */
+function rolledBack(t: WriteTransaction): void {
+  t.genericPlans = t.genericAtSavepoint;
+  t.genericNext = false;
 }
 
 export class PostgresWriter {
@@ -272,18 +284,22 @@ export class PostgresWriter {
       const { client, ahead } = session;
       ahead.reset();
       session.deltas.reset();
-      ahead.take(command(client, 'BEGIN'));
-      commands++;
       session.transaction.statements = 0;
+      session.transaction.genericPlans = false;
+      session.transaction.genericNext = false;
       session.transaction.waits = trace === undefined ? undefined : { count: 0, ms: 0 };
       let savepointOpen = false;
       for (let i = 0; i < batch.length; i++) {
         const pending = batch[i]!;
         const savepoint = i > 0 || batch.length > 1;
-        if (savepoint) {
+        // The first unit's BEGIN and savepoint go as one query (decision 0014, tried again with the lease's SETs).
+        if (i === 0) ahead.take(command(client, savepoint ? 'BEGIN; SAVEPOINT u' : 'BEGIN'));
+        else if (savepoint)
           ahead.take(command(client, savepointOpen ? 'RELEASE SAVEPOINT u; SAVEPOINT u' : 'SAVEPOINT u'));
-          commands++;
+        if (i === 0 || savepoint) commands++;
+        if (savepoint) {
           savepointOpen = true;
+          session.transaction.genericAtSavepoint = session.transaction.genericPlans;
         }
         const scope = new Scope();
         const tx = Object.assign(Object.create(session.caps) as StoreTx, {
@@ -311,6 +327,7 @@ export class PostgresWriter {
             // Nothing of the unit ran: it goes first in the next batch, where it may wait.
             await command(client, 'ROLLBACK TO SAVEPOINT u; RELEASE SAVEPOINT u');
             savepointOpen = false;
+            rolledBack(session.transaction);
             results.push({ ok: false, value: error, deferred: true });
             continue;
           }
@@ -322,6 +339,7 @@ export class PostgresWriter {
           if (savepoint) {
             await command(client, 'ROLLBACK TO SAVEPOINT u; RELEASE SAVEPOINT u');
             savepointOpen = false;
+            rolledBack(session.transaction);
           } else {
             // The only unit: its transaction goes with it.
             await command(client, 'ROLLBACK');
