@@ -8,7 +8,7 @@
 import pg, { type QueryResult } from 'pg';
 import { parsePostgresUrl } from '../postgres-url.ts';
 import { StorageFailure } from '../store.ts';
-import { type Connection, genericPlansOff, type Statement, type WriteTransaction } from './sql.ts';
+import type { Connection, Statement, WriteTransaction } from './sql.ts';
 
 export interface PostgresConnectOptions {
   /**
@@ -221,14 +221,6 @@ export function connectionOf(
     deltas,
     transaction,
     send(s: Statement, values: readonly unknown[]) {
-      if (transaction?.genericPlans === true && sentAhead !== undefined) {
-        // A lease set the transaction's plans generic: they stay for it, and go for anything else.
-        if (transaction.genericNext) transaction.genericNext = false;
-        else {
-          sentAhead(sent(genericPlansOff, []));
-          transaction.genericPlans = false;
-        }
-      }
       const waits = transaction?.waits;
       if (waits === undefined) return sent(s, values);
       // A benchmark traces the writer: the round trip of a statement a unit waits for.

@@ -20,8 +20,6 @@ import {
   type Connection,
   changes,
   firstRow,
-  genericPlansOff,
-  genericPlansOn,
   plannedEachTime,
   rows,
   type Statement,
@@ -150,25 +148,16 @@ const leaseGroupAt = leaseStatement(
 
 /**
  * Around a statement whose generic plan is right at every size (the lease): its
- * transaction's plan_cache_mode forced to the generic plan. On the writer's connection the
- * SET is sent ahead (no round trip of its own), only when the transaction's plans are not
- * generic already, and the connection sets them back before the next statement that is not
- * a lease (sql.ts `WriteTransaction.genericPlans`); elsewhere they are set back at once.
+ * transaction's plan_cache_mode forced to the generic plan, then set back to the
+ * session's. Both are sent ahead on the writer's connection: no round trip of their own.
  */
+const genericPlans = statement('SET LOCAL plan_cache_mode = force_generic_plan');
+const plansAsBefore = statement('SET LOCAL plan_cache_mode TO DEFAULT');
 function* withGenericPlan<T>(c: Connection, run: Op<T>): Op<T> {
-  const t = c.transaction;
-  if (t === undefined || c.sendAhead === undefined) {
-    yield* sendAhead(c, genericPlansOn, []);
-    const value = yield* run;
-    yield* sendAhead(c, genericPlansOff, []);
-    return value;
-  }
-  if (!t.genericPlans) {
-    c.sendAhead(genericPlansOn, []);
-    t.genericPlans = true;
-  }
-  t.genericNext = true;
-  return yield* run;
+  yield* sendAhead(c, genericPlans, []);
+  const value = yield* run;
+  yield* sendAhead(c, plansAsBefore, []);
+  return value;
 }
 
 /** A leased job (at the attempt each statement adds) with no cancel asked: what an ack deletes or completes. */

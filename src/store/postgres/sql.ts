@@ -61,13 +61,6 @@ export function* arrayRows<R>(
   return result.rows.map(row);
 }
 
-/**
- * A transaction's plan_cache_mode forced to the generic plan (for the lease: leases.ts), and set
- * back to the session's. Sent ahead on the writer's connection: no round trip of their own.
- */
-export const genericPlansOn = statement('SET LOCAL plan_cache_mode = force_generic_plan');
-export const genericPlansOff = statement('SET LOCAL plan_cache_mode TO DEFAULT');
-
 /** Count changes a unit made, added to its connection's counter shard before anything reads a count. */
 export interface CountDeltas {
   add(queue: string, state: string, jobs: number): void;
@@ -88,19 +81,6 @@ export interface CountDeltas {
 export interface WriteTransaction {
   statements: number;
   unitStart: number;
-  /**
-   * The transaction's plan_cache_mode is force_generic_plan now (set for a lease: leases.ts
-   * `withGenericPlan`). It stays so while only leases follow and is set back, sent ahead of it,
-   * before any other statement the transaction's connection sends (connect.ts), so a batch
-   * whose lease is its last statement sends one SET, not two. The writer keeps it true to
-   * PostgreSQL's state: false at BEGIN, back to `genericAtSavepoint` when a unit's savepoint
-   * is rolled back (which undoes a SET LOCAL made after it).
-   */
-  genericPlans: boolean;
-  /** `genericPlans` when the running unit's savepoint was taken. */
-  genericAtSavepoint: boolean;
-  /** The next statement sent is the lease the generic plans were set for (it keeps them). */
-  genericNext: boolean;
   /**
    * Set by the writer while a benchmark traces it (writer.ts `writerTrace`): the statements whose
    * answer a unit awaited and the wall time from each one's send to its answer. Undefined

@@ -166,13 +166,7 @@ export function writerSession(
   const plain = connectionOf(client, undefined);
   const ahead = new Ahead();
   const deltas = new ShardDeltas(plain, () => shard, ahead.take);
-  const transaction: WriteTransaction = {
-    statements: 0,
-    unitStart: 0,
-    genericPlans: false,
-    genericAtSavepoint: false,
-    genericNext: false,
-  };
+  const transaction: WriteTransaction = { statements: 0, unitStart: 0 };
   return {
     client,
     ahead,
@@ -181,12 +175,6 @@ export function writerSession(
     transaction,
     broken: false,
   };
-}
-
-/** A unit's savepoint was rolled back: so was any SET LOCAL made after it (sql.ts `genericPlans`). */
-function rolledBack(t: WriteTransaction): void {
-  t.genericPlans = t.genericAtSavepoint;
-  t.genericNext = false;
 }
 
 export class PostgresWriter {
@@ -284,22 +272,18 @@ export class PostgresWriter {
       const { client, ahead } = session;
       ahead.reset();
       session.deltas.reset();
+      ahead.take(command(client, 'BEGIN'));
+      commands++;
       session.transaction.statements = 0;
-      session.transaction.genericPlans = false;
-      session.transaction.genericNext = false;
       session.transaction.waits = trace === undefined ? undefined : { count: 0, ms: 0 };
       let savepointOpen = false;
       for (let i = 0; i < batch.length; i++) {
         const pending = batch[i]!;
         const savepoint = i > 0 || batch.length > 1;
-        // The first unit's BEGIN and savepoint go as one query (decision 0014, tried again with the lease's SETs).
-        if (i === 0) ahead.take(command(client, savepoint ? 'BEGIN; SAVEPOINT u' : 'BEGIN'));
-        else if (savepoint)
-          ahead.take(command(client, savepointOpen ? 'RELEASE SAVEPOINT u; SAVEPOINT u' : 'SAVEPOINT u'));
-        if (i === 0 || savepoint) commands++;
         if (savepoint) {
+          ahead.take(command(client, savepointOpen ? 'RELEASE SAVEPOINT u; SAVEPOINT u' : 'SAVEPOINT u'));
+          commands++;
           savepointOpen = true;
-          session.transaction.genericAtSavepoint = session.transaction.genericPlans;
         }
         const scope = new Scope();
         const tx = Object.assign(Object.create(session.caps) as StoreTx, {
@@ -327,7 +311,6 @@ export class PostgresWriter {
             // Nothing of the unit ran: it goes first in the next batch, where it may wait.
             await command(client, 'ROLLBACK TO SAVEPOINT u; RELEASE SAVEPOINT u');
             savepointOpen = false;
-            rolledBack(session.transaction);
             results.push({ ok: false, value: error, deferred: true });
             continue;
           }
@@ -339,7 +322,6 @@ export class PostgresWriter {
           if (savepoint) {
             await command(client, 'ROLLBACK TO SAVEPOINT u; RELEASE SAVEPOINT u');
             savepointOpen = false;
-            rolledBack(session.transaction);
           } else {
             // The only unit: its transaction goes with it.
             await command(client, 'ROLLBACK');
