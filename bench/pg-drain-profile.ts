@@ -6,7 +6,7 @@
  * statement of the drain, its calls, rows and time per job (pg_stat_statements).
  *
  *   npx tsx bench/pg-drain-profile.ts --jobs 20000 --concurrency 50 [--streams N] [--prefetch N]
- *     [--profile FILE.cpuprofile] [--experiment SQL] [--analyze] [--store sqlite] [--warmup N]
+ *     [--profile FILE.cpuprofile] [--experiment SQL] [--analyze] [--store sqlite] [--warmup N] [--pool]
  *
  * It also prints where the writer's wall time went (writer.ts `writerTrace`: its statements'
  * round trips, its COMMITs, and its idle time between batches), WAL syncs and how busy the
@@ -20,7 +20,10 @@
  * thread: the main thread, and V8's helper threads (its optimizing compiler, mostly).
  * `--store sqlite` drains the same jobs on a SQLite store (the same engine), for comparison.
  * `--prefetch N` gives the Worker that `prefetch` (jobs leased beyond its slots, refilled in
- * chunks), as the harness's `--set sepp.prefetch=N`; the warm-up drain uses it too.
+ * chunks), as the harness's `--set sepp.prefetch=N`; the warm-up drain uses it too. `--pool` drains
+ * as the peer harness does (bench/systems/sepp-worker-pool.ts: `--concurrency` bench workers, each
+ * awaiting its job's durable ack); in this process the client shares the server's event loop, so
+ * for the harness's batches use bench/pg-chain.ts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -34,6 +37,7 @@ import { startTestServer } from '../tests/helpers/server.ts';
 import { cpuMicros } from './lib/proc-stats.ts';
 import { Profiler } from './lib/profiler.ts';
 import { drainJobs, enqueueJobs } from './lib/sdk-phases.ts';
+import { drainThroughPool } from './systems/sepp-worker-pool.ts';
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +51,7 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'postgres' },
     warmup: { type: 'string', default: '0' },
     analyze: { type: 'boolean', default: false },
+    pool: { type: 'boolean', default: false },
   },
 });
 const jobs = Number(values.jobs);
@@ -140,12 +145,16 @@ try {
   await profiler?.start();
   console.error(`draining (pid ${process.pid}, PostgreSQL ${postmaster})`);
   const started = performance.now();
-  await drainJobs(client, 'w1', jobs, {
-    concurrency,
-    transport: 'stream',
-    prefetch,
-    ...(values.streams === undefined ? {} : { streams: Number(values.streams) }),
-  });
+  // --pool: the peer harness's drain (~50 acks and ~2.4 units per commit at prefetch 500, as in
+  // the harness), which the plain SDK drain's batches (hundreds of acks) have not.
+  if (values.pool) await drainThroughPool(client, 'w1', jobs, { workers: concurrency, prefetch });
+  else
+    await drainJobs(client, 'w1', jobs, {
+      concurrency,
+      transport: 'stream',
+      prefetch,
+      ...(values.streams === undefined ? {} : { streams: Number(values.streams) }),
+    });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const threads1 = threadTicks();
@@ -307,6 +316,12 @@ function writerFigures(
     `writer wall: units (statements' round trips) ${pct(unitsMs)}, COMMIT ${pct(commitMs)}, ` +
       `idle between batches ${pct(idleMs)}; per batch p50 / p90 ms: units ${ms((b) => b.unitsMs)}, ` +
       `COMMIT ${ms((b) => b.commitMs)}, idle before ${ms((b) => b.idleBeforeMs)}`,
+    `writer round trips per batch: ${(sum((b) => b.statements + b.commands) / batches.length).toFixed(1)} queries sent ` +
+      `(${(sum((b) => b.commands) / batches.length).toFixed(1)} BEGIN/savepoint/COMMIT), ` +
+      `${(sum((b) => b.awaited) / batches.length).toFixed(1)} statements awaited + the COMMIT; ` +
+      `units' wall: waiting for answers ${pct(sum((b) => b.awaitedMs))}, the rest (sepp's code and whatever the ` +
+      `event loop ran meanwhile) ${pct(unitsMs - sum((b) => b.awaitedMs))}; per batch p50 ms: awaited ${ms((b) => b.awaitedMs)}, ` +
+      `rest ${ms((b) => b.unitsMs - b.awaitedMs)}`,
     `WAL: ${wal.syncs} syncs (${(wal.syncs / batches.length).toFixed(2)} per batch), ${(wal.ms / Math.max(1, wal.syncs)).toFixed(2)} ms each; ` +
       `event loop busy ${(eventLoopBusy * 100).toFixed(0)} % (server and client: one process)`,
   ].join('\n');

@@ -21,6 +21,8 @@ export async function startSeppServe(options: {
   config: string;
   dir: string;
   env?: Readonly<Record<string, string>>;
+  /** Modules the server's process imports before sepp's (`node --import`), after tsx. */
+  preload?: readonly string[];
 }): Promise<SeppServe> {
   const grpcPort = await freePort();
   const adminPort = await freePort();
@@ -31,6 +33,7 @@ export async function startSeppServe(options: {
       args: [
         '--import',
         'tsx',
+        ...(options.preload ?? []).flatMap((module) => ['--import', module]),
         join(options.srcDir, 'src/cli/main.ts'),
         'serve',
         '--config',

@@ -47,6 +47,8 @@ export class SeppWorkerPool {
     private readonly queue: string,
     private readonly report: (message: string) => void,
     private readonly prefetch = 0,
+    /** The Worker's Work streams; undefined: the SDK's default (bench/pg-chain.ts tries others). */
+    private readonly streams?: number,
   ) {}
 
   /** Each bench worker of the queue adds one slot to the Worker, which starts on the first reserve. */
@@ -66,6 +68,7 @@ export class SeppWorkerPool {
       queues: [this.queue],
       concurrency: this.members,
       prefetch: this.prefetch,
+      ...(this.streams === undefined ? {} : { streams: this.streams }),
       fallback: (job) =>
         new Promise<void>((resolve, reject) => {
           const delivery: Delivery = {
@@ -120,4 +123,37 @@ export class SeppWorkerPool {
     }
     this.acks.clear();
   }
+}
+
+/**
+ * The peer harness's drain outside the harness (bench/pg-chain.ts, pg-drain-profile.ts `--pool`):
+ * `workers` bench workers, each reserving one job and awaiting its durable ack in turn, through
+ * one pool (one SDK Worker of that concurrency), until `jobs` jobs are acknowledged.
+ */
+export async function drainThroughPool(
+  client: SeppClient,
+  queue: string,
+  jobs: number,
+  options: { workers: number; prefetch: number; streams?: number },
+): Promise<void> {
+  const pool = new SeppWorkerPool(
+    client,
+    queue,
+    (message) => console.error(message),
+    options.prefetch,
+    options.streams,
+  );
+  for (let i = 0; i < options.workers; i++) pool.join();
+  let claimed = 0;
+  await Promise.all(
+    Array.from({ length: options.workers }, async () => {
+      while (claimed < jobs) {
+        claimed++;
+        const lease = await pool.reserve(10_000);
+        if (lease === null) throw new Error('the drain found no job for 10 s');
+        await lease.ack(claimed < jobs);
+      }
+    }),
+  );
+  await pool.close();
 }

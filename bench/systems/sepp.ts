@@ -54,6 +54,8 @@ import type {
  *               beyond its slots (as graphile-worker's `localQueue.size`). `sepp.prefetch`
  *               sets every variant; `<variant>.prefetch` (`sepp-pg.prefetch=500`) one, so a
  *               run can set it on `sepp-pg` and leave it at 0 on `sepp-pg-base`.
+ *   streams     default | 1 | 2 | 4 — the Worker's Work streams (`streams`; default: the SDK's
+ *               min(concurrency, 2)); `<variant>.streams` one variant, as for prefetch.
  */
 
 type Variant = 'sepp' | 'sepp-base' | 'sepp-unary' | 'sepp-relaxed' | 'sepp-pg' | 'sepp-pg-base';
@@ -184,6 +186,14 @@ export function seppDriver(
   const spec = variants[variant];
   const connection = choice(settings, 'sepp.connection', ['shared', 'per-client'], 'shared');
   const drain = choice(settings, 'sepp.drain', ['worker', 'calls'], 'worker');
+  const streamCounts = ['default', '1', '2', '4'] as const;
+  const streamsChosen = choice(
+    settings,
+    `${variant}.streams`,
+    streamCounts,
+    choice(settings, 'sepp.streams', streamCounts, 'default'),
+  );
+  const streams = streamsChosen === 'default' ? undefined : Number(streamsChosen);
   const prefetches = ['0', '50', '200', '500'] as const;
   const prefetch = Number(
     choice(settings, `${variant}.prefetch`, prefetches, choice(settings, 'sepp.prefetch', prefetches, '0')),
@@ -208,7 +218,7 @@ export function seppDriver(
     id: variant,
     get label() {
       const on = spec.store === 'postgres' ? ` / PostgreSQL ${postgres.version}` : '';
-      const ahead = prefetch === 0 ? '' : `, prefetch ${prefetch}`;
+      const ahead = `${prefetch === 0 ? '' : `, prefetch ${prefetch}`}${streams === undefined ? '' : `, ${streams} Work stream${streams === 1 ? '' : 's'}`}`;
       return `${version || 'sepp'} (${spec.path}${ahead})${on}`;
     },
     durability:
@@ -298,7 +308,7 @@ export function seppDriver(
       await client.ready(10_000);
       let pool: SeppWorkerPool | undefined;
       if (role !== 'producer' && drain === 'worker') {
-        pool = pools.get(queue) ?? new SeppWorkerPool(client, queue, log, prefetch);
+        pool = pools.get(queue) ?? new SeppWorkerPool(client, queue, log, prefetch, streams);
         pools.set(queue, pool);
         pool.join();
       }

@@ -219,7 +219,7 @@ test('units of one batch that change the same counts commit them summed (one row
   }
 });
 
-test("the writer's trace (bench/pg-drain-profile.ts) hears of each batch: its units, statements and times", async () => {
+test("the writer's trace (bench/pg-drain-profile.ts, pg-chain.ts) hears of each batch: its units, queries, waits and times", async () => {
   const store = await openStore('trace');
   const batches: BatchTrace[] = [];
   try {
@@ -235,13 +235,16 @@ test("the writer's trace (bench/pg-drain-profile.ts) hears of each batch: its un
     writerTrace.sink = undefined;
     await read();
     assert.deepEqual(
-      batches.map((b) => [b.units, b.statements]),
+      batches.map((b) => [b.units, b.statements, b.awaited, b.commands]),
       [
-        [3, 3],
-        [1, 1],
+        // BEGIN, SAVEPOINT, RELEASE + SAVEPOINT twice, COMMIT: the writer's own queries.
+        [3, 3, 3, 5],
+        [1, 1, 1, 2],
       ],
     );
-    for (const b of batches) for (const ms of [b.unitsMs, b.commitMs, b.idleBeforeMs]) assert.ok(ms >= 0);
+    for (const b of batches)
+      for (const ms of [b.unitsMs, b.commitMs, b.idleBeforeMs, b.awaitedMs]) assert.ok(ms >= 0);
+    for (const b of batches) assert.ok(b.awaitedMs <= b.unitsMs);
   } finally {
     writerTrace.sink = undefined;
     await store.close();

@@ -81,6 +81,12 @@ export interface CountDeltas {
 export interface WriteTransaction {
   statements: number;
   unitStart: number;
+  /**
+   * Set by the writer while a benchmark traces it (writer.ts `writerTrace`): the statements whose
+   * answer a unit awaited and the wall time from each one's send to its answer. Undefined
+   * otherwise, so the server reads no clock for it.
+   */
+  waits?: { count: number; ms: number } | undefined;
 }
 
 /**

@@ -110,7 +110,14 @@ export interface BatchTrace {
   units: number;
   /** Statements sent in the transaction (BEGIN, savepoints and the COMMIT not counted). */
   statements: number;
+  /** Queries of the writer's own: BEGIN, the savepoints' and the COMMIT (each a simple query). */
+  commands: number;
+  /** Statements whose answer a unit waited for (the rest were sent ahead), and the wall time of those waits. */
+  awaited: number;
+  awaitedMs: number;
   idleBeforeMs: number;
+  /** Units queued for the next batch when this one's COMMIT answered (before its units were answered). */
+  queuedAtCommit: number;
   unitsMs: number;
   commitMs: number;
 }
@@ -257,19 +264,25 @@ export class PostgresWriter {
     let syncNeeded = false;
     const trace = writerTrace.sink;
     let unitsDoneMs = startedMs;
+    /** The writer's own queries in this batch, for writerTrace. */
+    let commands = 0;
+    let queuedAtCommit = 0;
     try {
       session = await this.connected();
       const { client, ahead } = session;
       ahead.reset();
       session.deltas.reset();
       ahead.take(command(client, 'BEGIN'));
+      commands++;
       session.transaction.statements = 0;
+      session.transaction.waits = trace === undefined ? undefined : { count: 0, ms: 0 };
       let savepointOpen = false;
       for (let i = 0; i < batch.length; i++) {
         const pending = batch[i]!;
         const savepoint = i > 0 || batch.length > 1;
         if (savepoint) {
           ahead.take(command(client, savepointOpen ? 'RELEASE SAVEPOINT u; SAVEPOINT u' : 'SAVEPOINT u'));
+          commands++;
           savepointOpen = true;
         }
         const scope = new Scope();
@@ -325,7 +338,9 @@ export class PostgresWriter {
         if (!onlyFailed) session.deltas.flushBatch();
         if (!onlyFailed && !syncNeeded) ahead.take(command(client, 'SET LOCAL synchronous_commit = off'));
         if (!onlyFailed) {
+          commands++;
           const tag = await command(client, 'COMMIT');
+          queuedAtCommit = this.queue.length;
           const failedAhead = await ahead.failed();
           if (failedAhead !== undefined) throw storageFailure(failedAhead.error);
           if (tag !== 'COMMIT') throw storageFailure(`the COMMIT answered ${String(tag)}`);
@@ -354,7 +369,11 @@ export class PostgresWriter {
       trace({
         units: batch.length,
         statements: session?.transaction.statements ?? 0,
+        commands,
+        awaited: session?.transaction.waits?.count ?? 0,
+        awaitedMs: session?.transaction.waits?.ms ?? 0,
         idleBeforeMs: this.lastEndedMs === undefined ? 0 : startedMs - this.lastEndedMs,
+        queuedAtCommit,
         unitsMs: unitsDoneMs - startedMs,
         commitMs: endedMs - unitsDoneMs,
       });
