@@ -97,7 +97,7 @@ await client.close();
 await server.stop();
 rmSync(dataDir, { recursive: true, force: true });
 
-const streams = args.streams ?? (transport === 'unary' ? '1' : `min(concurrency, 2)`);
+const streams = args.streams ?? (transport === 'unary' ? '1' : 'one per 1,000 slots (the default)');
 console.log(
   `sdk-quick: ${jobs} jobs of 256 B, durability ${args.durability}, transport ${transport}, flush on ${flushOn}; ` +
     `${args.producers} producers; worker concurrency ${args.concurrency} over ${streams} ${transport === 'unary' ? 'pollers' : 'Work streams'}`,

@@ -38,7 +38,7 @@
  * first value. BullMQ's Worker has no such setting: it holds at most `concurrency` jobs.
  *
  * --streams N[,M] sets the Worker's `streams` (the Work streams its slots are spread over; absent:
- * the SDK's default, min(concurrency, 2)); a list runs each value as its own system, like --prefetch.
+ * the SDK's default, one per 1,000 slots); a list runs each value as its own system, like --prefetch.
  *
  * With `--store postgres`, sepp runs on a fresh PostgreSQL 15 cluster (tests/helpers/postgres.ts,
  * fsync on; a schema per run) and BullMQ is left out; the server CPU is sepp's process only,

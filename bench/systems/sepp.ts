@@ -55,7 +55,7 @@ import type {
  *               sets every variant; `<variant>.prefetch` (`sepp-pg.prefetch=500`) one, so a
  *               run can set it on `sepp-pg` and leave it at 0 on `sepp-pg-base`.
  *   streams     default | 1 | 2 | 4 — the Worker's Work streams (`streams`; default: the SDK's
- *               min(concurrency, 2)); `<variant>.streams` one variant, as for prefetch.
+ *               one per 1,000 slots); `<variant>.streams` one variant, as for prefetch.
  */
 
 type Variant = 'sepp' | 'sepp-base' | 'sepp-unary' | 'sepp-relaxed' | 'sepp-pg' | 'sepp-pg-base';
@@ -326,7 +326,7 @@ export function seppDriver(
       const drainText =
         drain === 'worker'
           ? spec.transport === 'stream'
-            ? 'drain = one SDK Worker per queue (concurrency = bench workers, min(concurrency, 2) Work streams; ' +
+            ? `drain = one SDK Worker per queue (concurrency = bench workers, ${streams === undefined ? 'one Work stream per 1,000 slots' : `${streams} Work stream${streams === 1 ? '' : 's'}`}; ` +
               'reserve() takes a pushed job, ack() ends its handler and waits for the durable ack)'
             : 'drain = one SDK Worker per queue (concurrency = bench workers; one unary Reserve long poll ' +
               'for its free slots, acks of one turn as one AckBatch; reserve()/ack() as for sepp)'
