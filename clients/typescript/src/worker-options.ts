@@ -46,7 +46,8 @@ export interface WorkerOptions {
    * stream allows, ceil((concurrency + prefetch) / 1000), so one for most
    * workers (one stream against two: 14 % less server CPU per drained job,
    * bench/sdk-quick.ts --streams; bench/results/streams-2026-12-07.md);
-   * 1 poller for `unary`.
+   * 1 poller for `unary`. Each stream has its own HTTP/2 flow-control window:
+   * jobs of large payloads over a long round trip may move faster on more.
    */
   streams?: number;
   /** Longest Reserve long poll with the unary transport, in ms. Default 30,000. */
