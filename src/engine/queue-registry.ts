@@ -38,6 +38,12 @@ export interface QueueSettingsView {
 
 export class QueueRegistry {
   private readonly viewCache = new Map<string, QueueSettingsView>();
+  /**
+   * The last view resolved for a queue the cache does not keep (one not declared that does not
+   * exist yet): the jobs of one flow or batch into a new queue resolve it once, not once each,
+   * and a flood of names still holds one entry.
+   */
+  private lastUncached: { queue: string; view: QueueSettingsView } | undefined;
   /** Queues that exist in the database, with their paused flag. */
   private readonly existing = new Map<string, { paused: boolean }>();
   /**
@@ -68,12 +74,13 @@ export class QueueRegistry {
 
   /** The queue's effective settings, the file's values under them and the source of each. */
   viewOf(queue: string): QueueSettingsView {
-    let view = this.viewCache.get(queue);
-    if (view === undefined) {
-      view = resolveQueueView(this.file, this.overrides.get(queue) ?? {}, queue);
-      // Only declared queues and queues that exist are cached, so a flood of bad names cannot grow memory.
-      if (this.isDeclared(queue) || this.existing.has(queue)) this.viewCache.set(queue, view);
-    }
+    const cached = this.viewCache.get(queue);
+    if (cached !== undefined) return cached;
+    if (this.lastUncached?.queue === queue) return this.lastUncached.view;
+    const view = resolveQueueView(this.file, this.overrides.get(queue) ?? {}, queue);
+    // Only declared queues and queues that exist are cached, so a flood of bad names cannot grow memory.
+    if (this.isDeclared(queue) || this.existing.has(queue)) this.viewCache.set(queue, view);
+    else this.lastUncached = { queue, view };
     return view;
   }
 
@@ -81,6 +88,7 @@ export class QueueRegistry {
   setFileSettings(file: QueueFileSettings): void {
     this.file = fileLayerOf(file);
     this.viewCache.clear();
+    this.lastUncached = undefined;
     this.recompute();
   }
 
@@ -114,6 +122,7 @@ export class QueueRegistry {
     if (Object.keys(overrides).length === 0) this.overrides.delete(queue);
     else this.overrides.set(queue, Object.freeze({ ...overrides }));
     this.viewCache.delete(queue);
+    if (this.lastUncached?.queue === queue) this.lastUncached = undefined;
     this.recompute();
   }
 
