@@ -13,7 +13,7 @@
  *     [--experiment SQL] [--explain] [--top N] [--streams N]
  *
  * `--profile PREFIX` writes the server's CPU profile of each drain to PREFIX.RUN.TREE.cpuprofile
- * (bench/pg-profile-areas.ts sums it by area). `--streams N` gives the drain's SDK Worker N Work streams (the SDK's default is 2).
+ * (bench/pg-profile-areas.ts sums it by area). `--streams N` gives the drain's SDK Worker N Work streams (the SDK's default is one per 1,000 slots).
  *
  * `--experiment SQL` runs SQL on each run's migrated schema before the enqueue (`DROP INDEX sepp.x`).
  * `--against DIR` runs DIR's sources too, alternating with this checkout's in every run (the
