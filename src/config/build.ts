@@ -119,6 +119,8 @@ export function buildConfig(
     maxStreamsPerConnection: grpcScalars.maxStreamsPerConnection,
     handshakeTimeoutMs: grpcScalars.handshakeTimeoutMs,
     idleTimeoutMs: grpcScalars.idleTimeoutMs,
+    keepaliveMs: grpcScalars.keepaliveMs,
+    keepaliveTimeoutMs: grpcScalars.keepaliveTimeoutMs,
     firstMessageTimeoutMs: grpcScalars.firstMessageTimeoutMs,
     maxEventSubscribersPerKey: grpcScalars.maxEventSubscribersPerKey,
     maxBytesInFlightPerConnection: resolveBytesInFlight(

@@ -133,6 +133,14 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # reconnect on their next call). Open streams and long-polls keep it open.
 # idle_timeout_ms = "5m"
 
+# The server pings every connection this long after its last ping was
+# answered (1s to 1h), and closes it when an answer takes longer than
+# keepalive_timeout_ms (1s to 10m): a client gone without closing its
+# connection (machine lost, a NAT that dropped the flow) stops holding Work
+# streams the server would lease jobs to within their sum.
+# keepalive_ms = "30s"
+# keepalive_timeout_ms = "20s"
+
 # A call must send its first message within this after it opens (a Work
 # stream its subscribe, a Produce stream its first batch, Events and unary
 # calls their request), or it ends with RESOURCE_EXHAUSTED: a stream that

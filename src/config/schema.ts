@@ -176,6 +176,12 @@ export const grpcSpec: SectionSpec<GrpcScalars> = {
     default: 10 * SECOND_MS,
   },
   idleTimeoutMs: { field: durationField({ min: 1 * SECOND_MS, max: 1 * DAY_MS }), default: 5 * MINUTE_MS },
+  // The SDKs' own default interval; with the timeout, a vanished client is dropped within ~50 s.
+  keepaliveMs: { field: durationField({ min: 1 * SECOND_MS, max: 1 * HOUR_MS }), default: 30 * SECOND_MS },
+  keepaliveTimeoutMs: {
+    field: durationField({ min: 1 * SECOND_MS, max: 10 * MINUTE_MS }),
+    default: 20 * SECOND_MS,
+  },
   firstMessageTimeoutMs: {
     field: durationField({ min: 100, max: 10 * MINUTE_MS }),
     default: 10 * SECOND_MS,

@@ -95,6 +95,15 @@ export interface GrpcConfig {
   /** A connection with no call open for this long is closed; clients reconnect when they need to. */
   readonly idleTimeoutMs: number;
   /**
+   * The server pings every connection this long after its last ping was
+   * answered, whether or not a call is open, so that a client gone without
+   * closing its connection (its machine lost, a NAT that dropped the flow)
+   * does not keep its Work streams counted as waiting for jobs.
+   */
+  readonly keepaliveMs: number;
+  /** A ping unanswered for this long closes the connection, ending its calls. */
+  readonly keepaliveTimeoutMs: number;
+  /**
    * A call must send its first message (a Work stream its subscribe, a
    * Produce stream its first batch, Events and unary calls their request)
    * within this after its headers, or it ends with RESOURCE_EXHAUSTED: a

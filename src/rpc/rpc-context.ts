@@ -19,6 +19,9 @@ export interface ServerFacts {
     maxStreamsPerConnection: number;
     handshakeTimeoutMs: number;
     idleTimeoutMs: number;
+    /** The server's pings on every connection, and how long one may go unanswered (server.ts). */
+    keepaliveMs: number;
+    keepaliveTimeoutMs: number;
     firstMessageTimeoutMs: number;
     maxEventSubscribersPerKey: number;
     maxBytesInFlightPerConnection: number;

@@ -130,12 +130,14 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': facts.maxMessageBytes,
     'grpc.max_send_message_length': facts.maxMessageBytes,
-    // The server's own pings: a client gone without closing its connection is dropped within ~80 s
-    // (this and grpc-js's 20 s timeout for the answer). Clients' pings are answered at any interval:
+    // The server's own pings (grpc.keepalive_ms, grpc.keepalive_timeout_ms; grpc-js's server reads
+    // both options): a client gone without closing its connection is dropped within their sum, and
+    // its Work streams stop counting as waiting. Clients' pings are answered at any interval:
     // grpc-js servers have no ping policy (C-core's grpc.http2.min_ping_interval_without_data_ms and
     // max_ping_strikes are not among their options), so no too_many_pings GOAWAY; the SDKs ping
     // every 30 s while a call is open (docs/configuration.md, "Keepalive pings").
-    'grpc.keepalive_time_ms': 60_000,
+    'grpc.keepalive_time_ms': grpcLimits.keepaliveMs,
+    'grpc.keepalive_timeout_ms': grpcLimits.keepaliveTimeoutMs,
     'grpc.keepalive_permit_without_calls': 1,
     // Calls per connection: a client cannot hold unbounded server state on one connection.
     'grpc.max_concurrent_streams': grpcLimits.maxStreamsPerConnection,

@@ -29,6 +29,8 @@ test('with no file, no variables and no flags every setting has its default', ()
     maxStreamsPerConnection: 1000,
     handshakeTimeoutMs: 10_000,
     idleTimeoutMs: 300_000,
+    keepaliveMs: 30_000,
+    keepaliveTimeoutMs: 20_000,
     firstMessageTimeoutMs: 10_000,
     maxEventSubscribersPerKey: 250,
     maxBytesInFlightPerConnection: 16 * 1024 * 1024,

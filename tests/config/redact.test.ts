@@ -57,6 +57,8 @@ test('redaction replaces every secret and keeps everything else', () => {
     maxStreamsPerConnection: 1000,
     handshakeTimeoutMs: 10_000,
     idleTimeoutMs: 300_000,
+    keepaliveMs: 30_000,
+    keepaliveTimeoutMs: 20_000,
     firstMessageTimeoutMs: 10_000,
     maxEventSubscribersPerKey: 250,
     maxBytesInFlightPerConnection: 16 * 1024 * 1024,

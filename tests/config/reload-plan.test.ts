@@ -82,6 +82,7 @@ shutdown_timeout_ms = "20s"
 wal_checkpoints = "external"
 [grpc]
 max_message_bytes = "8MiB"
+keepalive_ms = "10s"
 [[grpc.api_keys]]
 name = "deploy"
 role = "worker"
@@ -125,6 +126,8 @@ max_depth = 10
   assert.ok(plan.restartRequired.includes('server.grpc_listen'));
   assert.ok(plan.restartRequired.includes('server.wal_checkpoints'));
   assert.ok(plan.restartRequired.includes('limits.max_batch_jobs'));
+  assert.ok(plan.restartRequired.includes('grpc.keepalive_ms'));
+  assert.equal(plan.config.grpc.keepaliveMs, 30_000, 'the server keeps pinging as it started');
   assert.ok(plan.changed.includes('telemetry.otlp_endpoint'));
   assert.ok(plan.changed.includes('telemetry.service_name'));
   assert.ok(!plan.restartRequired.includes('server.log_level'));

@@ -115,6 +115,31 @@ traces_sample_ratio = "0.5"
   assertProblem(problems, 'telemetry.traces_sample_ratio', /"0\.5" is a string; write 0\.5 without quotes/);
 });
 
+test('grpc keepalive: durations with units, within their bounds, never a string of digits', () => {
+  const config = loadToml('[grpc]\nkeepalive_ms = "1s"\nkeepalive_timeout_ms = 2500\n');
+  assert.deepEqual([config.grpc.keepaliveMs, config.grpc.keepaliveTimeoutMs], [1000, 2500]);
+  const longest = loadToml('[grpc]\nkeepalive_ms = "1h"\nkeepalive_timeout_ms = "10m"\n');
+  assert.deepEqual([longest.grpc.keepaliveMs, longest.grpc.keepaliveTimeoutMs], [3_600_000, 600_000]);
+  const below = problemsOf('[grpc]\nkeepalive_ms = "999ms"\nkeepalive_timeout_ms = 0\n');
+  assertProblem(
+    below,
+    'grpc.keepalive_ms',
+    /^"999ms" \(999\) is below the minimum 1000; set a duration between 1000 and 3600000 ms \(1s to 1h\)$/,
+  );
+  assertProblem(
+    below,
+    'grpc.keepalive_timeout_ms',
+    /^0 is below the minimum 1000; set a duration between 1000 and 600000 ms \(1s to 10m\)$/,
+  );
+  const above = problemsOf('[grpc]\nkeepalive_ms = "61m"\nkeepalive_timeout_ms = "1h"\n');
+  assertProblem(above, 'grpc.keepalive_ms', /^"61m" \(3660000\) is above the maximum 3600000;/);
+  assertProblem(above, 'grpc.keepalive_timeout_ms', /^"1h" \(3600000\) is above the maximum 600000;/);
+  const wrong = problemsOf('[grpc]\nkeepalive_ms = "30000"\nkeepalive_timeout_ms = true\n');
+  assertProblem(wrong, 'grpc.keepalive_ms', /"30000" is not a duration.*or an integer of milliseconds/);
+  assertProblem(wrong, 'grpc.keepalive_timeout_ms', /^true is not a duration; set a duration between/);
+  assert.equal(wrong.length, 2);
+});
+
 test('a table, list or date where a boolean belongs is a problem, not a crash', () => {
   const problems = problemsOf(
     '[admin]\ninsecure_allow_unauthenticated = {}\n[grpc]\ninsecure_allow_unauthenticated = [true]\n[engine]\nstrict_queues = 1979-05-27\n',

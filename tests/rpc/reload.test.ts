@@ -187,16 +187,17 @@ describe('config reload', () => {
 
   test('log level and /metrics token apply; what needs a restart is named and keeps its running value', async () => {
     t.writeConfig(
-      `${key('ops', 'admin', keys.ops)}[server]\nlog_level = "debug"\ndurability = "relaxed"\n[telemetry]\nmetrics_token = "${keys.metrics}"\n`,
+      `[server]\nlog_level = "debug"\ndurability = "relaxed"\n[grpc]\nkeepalive_ms = "5s"\n${key('ops', 'admin', keys.ops)}[telemetry]\nmetrics_token = "${keys.metrics}"\n`,
     );
     const report = await t.server.reload({ actor: 'test' });
     assert.deepEqual(report.problems, []);
-    assert.deepEqual(report.restartRequired, ['server.durability']);
+    assert.deepEqual(report.restartRequired, ['server.durability', 'grpc.keepalive_ms']);
     assert.ok(report.changed.includes('server.log_level'));
     assert.deepEqual(levels.at(-1), 'debug');
     const info = await call(t.client, t.client.getServerInfo, {}, withKey(keys.ops));
     assert.equal(info.durability, DurabilityMode.FULL, 'durability keeps its running value');
     assert.equal(t.server.config().server.durability, 'full');
+    assert.equal(t.server.config().grpc.keepaliveMs, 30_000, 'the pings keep their running interval');
     assert.equal((await fetch(t.metricsUrl)).status, 401, '/metrics now needs the token');
     const scraped = await fetch(t.metricsUrl, { headers: { authorization: `Bearer ${keys.metrics}` } });
     assert.equal(scraped.status, 200);
