@@ -7,59 +7,11 @@
  * clients/python/tests/test_keepalive.py.
  */
 import assert from 'node:assert/strict';
-import { type AddressInfo, createServer, type Server, Socket } from 'node:net';
 import { test } from 'node:test';
 import { SeppClient, type SeppError } from '../../clients/typescript/src/index.ts';
+import { BlackholeProxy } from '../helpers/blackhole-proxy.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { nextEvents } from './helpers.ts';
-
-/** A TCP proxy to `target`; `blackhole()` silences the connections open now, new ones pass. */
-class BlackholeProxy {
-  private readonly server: Server;
-  private readonly open = new Set<{ silent: boolean; sockets: Socket[] }>();
-
-  constructor(targetPort: number) {
-    this.server = createServer((client) => {
-      const upstream = new Socket();
-      const pair = { silent: false, sockets: [client, upstream] };
-      this.open.add(pair);
-      const forward = (from: Socket, to: Socket) =>
-        from.on('data', (chunk) => {
-          if (!pair.silent) to.write(chunk);
-        });
-      forward(client, upstream);
-      forward(upstream, client);
-      const end = () => {
-        this.open.delete(pair);
-        client.destroy();
-        upstream.destroy();
-      };
-      for (const socket of pair.sockets) socket.on('close', end).on('error', end);
-      upstream.connect(targetPort, '127.0.0.1');
-    });
-  }
-
-  async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  /** Stops forwarding on every open connection, in both directions; nothing is closed. */
-  blackhole(): number {
-    for (const pair of this.open) pair.silent = true;
-    return this.open.size;
-  }
-
-  /** Closes the server's side of the silenced connections, as the server's own keepalive would. */
-  endSilencedUpstreams(): void {
-    for (const pair of this.open) if (pair.silent) pair.sockets[1]?.destroy();
-  }
-
-  async close(): Promise<void> {
-    for (const pair of this.open) for (const socket of pair.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
 
 const keepaliveMs = 200;
 const keepaliveTimeoutMs = 300;
@@ -103,9 +55,11 @@ for (const transport of ['stream', 'unary'] as const) {
         `noticed after ${noticedMs.toFixed(0)} ms`,
       );
 
-      // Until the server's own pings notice the silence (src/rpc/server.ts: 60 s, then 20 s for the
-      // answer), it still counts the old stream as a worker waiting for jobs and would lease it the
-      // next one, to be redelivered when that lease expires; the test ends the server's side now.
+      // Until the server's own pings notice the silence (grpc.keepalive_ms, 30 s by default, then
+      // grpc.keepalive_timeout_ms, 20 s, for the answer), it still counts the old stream as a worker
+      // waiting for jobs and would lease it the next one, to be redelivered when that lease expires;
+      // the test ends the server's side now (tests/rpc/server-keepalive.test.ts has the server's
+      // pings do it).
       proxy.endSilencedUpstreams();
       // The worker reconnects through the proxy on a fresh connection and takes the next job.
       const again = nextEvents(worker, 'completed');
