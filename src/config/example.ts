@@ -135,9 +135,9 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 
 # The server pings every connection this long after its last ping was
 # answered (1s to 1h), and closes it when an answer takes longer than
-# keepalive_timeout_ms (1s to 10m): a client gone without closing its
-# connection (machine lost, a NAT that dropped the flow) stops holding Work
-# streams the server would lease jobs to within their sum.
+# keepalive_timeout_ms (1s to 10m). A client gone without closing its
+# connection (machine lost, a NAT that dropped the flow) is dropped within
+# their sum; until then its Work streams count as waiting and are leased jobs.
 # keepalive_ms = "30s"
 # keepalive_timeout_ms = "20s"
 
