@@ -133,9 +133,10 @@ def test_keepalive_pings_fail_a_silent_connection_and_the_worker_works_again(
             # One ping may have just been answered: the next goes out keepalive_ms later and times out.
             assert noticed_ms < KEEPALIVE_MS + KEEPALIVE_TIMEOUT_MS + 1000, f"noticed after {noticed_ms:.0f} ms"
 
-            # Until the server's own pings notice the silence (60 s, then 20 s for the answer), it
-            # still counts the old stream as a worker waiting for jobs and would lease it the next
-            # one, to be redelivered when that lease expires; the test ends the server's side now.
+            # Until the server's own pings notice the silence (grpc.keepalive_ms, 30 s by default,
+            # then grpc.keepalive_timeout_ms, 20 s, for the answer), it still counts the old stream
+            # as a worker waiting for jobs and would lease it the next one, to be redelivered when
+            # that lease expires; the test ends the server's side now.
             proxy.end_silenced_upstreams()
             # The worker reconnects through the proxy on a fresh connection and takes the next job.
             client.enqueue(queue, "t")
