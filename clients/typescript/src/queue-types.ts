@@ -115,8 +115,8 @@ export interface QueueInfo {
   oldestReadyAgeMs: number | null;
   /**
    * Reserve calls and Work streams waiting on this queue right now (not
-   * workers: an SDK Worker holds two Work streams, and a worker waiting on
-   * several queues counts on each).
+   * workers: an SDK Worker holds one Work stream per 1,000 slots, and a worker
+   * waiting on several queues counts on each).
    */
   waitingWorkers: number;
   /** Of those, the ones a limit (max_leased, a rate limit, group limits) holds back from ready jobs. */
