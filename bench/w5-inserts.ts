@@ -17,6 +17,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { newJob } from '../tests/store/conformance/harness.ts';
 import { machineDescription, markdownTable, median, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -57,27 +58,17 @@ function flowRows(nowMs: number) {
     idCounter++;
     return `0193a6f2-7c1e-7000-8c3d-${String(idCounter).padStart(12, '0')}`;
   });
-  const rows = ids.map((id, i) => ({
-    id,
-    queue: 'w5',
-    type: i < children ? 'child' : 'collector',
-    state: i < children ? 'ready' : 'waiting',
-    priority: 0,
-    payload,
-    content_type: 'application/octet-stream',
-    metadata_json: null,
-    traceparent: null,
-    tracestate: null,
-    idempotency_key: null,
-    max_attempts: 3,
-    lease_ms: null,
-    enqueued_at_ms: nowMs,
-    run_at_ms: nowMs,
-    expires_at_ms: null,
-    group_key: null,
-    timeout_ms: null,
-    dependency_flags: i < children ? 2 : 1,
-  }));
+  const rows = ids.map((id, i) =>
+    newJob('w5', {
+      id,
+      type: i < children ? 'child' : 'collector',
+      state: i < children ? 'ready' : 'waiting',
+      payload,
+      enqueued_at_ms: nowMs,
+      run_at_ms: nowMs,
+      dependency_flags: i < children ? 2 : 1,
+    }),
+  );
   const edges = ids.slice(0, children).map((parentId, i) => ({
     parentId,
     state: 'pending',
