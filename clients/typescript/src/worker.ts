@@ -28,7 +28,6 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { status } from '@grpc/grpc-js';
-import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
 import { JobCancelledError, JobTimeoutError, LeaseLostError, SeppError, toSeppError } from './errors.ts';
 import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
@@ -37,7 +36,6 @@ import { ProgressReporter } from './progress-reporter.ts';
 import { ReserveTransport } from './reserve-transport.ts';
 import { encodeResult, isJsonContentType } from './results.ts';
 import { endJobSpan, runInContext, startJobSpan } from './trace.ts';
-import type { NackResult } from './types.ts';
 import { WorkStreamTransport } from './work-stream-transport.ts';
 import type { ProgressFields, TransportHost } from './work-transport.ts';
 import {
@@ -46,20 +44,12 @@ import {
   callHandler,
   type Lane,
   makeLanes,
-  nackOptions,
   normalise,
   settledWithin,
 } from './worker-active.ts';
-import { clockSleep, systemWorkerClock, type WorkerClock, type WorkerTimer } from './worker-clock.ts';
+import { systemWorkerClock, type WorkerClock, type WorkerTimer } from './worker-clock.ts';
 import { HeldJobs } from './worker-held-jobs.ts';
-import {
-  abortWorkerJob,
-  DeadLetter,
-  type JobHandler,
-  RetryAfter,
-  reportProgressTo,
-  WorkerJob,
-} from './worker-job.ts';
+import { abortWorkerJob, DeadLetter, type JobHandler, reportProgressTo, WorkerJob } from './worker-job.ts';
 import {
   checkWorkerOptions,
   defaultStreams,
@@ -68,6 +58,7 @@ import {
   type WorkerOptions,
 } from './worker-options.ts';
 import { Outage } from './worker-outage.ts';
+import { Settler } from './worker-settler.ts';
 
 export type { WorkerEvents, WorkerLogger, WorkerOptions } from './worker-options.ts';
 
@@ -95,6 +86,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly lanes: Lane[];
   private readonly heldJobs: HeldJobs;
   private readonly keeper: LeaseKeeper<Active>;
+  private readonly settler: Settler;
   private readonly active = new Set<Active>();
   private busy = 0;
   private stateName: 'idle' | 'running' | 'closing' | 'closed' = 'idle';
@@ -126,6 +118,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}`;
     this.logger = options.logger ?? console;
     this.closedOnce = new Promise((resolve) => this.once('closed', resolve));
+    this.settler = new Settler({
+      workerId: this.workerId,
+      clock: this.clock,
+      logger: this.logger,
+      reconnectBaseDelayMs: this.reconnectBaseDelayMs,
+      reconnectMaxDelayMs: this.reconnectMaxDelayMs,
+      report: (error) => this.report(error),
+    });
     const config = {
       queues: this.queues,
       leaseMs,
@@ -235,24 +235,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     void this.run(active);
   }
 
-  /**
-   * Gives a job not started (taken out of the held ones at shutdown, or delivered
-   * while closing) back to the queue at once with a nack for an immediate retry.
-   * The protocol has no release that leaves the attempt uncounted (the attempt is
-   * the lease's fencing token), so the nack counts one, as the lease's expiry
-   * would, only sooner.
-   */
+  /** A job not started (taken out of the held ones at shutdown, or delivered while closing): back to the queue at once. */
   private async giveBack(active: Active): Promise<void> {
     this.keeper.remove(active);
-    const error = new Error(`given back unstarted: worker ${this.workerId} is closing`);
-    try {
-      await this.settleWithRetry(active, () =>
-        active.lane.transport.nack(active.job, { error, retryAfterMs: 0 }),
-      );
-    } catch (thrown) {
-      const e = toSeppError(thrown);
-      if (!(e instanceof LeaseLostError)) this.report(e);
-    }
+    await this.settler.giveBack(active);
     this.finishJob(active);
   }
 
@@ -267,7 +253,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (error instanceof JobCancelledError) {
       this.emit('cancelled', active.job, error);
       // The nack makes the job cancelled now rather than when its lease runs out.
-      void this.settleCancelled(active, error).then(() => this.finishJob(active));
+      void this.settler.cancelled(active, error).then(() => this.finishJob(active));
       return;
     }
     if (error instanceof JobTimeoutError) this.emit('timedOut', active.job, error);
@@ -320,7 +306,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const { transport } = active.lane;
     if (!transport.freesSlotOnSettle) this.freeSlot(active);
     if (active.cancelled !== undefined) {
-      await this.settleCancelled(active, active.cancelled);
+      await this.settler.cancelled(active, active.cancelled);
       this.finishJob(active);
       return;
     }
@@ -329,7 +315,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       else {
         // Inline, not a method of its own: one promise less per job on the hot path.
         try {
-          await this.settleWithRetry(active, () => transport.ack(job, result));
+          await this.settler.withRetry(active, () => transport.ack(job, result));
         } catch (error) {
           const e = toSeppError(error);
           // The server refused the result (larger than its max_result_bytes): the attempt fails, saying why.
@@ -343,22 +329,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.settlementFailed(active, toSeppError(error));
     }
     this.finishJob(active);
-  }
-
-  /**
-   * Ends a cancelled job's attempt with a nack, which the server answers with
-   * state `cancelled`. A lease that already ended needs nothing more: the
-   * server made the job cancelled then.
-   */
-  private async settleCancelled(active: Active, error: JobCancelledError): Promise<void> {
-    try {
-      await this.settleWithRetry(active, () =>
-        active.lane.transport.nack(active.job, { error: error.message, retryAfterMs: 0 }),
-      );
-    } catch (thrown) {
-      const e = toSeppError(thrown);
-      if (!(e instanceof LeaseLostError) && !(e instanceof JobCancelledError)) this.report(e);
-    }
   }
 
   /** The server says a lease was cancelled: stop that job if it runs here (a notice for another lease is ignored). */
@@ -401,35 +371,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async fail(active: Active, error: Error): Promise<void> {
-    let outcome: NackResult;
-    try {
-      outcome = await this.settleWithRetry(active, () =>
-        active.lane.transport.nack(active.job, nackOptions(active, error)),
-      );
-    } catch (thrown) {
-      this.logFailure(active.job, error, undefined);
-      throw thrown;
-    }
-    this.logFailure(active.job, error, outcome);
+    const outcome = await this.settler.fail(active, error);
     this.emit('failed', active.job, error, outcome);
-  }
-
-  /** One line per failed attempt: the job, the error, where the job went (and the error's stack, for a throw). */
-  private logFailure(job: WorkerJob, error: Error, outcome: NackResult | undefined): void {
-    const where =
-      outcome === undefined
-        ? 'its nack failed, so it runs again once its lease ends'
-        : outcome.state === 'dead'
-          ? 'dead-lettered'
-          : outcome.state === 'cancelled'
-            ? 'cancelled'
-            : `retried ${outcome.runAt === null ? 'now' : `at ${outcome.runAt.toISOString()}`}`;
-    const line =
-      `sepp worker ${this.workerId}: job ${job.id} (${job.queue}/${job.type}, attempt ${job.attempt} ` +
-      `of ${job.maxAttempts}) failed: ${error.message}; ${where}`;
-    // RetryAfter and DeadLetter are the handler's own choice, not a surprise.
-    if (error instanceof RetryAfter || error instanceof DeadLetter) this.logger.info(line);
-    else this.logger.warn(line, error);
   }
 
   /** A handler's `job.progress(…)`: through the job's reporter, on its lane's transport. */
@@ -444,22 +387,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     );
     return active.progress.report(fields);
   };
-
-  /** Settlements that fail with UNAVAILABLE are retried while the lease may still be ours. */
-  private async settleWithRetry<T>(active: Active, settle: () => Promise<T>): Promise<T> {
-    for (let retry = 0; ; retry++) {
-      try {
-        return await settle();
-      } catch (error) {
-        const e = toSeppError(error);
-        const delayMs = backoffDelayMs(retry, this.reconnectBaseDelayMs, this.reconnectMaxDelayMs);
-        if (e.grpcCode !== status.UNAVAILABLE || this.clock.nowMs() + delayMs >= active.leaseEndsAtMs)
-          throw e;
-        this.report(e);
-        await clockSleep(this.clock, delayMs).done;
-      }
-    }
-  }
 
   /** Frees the job's slot, once, for its lane's next held job, and asks for a job to take its place. */
   private freeSlot(active: Active): void {
