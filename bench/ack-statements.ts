@@ -31,7 +31,7 @@ import type { Op } from '../src/store/op.ts';
 import { dependencyOps, prepareDependencyStatements } from '../src/store/sqlite/dependencies.ts';
 import { prepareAckDeletes, prepareKeptCompletes } from '../src/store/sqlite/leases.ts';
 import { machineDescription, markdownTable, median, parseArgs } from './engine-lib.ts';
-import { StatementDb } from './lib/statement-db.ts';
+import { StatementDb, stepInterleaved } from './lib/statement-db.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const variant = args.get('variant') ?? 'same';
@@ -174,10 +174,7 @@ for (let run = 0; run < runs; run++) {
   const sides = [new Side('same'), new Side(variant)] as const;
   const warmupSteps = backlog + 50;
   loads.push(loadavg()[0]!);
-  for (let step = 0; step < warmupSteps + steps; step++) {
-    const order = (step + run) % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
-    for (const side of order) side.step(step >= warmupSteps);
-  }
+  stepInterleaved(sides, run, warmupSteps, steps);
   loads.push(loadavg()[0]!);
   const acked = steps * children;
   const [a, b] = sides.map((side) => {

@@ -35,7 +35,7 @@ import type { LeaseParams } from '../src/store/leases.ts';
 import type { LeasedRow } from '../src/store/rows.ts';
 import { leasedColumns, prepareLeaseStatements } from '../src/store/sqlite/leases.ts';
 import { machineDescription, markdownTable, median, parseArgs } from './engine-lib.ts';
-import { StatementDb } from './lib/statement-db.ts';
+import { StatementDb, stepInterleaved } from './lib/statement-db.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const variant = args.get('variant') ?? 'same';
@@ -199,10 +199,7 @@ for (let run = 0; run < runs; run++) {
   const sides = [new Side('same'), new Side(variant)] as const;
   const warmupSteps = 100;
   loads.push(loadavg()[0]!);
-  for (let step = 0; step < warmupSteps + steps; step++) {
-    const order = (step + run) % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
-    for (const side of order) side.step(step >= warmupSteps);
-  }
+  stepInterleaved(sides, run, warmupSteps, steps);
   loads.push(loadavg()[0]!);
   const leased = steps * chunk;
   const [a, b] = sides.map((side) => {

@@ -33,3 +33,20 @@ export class StatementDb {
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * One run of a statement benchmark: `warmupSteps` + `steps` steps of both sides, the order
+ * alternating from step to step and run to run (the first of a pair tends to pay more); only the
+ * steps after the warm-up are counted.
+ */
+export function stepInterleaved(
+  sides: readonly [{ step(counted: boolean): void }, { step(counted: boolean): void }],
+  run: number,
+  warmupSteps: number,
+  steps: number,
+): void {
+  for (let step = 0; step < warmupSteps + steps; step++) {
+    const order = (step + run) % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
+    for (const side of order) side.step(step >= warmupSteps);
+  }
+}
