@@ -15,6 +15,7 @@ import { nextEvents } from './helpers.ts';
 
 const keepaliveMs = 200;
 const keepaliveTimeoutMs = 300;
+const leaseMs = 2_000;
 
 for (const transport of ['stream', 'unary'] as const) {
   test(`Worker (${transport}): keepalive pings fail a silent connection with UNAVAILABLE, and the worker works again`, async () => {
@@ -24,6 +25,7 @@ for (const transport of ['stream', 'unary'] as const) {
     const client = SeppClient.connect(await proxy.listen(), { keepaliveMs, keepaliveTimeoutMs, transport });
     const worker = client.worker({
       queues: ['keepalive'],
+      leaseMs, // see below, where the server's side of the silent connection ends
       reconnect: { baseDelayMs: 50, maxDelayMs: 100 },
       handlers: { t: () => undefined },
       logger: { info() {}, warn() {}, error() {} },
@@ -59,7 +61,8 @@ for (const transport of ['stream', 'unary'] as const) {
       // grpc.keepalive_timeout_ms, 20 s, for the answer), it still counts the old stream as a worker
       // waiting for jobs and would lease it the next one, to be redelivered when that lease expires;
       // the test ends the server's side now (tests/rpc/server-keepalive.test.ts has the server's
-      // pings do it).
+      // pings do it). The server learns of that end on its own time, so the next job may still be
+      // leased on the old stream: it comes back when its lease of leaseMs ends, to the new connection.
       proxy.endSilencedUpstreams();
       // The worker reconnects through the proxy on a fresh connection and takes the next job.
       const again = nextEvents(worker, 'completed');

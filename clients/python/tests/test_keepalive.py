@@ -107,6 +107,7 @@ def proxy(server: ServerProcess) -> Iterator[BlackholeProxy]:
 
 KEEPALIVE_MS = 200
 KEEPALIVE_TIMEOUT_MS = 300
+LEASE_MS = 2_000
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -114,8 +115,9 @@ def test_keepalive_pings_fail_a_silent_connection_and_the_worker_works_again(
         client: sepp.Client, proxy: BlackholeProxy, queue: str, transport: str) -> None:
     with sepp.Client(proxy.address, api_key=ADMIN_KEY, keepalive_ms=KEEPALIVE_MS,
                      keepalive_timeout_ms=KEEPALIVE_TIMEOUT_MS) as through_proxy:
+        # lease_ms: see below, where the server's side of the silent connection ends.
         worker, events = start(through_proxy, queue, transport, reconnect_base_delay_ms=50,
-                               reconnect_max_delay_ms=100, handlers={"t": lambda job: None})
+                               reconnect_max_delay_ms=100, lease_ms=LEASE_MS, handlers={"t": lambda job: None})
         try:
             client.enqueue(queue, "t")
             events.wait("completed")
@@ -136,7 +138,9 @@ def test_keepalive_pings_fail_a_silent_connection_and_the_worker_works_again(
             # Until the server's own pings notice the silence (grpc.keepalive_ms, 30 s by default,
             # then grpc.keepalive_timeout_ms, 20 s, for the answer), it still counts the old stream
             # as a worker waiting for jobs and would lease it the next one, to be redelivered when
-            # that lease expires; the test ends the server's side now.
+            # that lease expires; the test ends the server's side now. The server learns of that end on
+            # its own time, so the next job may still be leased on the old stream (seen in CI): it comes
+            # back when its lease of LEASE_MS ends, to the worker's new connection.
             proxy.end_silenced_upstreams()
             # The worker reconnects through the proxy on a fresh connection and takes the next job.
             client.enqueue(queue, "t")
