@@ -252,6 +252,8 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
           maxStreamsPerConnection: facts.grpcLimits.maxStreamsPerConnection,
           handshakeTimeoutMs: facts.grpcLimits.handshakeTimeoutMs,
           idleTimeoutMs: facts.grpcLimits.idleTimeoutMs,
+          keepaliveMs: facts.grpcLimits.keepaliveMs,
+          keepaliveTimeoutMs: facts.grpcLimits.keepaliveTimeoutMs,
           firstMessageTimeoutMs: facts.grpcLimits.firstMessageTimeoutMs,
           maxEventSubscribersPerKey: facts.grpcLimits.maxEventSubscribersPerKey,
           maxBytesInFlightPerConnection: facts.grpcLimits.maxBytesInFlightPerConnection,

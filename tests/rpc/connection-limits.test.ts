@@ -3,15 +3,19 @@
  * on connections, a handshake deadline for connections that never open a
  * call, an idle timeout, a cap on calls per connection, and calls without a
  * key refused when their headers arrive, before their body is read. Every
- * limit is in GetServerInfo and every refusal in /metrics. Deadlines here are
- * hang guards only: each test waits for the event, never for a time.
+ * limit is in GetServerInfo (the keepalive settings too, over gRPC, in the
+ * TypeScript SDK and in `sepp status --json`; reload.test.ts has them after a
+ * reload) and every refusal in /metrics. Deadlines here are hang guards only:
+ * each test waits for the event, never for a time.
  */
 import assert from 'node:assert/strict';
 import { type ClientHttp2Session, connect as connectHttp2 } from 'node:http2';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Metadata, status } from '@grpc/grpc-js';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { keylessCallsPerConnection, keylessCallsPerServer } from '../../src/rpc/admission.ts';
+import { cliJson, sepp } from '../helpers/cli.ts';
 import { scrape } from '../helpers/prometheus.ts';
 import { grpcFrame, http2Call } from '../helpers/raw-grpc.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
@@ -62,17 +66,34 @@ max_connections = 4
 max_streams_per_connection = 3
 handshake_timeout_ms = "300ms"
 idle_timeout_ms = "1s"
+keepalive_ms = "45s"
+keepalive_timeout_ms = "7s"
 `,
     });
   });
   after(() => t.dispose());
 
-  test('GetServerInfo reports the connection limits', async () => {
+  test('GetServerInfo reports the connection limits; the keepalive settings in the SDK and the CLI too', async () => {
     const info = await call(t.client, t.client.getServerInfo, {});
     assert.equal(info.limits?.maxConnections, 4);
     assert.equal(info.limits?.maxStreamsPerConnection, 3);
     assert.equal(info.limits?.handshakeTimeoutMs, 300);
     assert.equal(info.limits?.idleTimeoutMs, 1000);
+    // Not the defaults (30 s, 20 s); no ping is due while these tests run.
+    const keepalive = { keepaliveMs: 45_000, keepaliveTimeoutMs: 7_000 };
+    const keepaliveOf = (limits: { keepaliveMs?: number; keepaliveTimeoutMs?: number } | undefined) => ({
+      keepaliveMs: limits?.keepaliveMs,
+      keepaliveTimeoutMs: limits?.keepaliveTimeoutMs,
+    });
+    assert.deepEqual(keepaliveOf(info.limits), keepalive);
+    const client = SeppClient.connect(t.address);
+    try {
+      assert.deepEqual(keepaliveOf((await client.getServerInfo()).limits), keepalive);
+    } finally {
+      await client.close();
+    }
+    const status = await sepp(['status', '--json'], { SEPP_SERVER: t.address });
+    assert.deepEqual(keepaliveOf(cliJson<{ limits: Record<string, number> }>(status).limits), keepalive);
   });
 
   test('a connection that never sends a byte is closed after the handshake timeout', async () => {

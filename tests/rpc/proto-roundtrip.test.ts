@@ -181,6 +181,8 @@ test('ServerLimits and QueueSettings report every engine limit and queue setting
     'maxStreamsPerConnection',
     'handshakeTimeoutMs',
     'idleTimeoutMs',
+    'keepaliveMs',
+    'keepaliveTimeoutMs',
     'firstMessageTimeoutMs',
     'maxEventSubscribersPerKey',
     'maxBytesInFlightPerConnection',

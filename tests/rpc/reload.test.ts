@@ -187,17 +187,26 @@ describe('config reload', () => {
 
   test('log level and /metrics token apply; what needs a restart is named and keeps its running value', async () => {
     t.writeConfig(
-      `[server]\nlog_level = "debug"\ndurability = "relaxed"\n[grpc]\nkeepalive_ms = "5s"\n${key('ops', 'admin', keys.ops)}[telemetry]\nmetrics_token = "${keys.metrics}"\n`,
+      `[server]\nlog_level = "debug"\ndurability = "relaxed"\n[grpc]\nkeepalive_ms = "5s"\nkeepalive_timeout_ms = "3s"\n${key('ops', 'admin', keys.ops)}[telemetry]\nmetrics_token = "${keys.metrics}"\n`,
     );
     const report = await t.server.reload({ actor: 'test' });
     assert.deepEqual(report.problems, []);
-    assert.deepEqual(report.restartRequired, ['server.durability', 'grpc.keepalive_ms']);
+    assert.deepEqual(report.restartRequired, [
+      'server.durability',
+      'grpc.keepalive_ms',
+      'grpc.keepalive_timeout_ms',
+    ]);
     assert.ok(report.changed.includes('server.log_level'));
     assert.deepEqual(levels.at(-1), 'debug');
     const info = await call(t.client, t.client.getServerInfo, {}, withKey(keys.ops));
     assert.equal(info.durability, DurabilityMode.FULL, 'durability keeps its running value');
     assert.equal(t.server.config().server.durability, 'full');
     assert.equal(t.server.config().grpc.keepaliveMs, 30_000, 'the pings keep their running interval');
+    assert.deepEqual(
+      [info.limits?.keepaliveMs, info.limits?.keepaliveTimeoutMs],
+      [30_000, 20_000],
+      'GetServerInfo reports the keepalive in effect, not the file',
+    );
     assert.equal((await fetch(t.metricsUrl)).status, 401, '/metrics now needs the token');
     const scraped = await fetch(t.metricsUrl, { headers: { authorization: `Bearer ${keys.metrics}` } });
     assert.equal(scraped.status, 200);

@@ -8,7 +8,7 @@ import socket
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, ServerProcess, counts
+from conftest import ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, ServerProcess, counts, running_server
 
 import sepp
 
@@ -154,7 +154,17 @@ def test_queues_and_server_info(client: sepp.Client, queue: str) -> None:
     assert (server.limits.max_connections, server.limits.max_streams_per_connection) == (4096, 1000)
     assert (server.limits.handshake_timeout_ms, server.limits.idle_timeout_ms) == (10_000, 300_000)
     assert server.limits.first_message_timeout_ms == 10_000
+    assert (server.limits.keepalive_ms, server.limits.keepalive_timeout_ms) == (30_000, 20_000)
     assert server.queue_defaults.max_attempts == 5
+
+
+def test_server_info_reports_keepalive() -> None:
+    """The server's own keepalive settings as it started, here not the defaults, for a client
+    that picks its keepalive_ms from them (a reload leaves them: tests/rpc/reload.test.ts)."""
+    with running_server('\n[grpc]\nkeepalive_ms = "45s"\nkeepalive_timeout_ms = "7s"\n') as own, \
+            sepp.Client(own.address, api_key=ADMIN_KEY) as client:
+        limits = client.get_server_info().limits
+    assert (limits.keepalive_ms, limits.keepalive_timeout_ms) == (45_000, 7_000)
 
 
 def test_queue_settings_at_run_time_and_reload(client: sepp.Client, queue: str) -> None:

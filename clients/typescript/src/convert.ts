@@ -329,6 +329,8 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxStreamsPerConnection: limits?.maxStreamsPerConnection ?? 0,
       handshakeTimeoutMs: limits?.handshakeTimeoutMs ?? 0,
       idleTimeoutMs: limits?.idleTimeoutMs ?? 0,
+      keepaliveMs: limits?.keepaliveMs ?? 0,
+      keepaliveTimeoutMs: limits?.keepaliveTimeoutMs ?? 0,
       firstMessageTimeoutMs: limits?.firstMessageTimeoutMs ?? 0,
       maxResultBytes: limits?.maxResultBytes ?? 0,
       maxProgressBytes: limits?.maxProgressBytes ?? 0,

@@ -236,6 +236,14 @@ export interface ServerLimits {
   handshakeTimeoutMs: number;
   /** A connection with no call open for this long is closed, in ms. */
   idleTimeoutMs: number;
+  /**
+   * The server pings every connection this long after its last ping was answered, in ms
+   * (grpc.keepalive_ms; the value it started with: a reload does not change it). A client
+   * may pick its own `keepaliveMs` from it.
+   */
+  keepaliveMs: number;
+  /** A server ping unanswered this long closes the connection, in ms (grpc.keepalive_timeout_ms, as it started). */
+  keepaliveTimeoutMs: number;
   /** A call must send its first message within this, in ms (grpc.first_message_timeout_ms). */
   firstMessageTimeoutMs: number;
   /** Largest result an ack may carry, in bytes. */

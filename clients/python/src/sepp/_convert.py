@@ -336,6 +336,7 @@ def server_info_from_proto(info: admin_pb2.GetServerInfoResponse) -> ServerInfo:
             lim.event_resume_window_ms, lim.max_event_subscribers_per_key,
             lim.max_bytes_in_flight_per_connection, lim.max_bytes_in_flight_per_key,
             lim.finished_outcome_ms, lim.max_queues, lim.first_message_timeout_ms,
+            lim.keepalive_ms, lim.keepalive_timeout_ms,
         ),
         queue_defaults=_settings(info.queue_defaults),
         strict_queues=info.strict_queues,

@@ -408,6 +408,13 @@ class ServerLimits:
     max_queues: int
     first_message_timeout_ms: int
     """A call must send its first message within this, in ms (grpc.first_message_timeout_ms)."""
+    keepalive_ms: int
+    """The server pings every connection this long after its last ping was answered, in ms
+    (grpc.keepalive_ms; the value it started with: a reload does not change it). A client may
+    pick its own `keepalive_ms` from it."""
+    keepalive_timeout_ms: int
+    """A server ping unanswered this long closes the connection, in ms (grpc.keepalive_timeout_ms,
+    as it started)."""
 
 
 @dataclass(frozen=True)

@@ -645,6 +645,19 @@ export interface ServerLimits {
    */
   idleTimeoutMs: number;
   /**
+   * The server pings every connection this long after its last ping was
+   * answered, whether or not a call is open (grpc.keepalive_ms), in ms. A
+   * client picking its own keepalive interval can read it here. Default
+   * 30,000 (30 s). Takes effect at a restart: this is the running value.
+   */
+  keepaliveMs: number;
+  /**
+   * A server ping unanswered this long closes the connection and ends its
+   * calls (grpc.keepalive_timeout_ms), in ms. Default 20,000 (20 s). Takes
+   * effect at a restart: this is the running value.
+   */
+  keepaliveTimeoutMs: number;
+  /**
    * A call (stream or unary) must send its first message within this, in ms, or
    * it ends with RESOURCE_EXHAUSTED naming grpc.first_message_timeout_ms; time
    * the server holds a message back (bytes in flight) does not count. Default
@@ -4795,6 +4808,8 @@ function createBaseServerLimits(): ServerLimits {
     maxStreamsPerConnection: 0,
     handshakeTimeoutMs: 0,
     idleTimeoutMs: 0,
+    keepaliveMs: 0,
+    keepaliveTimeoutMs: 0,
     firstMessageTimeoutMs: 0,
     maxResultBytes: 0,
     maxProgressBytes: 0,
@@ -4874,6 +4889,12 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.idleTimeoutMs !== 0) {
       writer.uint32(152).int64(message.idleTimeoutMs);
+    }
+    if (message.keepaliveMs !== 0) {
+      writer.uint32(160).int64(message.keepaliveMs);
+    }
+    if (message.keepaliveTimeoutMs !== 0) {
+      writer.uint32(168).int64(message.keepaliveTimeoutMs);
     }
     if (message.firstMessageTimeoutMs !== 0) {
       writer.uint32(720).int64(message.firstMessageTimeoutMs);
@@ -5095,6 +5116,22 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             }
 
             message.idleTimeoutMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.keepaliveMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 21: {
+            if (tag !== 168) {
+              break;
+            }
+
+            message.keepaliveTimeoutMs = longToNumber(reader.int64());
             continue;
           }
           case 90: {
@@ -5350,6 +5387,16 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.idle_timeout_ms)
         ? globalThis.Number(object.idle_timeout_ms)
         : 0,
+      keepaliveMs: isSet(object.keepaliveMs)
+        ? globalThis.Number(object.keepaliveMs)
+        : isSet(object.keepalive_ms)
+        ? globalThis.Number(object.keepalive_ms)
+        : 0,
+      keepaliveTimeoutMs: isSet(object.keepaliveTimeoutMs)
+        ? globalThis.Number(object.keepaliveTimeoutMs)
+        : isSet(object.keepalive_timeout_ms)
+        ? globalThis.Number(object.keepalive_timeout_ms)
+        : 0,
       firstMessageTimeoutMs: isSet(object.firstMessageTimeoutMs)
         ? globalThis.Number(object.firstMessageTimeoutMs)
         : isSet(object.first_message_timeout_ms)
@@ -5502,6 +5549,12 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.idleTimeoutMs !== 0) {
       obj.idleTimeoutMs = Math.round(message.idleTimeoutMs);
     }
+    if (message.keepaliveMs !== 0) {
+      obj.keepaliveMs = Math.round(message.keepaliveMs);
+    }
+    if (message.keepaliveTimeoutMs !== 0) {
+      obj.keepaliveTimeoutMs = Math.round(message.keepaliveTimeoutMs);
+    }
     if (message.firstMessageTimeoutMs !== 0) {
       obj.firstMessageTimeoutMs = Math.round(message.firstMessageTimeoutMs);
     }
@@ -5583,6 +5636,8 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxStreamsPerConnection = object.maxStreamsPerConnection ?? 0;
     message.handshakeTimeoutMs = object.handshakeTimeoutMs ?? 0;
     message.idleTimeoutMs = object.idleTimeoutMs ?? 0;
+    message.keepaliveMs = object.keepaliveMs ?? 0;
+    message.keepaliveTimeoutMs = object.keepaliveTimeoutMs ?? 0;
     message.firstMessageTimeoutMs = object.firstMessageTimeoutMs ?? 0;
     message.maxResultBytes = object.maxResultBytes ?? 0;
     message.maxProgressBytes = object.maxProgressBytes ?? 0;
