@@ -12,8 +12,7 @@ export interface ServerFacts {
   durability: 'full' | 'relaxed';
   startedAtMs: number;
   maxMessageBytes: number;
-  /** Connections and calls per connection, and how long a connection may take or idle. */
-  /** The [grpc] limits: connections, and what one key may hold. */
+  /** The [grpc] limits: connections and calls per connection, how long a connection may take or idle, what one key may hold. */
   grpcLimits: {
     maxConnections: number;
     maxStreamsPerConnection: number;
