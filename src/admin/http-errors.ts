@@ -7,36 +7,18 @@
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { type HttpErrorCode, httpStatusOf as sharedStatusOf } from '../api-schema/error-status.ts';
 import { boundMessage } from '../config/index.ts';
-import { SeppError, type SeppErrorCode, toSeppError } from '../engine/errors.ts';
+import { SeppError, toSeppError } from '../engine/errors.ts';
 
-export type AdminErrorCode =
-  | SeppErrorCode
-  | 'payload_too_large'
-  | 'method_not_allowed'
-  | 'request_timeout'
-  | 'headers_too_large';
+/** The admin API's codes: the shared ones but `unsupported_media_type` (a body that is not JSON is invalid_argument there). */
+export type AdminErrorCode = Exclude<HttpErrorCode, 'unsupported_media_type'>;
 
-/** The one table from error code to HTTP status. */
-export const httpStatusOf: Readonly<Record<AdminErrorCode, ContentfulStatusCode>> = {
-  invalid_argument: 400,
-  unauthenticated: 401,
-  permission_denied: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  request_timeout: 408,
-  lease_lost: 409,
-  job_cancelled: 409,
-  job_timed_out: 409,
-  failed_precondition: 409,
-  already_exists: 409,
-  payload_too_large: 413,
-  out_of_range: 416,
-  resource_exhausted: 429,
-  headers_too_large: 431,
-  internal: 500,
-  unavailable: 503,
-};
+/** The admin API's part of the table both JSON APIs share. */
+export const httpStatusOf: Readonly<Record<AdminErrorCode, ContentfulStatusCode>> = (() => {
+  const { unsupported_media_type: _, ...admin } = sharedStatusOf;
+  return admin;
+})();
 
 /** An error raised by the admin layer itself, with an HTTP-only code or extra headers. */
 export class AdminHttpError extends Error {

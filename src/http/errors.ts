@@ -1,41 +1,12 @@
 /**
  * Errors of the HTTP API: every error is `{"error": {"code", "message"}}`,
- * the code one of the SeppError codes gRPC carries in its `sepp-error-code`
- * trailer, or one of the few failures only HTTP has (a body too large, a
- * wrong method or content type, a request that took too long). The status
- * comes from the one table below; docs/http.md prints it.
+ * the code and its status from the table both JSON APIs share
+ * (api-schema/error-status.ts).
  */
-import { type JobRejection, SeppError, type SeppErrorCode, toSeppError } from '../engine/errors.ts';
+import { type HttpErrorCode, httpStatusOf } from '../api-schema/error-status.ts';
+import { type JobRejection, SeppError, toSeppError } from '../engine/errors.ts';
 
-export type HttpErrorCode =
-  | SeppErrorCode
-  | 'payload_too_large'
-  | 'method_not_allowed'
-  | 'unsupported_media_type'
-  | 'request_timeout'
-  | 'headers_too_large';
-
-/** The one table from error code to HTTP status (the same statuses as the admin API's for the codes both have). */
-export const httpStatusOf: Readonly<Record<HttpErrorCode, number>> = {
-  invalid_argument: 400,
-  unauthenticated: 401,
-  permission_denied: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  request_timeout: 408,
-  lease_lost: 409,
-  job_cancelled: 409,
-  job_timed_out: 409,
-  failed_precondition: 409,
-  already_exists: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  out_of_range: 416,
-  resource_exhausted: 429,
-  headers_too_large: 431,
-  internal: 500,
-  unavailable: 503,
-};
+export { type HttpErrorCode, httpStatusOf };
 
 /** An error only HTTP has, or one with headers of its own (Allow, Retry-After). */
 export class HttpError extends Error {

@@ -1,0 +1,36 @@
+/**
+ * The error codes both JSON APIs (the admin API in src/admin, the HTTP API in src/http) answer
+ * with, and the one table from code to HTTP status: the SeppError codes gRPC carries in its
+ * `sepp-error-code` trailer, and the few failures only HTTP has (a body too large, a wrong method
+ * or content type, a request that took too long). docs/http.md prints the table.
+ */
+import type { SeppErrorCode } from '../engine/errors.ts';
+
+export type HttpErrorCode =
+  | SeppErrorCode
+  | 'payload_too_large'
+  | 'method_not_allowed'
+  | 'unsupported_media_type'
+  | 'request_timeout'
+  | 'headers_too_large';
+
+export const httpStatusOf = {
+  invalid_argument: 400,
+  unauthenticated: 401,
+  permission_denied: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  lease_lost: 409,
+  job_cancelled: 409,
+  job_timed_out: 409,
+  failed_precondition: 409,
+  already_exists: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  out_of_range: 416,
+  resource_exhausted: 429,
+  headers_too_large: 431,
+  internal: 500,
+  unavailable: 503,
+} as const satisfies Readonly<Record<HttpErrorCode, number>>;
