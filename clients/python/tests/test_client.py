@@ -6,11 +6,13 @@ import asyncio
 import datetime
 import socket
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
-from conftest import ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, ServerProcess, counts, running_server
+from conftest import ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, ServerProcess, counts, running_server, stand_in_server
 
 import sepp
+from sepp.v1 import admin_pb2, queue_service_pb2_grpc
 
 
 @pytest.mark.parametrize("transport", ["stream", "unary"])
@@ -155,16 +157,51 @@ def test_queues_and_server_info(client: sepp.Client, queue: str) -> None:
     assert (server.limits.handshake_timeout_ms, server.limits.idle_timeout_ms) == (10_000, 300_000)
     assert server.limits.first_message_timeout_ms == 10_000
     assert (server.limits.keepalive_ms, server.limits.keepalive_timeout_ms) == (30_000, 20_000)
+    workflow_limits = (server.limits.max_dependencies_per_job, server.limits.max_flow_jobs,
+                       server.limits.max_flow_depth, server.limits.max_dependency_results_bytes,
+                       server.limits.max_open_batches_per_key)
+    assert workflow_limits == (100, 1000, 100, 256 * 1024, 1000)
+    assert server.store == sepp.StoreInfo("sqlite"), "no host, database or replication for SQLite"
     assert server.queue_defaults.max_attempts == 5
 
 
-def test_server_info_reports_keepalive() -> None:
+def test_server_info_reports_the_limits_it_started_with() -> None:
     """The server's own keepalive settings as it started, here not the defaults, for a client
-    that picks its keepalive_ms from them (a reload leaves them: tests/rpc/reload.test.ts)."""
-    with running_server('\n[grpc]\nkeepalive_ms = "45s"\nkeepalive_timeout_ms = "7s"\n') as own, \
-            sepp.Client(own.address, api_key=ADMIN_KEY) as client:
+    that picks its keepalive_ms from them (a reload leaves them: tests/rpc/reload.test.ts); and
+    the workflow limits, each its own value so that no two can be read in each other's place."""
+    limits_toml = """
+[grpc]
+keepalive_ms = "45s"
+keepalive_timeout_ms = "7s"
+
+[limits]
+max_dependencies_per_job = 7
+max_flow_jobs = 11
+max_flow_depth = 5
+max_dependency_results_bytes = "3KiB"
+max_open_batches_per_key = 13
+"""
+    with running_server(limits_toml) as own, sepp.Client(own.address, api_key=ADMIN_KEY) as client:
         limits = client.get_server_info().limits
     assert (limits.keepalive_ms, limits.keepalive_timeout_ms) == (45_000, 7_000)
+    assert (limits.max_dependencies_per_job, limits.max_flow_jobs, limits.max_flow_depth,
+            limits.max_dependency_results_bytes, limits.max_open_batches_per_key) == (7, 11, 5, 3072, 13)
+
+
+class OnPostgres(queue_service_pb2_grpc.QueueServiceServicer):
+    """Answers GetServerInfo as a server on PostgreSQL does (docs/postgres.md), where a real one
+    would need a database cluster of its own."""
+
+    def GetServerInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
+        store = admin_pb2.StoreInfo(kind="postgres", host="db.internal:5432", database="jobs", schema="sepp",
+                                    signals_connected=True, replication="synchronous", standbys=1)
+        return admin_pb2.GetServerInfoResponse(version="0.1.0", store=store)
+
+
+def test_server_info_names_a_postgres_store() -> None:
+    with stand_in_server(OnPostgres()) as address, sepp.Client(address) as client:
+        store = client.get_server_info().store
+    assert store == sepp.StoreInfo("postgres", "db.internal:5432", "jobs", "sepp", True, "synchronous", 1)
 
 
 def test_queue_settings_at_run_time_and_reload(client: sepp.Client, queue: str) -> None:

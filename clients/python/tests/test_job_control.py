@@ -94,8 +94,16 @@ def test_bulk_cancel_updates_purge_and_their_audit_entries(server: ServerProcess
 
     dry = client.cancel_jobs(queue, type="report", dry_run=True)
     assert dry == sepp.CancelJobsResult(0, 0, 3), "a dry run changes nothing"
-    assert client.cancel_jobs(queue, type="report") == sepp.CancelJobsResult(3, 0, 3)
-    assert client.cancel_jobs(queue, states=["leased"]) == sepp.CancelJobsResult(0, 1, 1)
+    cancelled = client.cancel_jobs(queue, type="report")
+    assert (cancelled.cancelled, cancelled.cancel_requested, cancelled.matched) == (3, 0, 3)
+    assert cancelled.operation is not None, "a cancel is a bulk operation, answered with it"
+    op = cancelled.operation
+    assert (op.action, op.state, op.matched, op.changed, op.cancel_requested, op.actor) == (
+        "cancel", "done", 3, 3, 0, "key:admin")
+    assert op.examined >= 3, op
+    stopped = client.cancel_jobs(queue, states=["leased"])
+    assert (stopped.cancelled, stopped.cancel_requested, stopped.matched) == (0, 1, 1)
+    assert stopped.operation is not None and stopped.operation.cancel_requested == 1
     with pytest.raises(sepp.SeppError) as bad_state:
         client.cancel_jobs(queue, states=["waiting"])
     assert bad_state.value.code == "invalid_argument"

@@ -29,6 +29,8 @@ def test_depends_on_waits_and_the_results_are_passed_on(client: sepp.Client, que
     assert [(d.job_id, d.name, d.state, d.result, d.result_omitted) for d in reporting.dependency_results] == [
         (first.id, None, "completed", {"rows": 42}, False)
     ]
+    [counted_result] = reporting.dependency_results
+    assert (counted_result.result_data, counted_result.result_content_type) == (b'{"rows":42}', "application/json")
     client.ack(reporting)
 
 

@@ -25,6 +25,7 @@ from .models import (
     SettingValue,
     ServerLimits,
     StateCounts,
+    StoreInfo,
     TimeInput,
     WorkerInfo,
 )
@@ -336,8 +337,23 @@ def server_info_from_proto(info: admin_pb2.GetServerInfoResponse) -> ServerInfo:
             lim.event_resume_window_ms, lim.max_event_subscribers_per_key,
             lim.max_bytes_in_flight_per_connection, lim.max_bytes_in_flight_per_key,
             lim.finished_outcome_ms, lim.max_queues, lim.first_message_timeout_ms,
-            lim.keepalive_ms, lim.keepalive_timeout_ms,
+            lim.keepalive_ms, lim.keepalive_timeout_ms, lim.max_dependencies_per_job, lim.max_flow_jobs,
+            lim.max_flow_depth, lim.max_dependency_results_bytes, lim.max_open_batches_per_key,
         ),
         queue_defaults=_settings(info.queue_defaults),
         strict_queues=info.strict_queues,
+        store=_store(info.store),
+    )
+
+
+def _store(store: admin_pb2.StoreInfo) -> StoreInfo:
+    # Empty strings are what does not apply (SQLite), or a server that predates the field.
+    return StoreInfo(
+        kind=store.kind,
+        host=store.host or None,
+        database=store.database or None,
+        schema=store.schema or None,
+        signals_connected=store.signals_connected,
+        replication=store.replication or None,
+        standbys=store.standbys,
     )

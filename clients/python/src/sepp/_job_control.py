@@ -50,6 +50,12 @@ class CancelJobsResult:
     matched: int
     """The jobs the filter matched: those it changed (`cancelled + cancel_requested`), or
     with `dry_run` those it would change now."""
+    matched_at_least: bool = False
+    """With `dry_run`: True when `matched` is a lower bound (the server's count stopped at its
+    budget)."""
+    operation: BulkOperation | None = None
+    """The bulk operation that cancelled them (`matched`, `changed`, `examined`, … as it ran);
+    None for a dry run."""
 
 
 _OPERATION_STATES: dict[int, str] = {
@@ -76,17 +82,27 @@ class BulkOperation:
     """Jobs that matched when it began (`matched_at_least`: at least that many)."""
     matched_at_least: bool
     changed: int
-    """Jobs changed so far."""
+    """Jobs changed so far (for a cancel: cancelled plus cancel requests)."""
     slices: int
+    """Transactions written so far."""
     started_at_ms: int
     finished_at_ms: int | None
+    """None while running."""
     error: str | None
+    """Why it failed, else None."""
+    cancel_requested: int = 0
+    """A cancel's leased jobs whose workers were told to stop."""
+    examined: int = 0
+    """Index entries examined so far."""
+    actor: str = ""
+    """Who started it, as the audit log names actors (`key:NAME`, an admin UI user)."""
 
     @staticmethod
     def from_proto(op: bulk_operation_pb2.BulkOperation) -> BulkOperation:
         return BulkOperation(op.id, op.action, _OPERATION_STATES.get(op.state, "failed"), _details(op.details_json),
                              int(op.matched_count), op.matched_at_least, int(op.changed_count), int(op.slices),
-                             int(op.started_at_ms), int(op.finished_at_ms) or None, op.error or None)
+                             int(op.started_at_ms), int(op.finished_at_ms) or None, op.error or None,
+                             int(op.cancel_requested_count), int(op.examined_count), op.actor)
 
 
 @dataclass(frozen=True)
@@ -234,9 +250,10 @@ class Jobs:
         response = self._conn.invoke(self._conn.stub.CancelJobs, request, deadline_ms=deadline_ms,
                                      retry_safe=dry_run)
         cancelled, requested = int(response.cancelled_count), int(response.cancel_requested_count)
+        operation = BulkOperation.from_proto(response.operation) if response.HasField("operation") else None
         # The protocol counts `matched` for a dry run only; a cancel matched what it changed.
-        return CancelJobsResult(cancelled, requested,
-                                int(response.matched_count) if dry_run else cancelled + requested)
+        return CancelJobsResult(cancelled, requested, int(response.matched_count) if dry_run else cancelled + requested,
+                                response.matched_at_least, operation)
 
     def update(self, id: str, *, priority: int | None = None, run_at: TimeInput | None = None,
                    delay_ms: int | None = None, run_now: bool = False, group: str | None = None,

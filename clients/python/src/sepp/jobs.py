@@ -98,18 +98,25 @@ class DependencyResult:
     result_omitted: bool
     """True when the results together were above `limits.max_dependency_results_bytes`: read
     this one with `client.get_job(job_id)`."""
+    result_data: bytes | None = None
+    """The result's bytes; None without one, or when `result_omitted`."""
+    result_content_type: str | None = None
+    """The result's MIME type (`application/octet-stream` when the worker gave none); None
+    without a result."""
 
     @staticmethod
     def from_proto(d: job_pb2.DependencyResult) -> DependencyResult:
         """Wraps a protocol message."""
-        content_type = d.result_content_type or "application/octet-stream"
         has_result = len(d.result) > 0 or d.result_content_type != ""
+        content_type = (d.result_content_type or "application/octet-stream") if has_result else None
         return DependencyResult(
             job_id=d.job_id,
             name=_text_or_none(d.name),
             state=_STATE_NAMES.get(d.state),
-            result=decode_result(d.result, content_type) if has_result else None,
+            result=decode_result(d.result, content_type) if content_type is not None else None,
             result_omitted=d.result_omitted,
+            result_data=d.result if has_result else None,
+            result_content_type=content_type,
         )
 
 

@@ -8,7 +8,7 @@ every duration an integer of milliseconds; their names end in `_ms`.
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, Sequence
 
 from .errors import RejectionReason
@@ -408,13 +408,49 @@ class ServerLimits:
     max_queues: int
     first_message_timeout_ms: int
     """A call must send its first message within this, in ms (grpc.first_message_timeout_ms)."""
-    keepalive_ms: int
+    keepalive_ms: int = 0
     """The server pings every connection this long after its last ping was answered, in ms
     (grpc.keepalive_ms; the value it started with: a reload does not change it). A client may
     pick its own `keepalive_ms` from it."""
-    keepalive_timeout_ms: int
+    keepalive_timeout_ms: int = 0
     """A server ping unanswered this long closes the connection, in ms (grpc.keepalive_timeout_ms,
     as it started)."""
+    max_dependencies_per_job: int = 0
+    """Jobs one job may name in `depends_on` (limits.max_dependencies_per_job)."""
+    max_flow_jobs: int = 0
+    """Jobs in one flow (`enqueue_flow`; limits.max_flow_jobs)."""
+    max_flow_depth: int = 0
+    """The longest chain of jobs in one flow (limits.max_flow_depth)."""
+    max_dependency_results_bytes: int = 0
+    """Results of its dependencies handed to a leased job (`dependency_results`), in bytes
+    together; above it, ids only (`result_omitted`; limits.max_dependency_results_bytes)."""
+    max_open_batches_per_key: int = 0
+    """Batches not ended (open or sealed) one API key may hold; one more is refused with
+    `resource_exhausted` (limits.max_open_batches_per_key)."""
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """Which store a server keeps its jobs in and, for PostgreSQL, where; never a password."""
+
+    kind: str = ""
+    """`sqlite` (the embedded database of the data directory) or `postgres`; "" from a server
+    that predates it."""
+    host: str | None = None
+    """PostgreSQL: the database server as host:port; None for SQLite."""
+    database: str | None = None
+    """PostgreSQL: the database; None for SQLite."""
+    schema: str | None = None
+    """PostgreSQL: the schema of sepp's tables; None for SQLite."""
+    signals_connected: bool = False
+    """PostgreSQL: whether the server hears the other servers' signals now (LISTEN); False means
+    it relies on its once-a-second poll. False for SQLite."""
+    replication: str | None = None
+    """PostgreSQL: the primary's replication when the server last connected to it:
+    `synchronous` (a failover to a standby loses nothing acknowledged), `asynchronous` or `none`
+    (docs/replication.md); None for SQLite."""
+    standbys: int = 0
+    """PostgreSQL: the standbys streaming from the primary then; 0 for SQLite."""
 
 
 @dataclass(frozen=True)
@@ -430,6 +466,8 @@ class ServerInfo:
     limits: ServerLimits
     queue_defaults: QueueSettings
     strict_queues: bool
+    store: StoreInfo = field(default_factory=StoreInfo)
+    """The store the server keeps its jobs in, and (PostgreSQL) where (docs/postgres.md)."""
 
 
 @dataclass
