@@ -526,14 +526,16 @@ class Client:
         return self.dlq.all(queue, reason=reason, page_size=page_size)
 
     def requeue_dead_letters(self, queue: str, selection: Sequence[str] | Literal["all"], *,
+                             reason: DeadReason | None = None, error_text: str | None = None,
                              deadline_ms: int | None = None) -> int:
-        """Same as `client.dlq.requeue(queue, selection)`."""
-        return self.dlq.requeue(queue, selection, deadline_ms=deadline_ms)
+        """Same as `client.dlq.requeue(queue, selection, ...)`."""
+        return self.dlq.requeue(queue, selection, reason=reason, error_text=error_text, deadline_ms=deadline_ms)
 
     def delete_dead_letters(self, queue: str, selection: Sequence[str] | Literal["all"], *,
+                            reason: DeadReason | None = None, error_text: str | None = None,
                             deadline_ms: int | None = None) -> int:
-        """Same as `client.dlq.delete(queue, selection)`."""
-        return self.dlq.delete(queue, selection, deadline_ms=deadline_ms)
+        """Same as `client.dlq.delete(queue, selection, ...)`."""
+        return self.dlq.delete(queue, selection, reason=reason, error_text=error_text, deadline_ms=deadline_ms)
 
     def list_audit_entries(self, *, actor: str | None = None, action: str | None = None,
                            target: str | None = None, page_size: int | None = None,
