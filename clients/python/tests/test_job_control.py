@@ -239,6 +239,8 @@ def test_every_bulk_call_takes_the_whole_filter(client: sepp.Client, queue: str)
         count("archive", queue)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="metadata"):
         client.jobs.cancel_matching(queue, metadata=("test",))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="error_group"):
+        client.jobs.delete_matching(queue, error_group="Timeout")  # type: ignore[arg-type]
     with pytest.raises(sepp.SeppError, match="unknown dead reason 'old'") as unknown:
         client.jobs.cancel_matching(queue, dead_reason="old")  # type: ignore[arg-type]
     with pytest.raises(sepp.SeppError, match="give a priority or run_now") as no_change:

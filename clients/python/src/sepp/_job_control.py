@@ -187,8 +187,12 @@ def _bulk_filter(queue: str | None, all_queues: bool, states: Sequence[JobState]
     if enqueued_before is not None:
         f.enqueued_before_ms = time_ms(enqueued_before, "enqueued_before")
     if error_group is not None:
-        error_class, first_line = (
-            (error_group.error_class, error_group.first_line) if isinstance(error_group, ErrorGroup) else error_group)
+        if isinstance(error_group, ErrorGroup):
+            error_class, first_line = error_group.error_class, error_group.first_line
+        elif isinstance(error_group, (tuple, list)) and len(error_group) == 2:
+            error_class, first_line = error_group
+        else:
+            raise TypeError("error_group: give a sepp.ErrorGroup or an (error_class, first_line) pair")
         f.error_group.error_class = error_class
         f.error_group.first_line = first_line
         # An empty key is a group too (no class, no message): mark the field as given.
