@@ -132,6 +132,9 @@ def test_dead_letters_inspect_requeue_delete(client: sepp.Client, queue: str) ->
     ids = [client.enqueue(queue, "t", str(i), max_attempts=1).id for i in range(3)]
     for job in client.reserve([queue], max_jobs=3):
         assert client.nack(job, error="boom").state == "dead", "the last attempt failed"
+    client.enqueue(queue, "t", "disk")
+    [disk] = client.reserve([queue])
+    client.nack(disk, error="Disk full", dead_letter=True)
     page = client.list_dead_letters(queue, page_size=2)
     assert len(page.jobs) == 2 and page.next_page_token is not None
     dead = list(client.dead_letters(queue, reason="attempts_exhausted"))
@@ -139,7 +142,14 @@ def test_dead_letters_inspect_requeue_delete(client: sepp.Client, queue: str) ->
     assert all(j.dead_reason == "attempts_exhausted" and j.last_error == "boom" for j in dead)
     assert client.get_job(ids[0]).errors[0].error == "boom"
     assert client.requeue_dead_letters(queue, [ids[0]]) == 1
-    assert client.delete_dead_letters(queue, "all") == 2
+    assert client.dlq.delete(queue, "all", error_text="DISK") == 1, "error_text narrows all, in any case"
+    assert client.dlq.requeue(queue, "all", reason="lease_expired") == 0, "reason narrows all"
+    with pytest.raises(sepp.SeppError, match="chosen job_ids are taken as they are") as with_ids:
+        client.dlq.requeue(queue, [ids[1]], reason="expired")
+    with pytest.raises(sepp.SeppError, match="unknown dead reason") as unknown:
+        client.dlq.delete(queue, "all", reason="old")  # type: ignore[arg-type]
+    assert with_ids.value.code == unknown.value.code == "invalid_argument"
+    assert client.delete_dead_letters(queue, "all", reason="attempts_exhausted", error_text="boom") == 2
     assert counts(client, queue) == sepp.StateCounts(0, 1, 0, 0, 0)
 
 

@@ -4,6 +4,7 @@ answer, bulk cancel, updates of waiting jobs, purge, expiry, unique-while-active
 keys, and the audit log of every change."""
 from __future__ import annotations
 
+import datetime
 import pathlib
 import threading
 import time
@@ -18,6 +19,11 @@ import sepp
 def in_state(client: sepp.Client, id: str, state: sepp.JobState) -> sepp.Job | None:
     job = client.get_job(id)
     return job if job.state == state else None
+
+
+def ended(client: sepp.Client, op_id: str) -> sepp.BulkOperation | None:
+    op = client.jobs.bulk_operation(op_id)
+    return op if op.state != "running" else None
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -174,13 +180,71 @@ def test_requeue_and_delete_everything_a_filter_matches_across_queues(client: se
     started = client.jobs.delete_matching(queue, states=["dead"], background=True)
     assert started.operation is not None
     op_id = started.operation.id
-
-    def ended() -> sepp.BulkOperation | None:
-        current = client.jobs.bulk_operation(op_id)
-        return current if current.state != "running" else None
-
-    op = eventually(ended, "the delete to end")
+    op = eventually(lambda: ended(client, op_id), "the delete to end")
     assert (op.state, op.changed) == ("done", 1)
     assert any(o.id == op.id for o in client.jobs.bulk_operations())
     with pytest.raises(sepp.SeppError):
         client.jobs.delete_matching()
+
+
+def test_every_bulk_call_takes_the_whole_filter(client: sepp.Client, queue: str) -> None:
+    """cancel_matching and update_matching take the filter requeue_matching takes, and each field
+    narrows what matches (counted with count_matching, which counts for any action); a bulk
+    cancel and start_bulk run in the background. Arguments the server would refuse anyway
+    are refused before anything is sent."""
+    other = f"{queue}-b"
+    tag = ("test", queue)
+    retry = client.enqueue(queue, "mail", metadata=dict([tag]))
+    [lease] = client.reserve([queue])
+    client.nack(lease, error="Flaky upstream", retry_after_ms=3_600_000)
+    client.enqueue(queue, "mail", max_attempts=1, metadata=dict([tag]))
+    [last] = client.reserve([queue])
+    assert client.nack(last, error="gave up").state == "dead"
+    daily = client.enqueue(queue, "report.daily", delay_ms=3_600_000, metadata={"tenant": "acme", **dict([tag])})
+    weekly = client.enqueue(queue, "report.weekly", metadata={"tenant": "zeta", **dict([tag])})
+    client.enqueue(other, "mail", metadata=dict([tag]))
+    first_ms = client.get_job(retry.id).enqueued_at_ms
+
+    count = client.jobs.count_matching
+    assert count("cancel", queue) == sepp.MatchCount(3), "the retry, the daily and the weekly report"
+    assert count("cancel", all_queues=True, metadata=tag).matched == 4, "and the other queue's job"
+    assert count("cancel", queue, type_prefix="report.").matched == 2
+    assert count("cancel", queue, error_text="FLAKY").matched == 1
+    assert count("cancel", queue, enqueued_before=first_ms).matched == 0
+    from_first = datetime.datetime.fromtimestamp(first_ms / 1000, datetime.timezone.utc)
+    assert count("cancel", queue, enqueued_from=from_first).matched == 3
+    assert count("cancel", queue, enqueued_from=first_ms + 3_600_000).matched == 0
+    assert count("update", queue).matched == 2, "run_now (the default change) moves scheduled jobs only"
+    assert count("update", queue, priority=5).matched == 3
+    assert count("update", queue, priority=5, retries_only=True).matched == 1
+    assert count("requeue", queue, dead_reason="attempts_exhausted").matched == 1
+    assert count("requeue", queue, dead_reason="expired").matched == 0
+
+    assert client.update_jobs(queue, metadata=("tenant", "zeta"), priority=7) == 1
+    assert (client.get_job(weekly.id).priority, client.get_job(daily.id).priority) == (7, 0)
+
+    started = client.cancel_jobs(queue, type_prefix="report.", enqueued_from=first_ms, background=True)
+    assert started.operation is not None and started.operation.action == "cancel"
+    cancel_id = started.operation.id
+    cancel = eventually(lambda: ended(client, cancel_id), "the cancel to end")
+    assert (cancel.state, cancel.changed) == ("done", 2) and client.get_job(daily.id).state == "cancelled"
+    update = client.jobs.start_bulk("update", all_queues=True, metadata=tag, type="mail", run_now=True)
+    assert update.action == "update"
+    assert eventually(lambda: ended(client, update.id), "the update to end").changed == 1
+    assert client.get_job(retry.id).state == "ready", "the only scheduled mail"
+
+    with pytest.raises(ValueError, match="changes of an update"):
+        client.jobs.start_bulk("cancel", queue, priority=1)
+    with pytest.raises(ValueError, match="not a bulk action"):
+        count("archive", queue)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="metadata"):
+        client.jobs.cancel_matching(queue, metadata=("test",))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="error_group"):
+        client.jobs.delete_matching(queue, error_group="Timeout")  # type: ignore[arg-type]
+    with pytest.raises(sepp.SeppError, match="unknown dead reason 'old'") as unknown:
+        client.jobs.cancel_matching(queue, dead_reason="old")  # type: ignore[arg-type]
+    with pytest.raises(sepp.SeppError, match="give a priority or run_now") as no_change:
+        client.jobs.start_bulk("update", queue)
+    with pytest.raises(sepp.SeppError, match="only dead letters have one") as not_dead:
+        client.jobs.cancel_matching(queue, dead_reason="expired")
+    assert {e.value.code for e in (unknown, no_change, not_dead)} == {"invalid_argument"}

@@ -18,11 +18,13 @@ from ._job_control import (
     AuditEntry,
     AuditLog,
     AuditPage,
+    BulkAction,
     BulkOperation,
     BulkResult,
     CancelJobsResult,
     CancelResult,
     Jobs,
+    MatchCount,
 )
 from ._queue_admin import DeadLetters, Queues
 from .client import Client
@@ -112,6 +114,7 @@ __all__ = [
     "BatchAdded",
     "BatchMember",
     "BatchState",
+    "BulkAction",
     "BulkOperation",
     "BulkResult",
     "CancelJobsResult",
@@ -153,6 +156,7 @@ __all__ = [
     "LeaseLostError",
     "LeaseRef",
     "LeasedJob",
+    "MatchCount",
     "MemberState",
     "MisfirePolicy",
     "NackResult",

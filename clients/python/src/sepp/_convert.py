@@ -10,9 +10,11 @@ from typing import Any, Literal, Mapping, Sequence
 import grpc
 
 from .errors import JobRejection, SeppError, rejection_reason
+from .jobs import DEAD_REASON_TO_PROTO
 from .models import (
     UNSET,
     BackoffSettings,
+    DeadReason,
     EnqueueOutcome,
     JobSpec,
     NackResult,
@@ -38,6 +40,15 @@ TEXT_TYPE = "text/plain; charset=utf-8"
 def invalid(message: str) -> SeppError:
     """An INVALID_ARGUMENT raised before anything is sent."""
     return SeppError(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def dead_reason_to_proto(reason: DeadReason | None, name: str) -> job_pb2.DeadReason:
+    """The protocol's dead reason (UNSPECIFIED for None: any reason); INVALID_ARGUMENT for an unknown one."""
+    if reason is None:
+        return job_pb2.DEAD_REASON_UNSPECIFIED
+    if not isinstance(reason, str) or reason not in DEAD_REASON_TO_PROTO:
+        raise invalid(f"{name}: unknown dead reason {reason!r} (use {', '.join(DEAD_REASON_TO_PROTO)})")
+    return DEAD_REASON_TO_PROTO[reason]
 
 
 def payload_bytes(payload: Payload | None) -> bytes:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json as _json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Sequence
 
 import grpc
 
-from ._convert import time_ms
+from ._convert import dead_reason_to_proto, invalid, time_ms
 from .errors import SeppError
 from .jobs import Job, job_state_name
-from .models import ErrorGroup, JobState, TimeInput
+from .models import DeadReason, ErrorGroup, JobState, TimeInput
 from .v1 import admin_pb2, bulk_operation_pb2, bulk_pb2, job_pb2
 
 if TYPE_CHECKING:
@@ -48,14 +48,14 @@ class CancelJobsResult:
     cancel_requested: int
     """Leased jobs whose workers were told to stop (each ends cancelled)."""
     matched: int
-    """The jobs the filter matched: those it changed (`cancelled + cancel_requested`), or
-    with `dry_run` those it would change now."""
+    """With `dry_run`: the jobs it would change now; otherwise the jobs that matched when the
+    operation began (what it changed, unless jobs ended in between)."""
     matched_at_least: bool = False
-    """With `dry_run`: True when `matched` is a lower bound (the server's count stopped at its
-    budget)."""
+    """True when `matched` is a lower bound (the server's count stopped at its budget)."""
     operation: BulkOperation | None = None
-    """The bulk operation that cancelled them (`matched`, `changed`, `examined`, … as it ran);
-    None for a dry run."""
+    """The bulk operation that cancelled them (`matched`, `changed`, `examined`, … as it ran;
+    with `background`, as it began: then `cancelled` and `cancel_requested` are 0); None for a
+    dry run."""
 
 
 _OPERATION_STATES: dict[int, str] = {
@@ -146,35 +146,53 @@ class AuditPage:
     """Pass as `page_token` for the next page; None on the last page."""
 
 
-def _filter(queue: str, type: str | None, states: Sequence[JobState] | None,
-            group: str | None) -> admin_pb2.JobFilter:
-    if isinstance(states, str):
-        raise SeppError(grpc.StatusCode.INVALID_ARGUMENT, "states: give a list of states, not one string")
-    unknown = [s for s in states or () if s not in _STATE_TO_PROTO]
-    if unknown:
-        raise SeppError(grpc.StatusCode.INVALID_ARGUMENT,
-                        f"states: unknown state {unknown[0]!r} (use {', '.join(_STATE_TO_PROTO)})")
-    return admin_pb2.JobFilter(queue=queue, type=type or "", states=[_STATE_TO_PROTO[s] for s in states or ()],
-                               group=group or "")
+BulkAction = Literal["cancel", "update", "requeue", "delete"]
+"""What a bulk operation does to each job it matches."""
+
+
+@dataclass(frozen=True)
+class MatchCount:
+    """How many jobs a bulk action would apply to now (`client.jobs.count_matching`)."""
+
+    matched: int
+    matched_at_least: bool = False
+    """True: `matched` is a lower bound (the server's count stopped at its budget)."""
 
 
 def _bulk_filter(queue: str | None, all_queues: bool, states: Sequence[JobState] | None, type: str | None,
                  type_prefix: str | None, group: str | None, error_text: str | None,
-                 metadata: tuple[str, str] | None, enqueued_before: TimeInput | None,
-                 error_group: ErrorGroup | tuple[str, str] | None = None) -> admin_pb2.JobFilter:
+                 metadata: tuple[str, str] | None, enqueued_from: TimeInput | None,
+                 enqueued_before: TimeInput | None, dead_reason: DeadReason | None, retries_only: bool,
+                 error_group: ErrorGroup | tuple[str, str] | None) -> admin_pb2.JobFilter:
+    """The protocol's filter; raises SeppError `invalid_argument` for what the server would refuse
+    anyway (no queue, an unknown state or dead reason), and TypeError for a value of the wrong kind."""
     if (queue is None) == (not all_queues):
-        raise SeppError(grpc.StatusCode.INVALID_ARGUMENT, "give a queue or all_queues=True (one of them)")
-    f = _filter(queue or "", type, states, group)
-    f.all_queues = all_queues
-    f.type_prefix = type_prefix or ""
-    f.error_text = error_text or ""
+        raise invalid("give a queue or all_queues=True (one of them)")
+    if isinstance(states, str):
+        raise invalid("states: give a list of states, not one string")
+    unknown = [s for s in states or () if s not in _STATE_TO_PROTO]
+    if unknown:
+        raise invalid(f"states: unknown state {unknown[0]!r} (use {', '.join(_STATE_TO_PROTO)})")
+    f = admin_pb2.JobFilter(queue=queue or "", all_queues=all_queues, type=type or "",
+                            type_prefix=type_prefix or "", states=[_STATE_TO_PROTO[s] for s in states or ()],
+                            group=group or "", error_text=error_text or "",
+                            dead_reason=dead_reason_to_proto(dead_reason, "dead_reason"),
+                            retries_only=retries_only)
     if metadata is not None:
+        if not isinstance(metadata, (tuple, list)) or len(metadata) != 2:
+            raise TypeError("metadata: give a (key, value) pair")
         f.metadata_key, f.metadata_value = metadata
+    if enqueued_from is not None:
+        f.enqueued_from_ms = time_ms(enqueued_from, "enqueued_from")
     if enqueued_before is not None:
         f.enqueued_before_ms = time_ms(enqueued_before, "enqueued_before")
     if error_group is not None:
-        error_class, first_line = (
-            (error_group.error_class, error_group.first_line) if isinstance(error_group, ErrorGroup) else error_group)
+        if isinstance(error_group, ErrorGroup):
+            error_class, first_line = error_group.error_class, error_group.first_line
+        elif isinstance(error_group, (tuple, list)) and len(error_group) == 2:
+            error_class, first_line = error_group
+        else:
+            raise TypeError("error_group: give a sepp.ErrorGroup or an (error_class, first_line) pair")
         f.error_group.error_class = error_class
         f.error_group.first_line = first_line
         # An empty key is a group too (no class, no message): mark the field as given.
@@ -187,6 +205,28 @@ def _bulk_result(changed: int, response: Any, dry_run: bool) -> BulkResult:
     if dry_run:
         return BulkResult(0, int(response.matched_count), response.matched_at_least, None)
     return BulkResult(changed, op.matched if op else changed, op.matched_at_least if op else False, op)
+
+
+# Each action's call: the stub method's name, its request type, and the answer's count of jobs changed.
+_ACTION_CALLS: dict[str, tuple[str, Any, Callable[[Any], int]]] = {
+    "cancel": ("CancelJobs", admin_pb2.CancelJobsRequest,
+               lambda r: int(r.cancelled_count) + int(r.cancel_requested_count)),
+    "update": ("UpdateJobs", admin_pb2.UpdateJobsRequest, lambda r: int(r.updated_count)),
+    "requeue": ("RequeueJobs", bulk_pb2.RequeueJobsRequest, lambda r: int(r.requeued_count)),
+    "delete": ("DeleteJobs", bulk_pb2.DeleteJobsRequest, lambda r: int(r.deleted_count)),
+}
+
+
+def _action_changes(action: str, priority: int | None, run_now: bool, counting: bool) -> admin_pb2.JobChanges | None:
+    """An update's changes (count_matching, start_bulk); None for the other actions."""
+    if action not in _ACTION_CALLS:
+        raise ValueError(f"action: {action!r} is not a bulk action (use {', '.join(_ACTION_CALLS)})")
+    if action != "update":
+        if priority is not None or run_now:
+            raise ValueError(f"priority and run_now are changes of an update, not of a {action}")
+        return None
+    # A count needs no change; without one it counts what run_now would change (as the TypeScript SDK).
+    return _changes(priority, None, None, run_now or (counting and priority is None))
 
 
 def _changes(priority: int | None, run_at: TimeInput | None, delay_ms: int | None,
@@ -239,21 +279,25 @@ class Jobs:
                                      deadline_ms=deadline_ms, retry_safe=True)
         return CancelResult(job_state_name(response.previous_state), job_state_name(response.state))
 
-    def cancel_matching(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
-                    group: str | None = None, dry_run: bool = False,
-                    deadline_ms: int | None = None) -> CancelJobsResult:
-        """Cancels every job of `queue` that matches (of this `type`, in these `states`; default
-        scheduled, ready and leased; of this `group`), as `cancel` does one (admin key). With
-        `dry_run` nothing changes and `matched` counts the jobs it would change."""
-        request = admin_pb2.CancelJobsRequest(filter=_filter(queue, type, states, group), dry_run=dry_run)
-        # A repeat would also cancel jobs enqueued in between: only a dry run is retried.
-        response = self._conn.invoke(self._conn.stub.CancelJobs, request, deadline_ms=deadline_ms,
-                                     retry_safe=dry_run)
-        cancelled, requested = int(response.cancelled_count), int(response.cancel_requested_count)
-        operation = BulkOperation.from_proto(response.operation) if response.HasField("operation") else None
-        # The protocol counts `matched` for a dry run only; a cancel matched what it changed.
-        return CancelJobsResult(cancelled, requested, int(response.matched_count) if dry_run else cancelled + requested,
-                                response.matched_at_least, operation)
+    def cancel_matching(self, queue: str | None = None, *, all_queues: bool = False,
+                        states: Sequence[JobState] | None = None, type: str | None = None,
+                        type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_from: TimeInput | None = None,
+                        enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
+                        retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
+                        dry_run: bool = False, background: bool = False,
+                        deadline_ms: int | None = None) -> CancelJobsResult:
+        """Cancels every job that matches (default states: scheduled, ready and leased), as
+        `cancel` does one (admin key), as one server-side bulk operation. The filter is
+        `requeue_matching`'s. With `dry_run` nothing changes and `matched` counts the jobs it
+        would change; with `background` it returns once the operation has begun (follow it with
+        `bulk_operation`)."""
+        f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
+                         enqueued_before, dead_reason, retries_only, error_group)
+        changed, response = self._bulk("cancel", f, None, dry_run, background, deadline_ms)
+        result = _bulk_result(changed, response, dry_run)
+        return CancelJobsResult(int(response.cancelled_count), int(response.cancel_requested_count), result.matched,
+                                result.matched_at_least, result.operation)
 
     def update(self, id: str, *, priority: int | None = None, run_at: TimeInput | None = None,
                    delay_ms: int | None = None, run_now: bool = False, group: str | None = None,
@@ -270,54 +314,97 @@ class Jobs:
                                      retry_safe=delay_ms is None)
         return Job.from_proto(response.job)
 
-    def update_matching(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
-                    group: str | None = None, priority: int | None = None, run_now: bool = False,
-                    deadline_ms: int | None = None) -> int:
-        """Runs now (`run_now`) or sets the `priority` of every waiting job of `queue` that
-        matches (of this `type`, in these `states`: scheduled, ready; of this `group`) (admin
-        key); returns how many changed."""
-        request = admin_pb2.UpdateJobsRequest(filter=_filter(queue, type, states, group),
-                                              changes=_changes(priority, None, None, run_now))
-        response = self._conn.invoke(self._conn.stub.UpdateJobs, request, deadline_ms=deadline_ms, retry_safe=True)
-        return int(response.updated_count)
-
+    def update_matching(self, queue: str | None = None, *, all_queues: bool = False,
+                        states: Sequence[JobState] | None = None, type: str | None = None,
+                        type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_from: TimeInput | None = None,
+                        enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
+                        retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
+                        priority: int | None = None, run_now: bool = False,
+                        deadline_ms: int | None = None) -> int:
+        """Runs now (`run_now`) or sets the `priority` of every waiting job that matches
+        (states: scheduled, ready) (admin key); returns how many changed. The filter is
+        `requeue_matching`'s; `count_matching("update", …)` counts first, `start_bulk("update", …)`
+        runs it in the background."""
+        f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
+                         enqueued_before, dead_reason, retries_only, error_group)
+        changed, _ = self._bulk("update", f, _changes(priority, None, None, run_now), False, False, deadline_ms)
+        return changed
 
     def requeue_matching(self, queue: str | None = None, *, all_queues: bool = False,
-                         states: Sequence[JobState] | None = None, type: str | None = None,
-                         type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
-                         metadata: tuple[str, str] | None = None, enqueued_before: TimeInput | None = None,
-                         error_group: ErrorGroup | tuple[str, str] | None = None,
+                        states: Sequence[JobState] | None = None, type: str | None = None,
+                        type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_from: TimeInput | None = None,
+                        enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
+                        retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                          dry_run: bool = False, background: bool = False,
                          deadline_ms: int | None = None) -> BulkResult:
         """Requeues every finished job that matches — dead, completed or cancelled (`states`
         narrows it) — ready now with a fresh attempt budget (admin key), in `queue` or in every
-        queue (`all_queues`), as one server-side bulk operation. `error_text` matches the last
-        error in any case; `metadata` is a (key, value) pair; `enqueued_before` is an age;
+        queue (`all_queues`), as one server-side bulk operation. `type_prefix` matches the start
+        of the type (not with `type`); `error_text` matches the last error in any case;
+        `metadata` is a (key, value) pair; `enqueued_from` and `enqueued_before` bound when the
+        job was enqueued (a datetime or ms since the epoch); `dead_reason` keeps dead letters of
+        that reason only; `retries_only` keeps scheduled jobs waiting for a retry only;
         `error_group` is a group of `client.dlq.top_errors` (or a (class, first line) pair).
         With `dry_run` it only counts; with `background` it returns once the operation has
         begun (follow it with `bulk_operation`)."""
-        request = bulk_pb2.RequeueJobsRequest(
-            filter=_bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata,
-                                enqueued_before, error_group), dry_run=dry_run, background=background)
-        response = self._conn.invoke(self._conn.stub.RequeueJobs, request, deadline_ms=deadline_ms,
-                                     retry_safe=dry_run)
-        return _bulk_result(int(response.requeued_count), response, dry_run)
+        f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
+                         enqueued_before, dead_reason, retries_only, error_group)
+        return _bulk_result(*self._bulk("requeue", f, None, dry_run, background, deadline_ms), dry_run)
 
     def delete_matching(self, queue: str | None = None, *, all_queues: bool = False,
                         states: Sequence[JobState] | None = None, type: str | None = None,
                         type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
-                        metadata: tuple[str, str] | None = None, enqueued_before: TimeInput | None = None,
-                        error_group: ErrorGroup | tuple[str, str] | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_from: TimeInput | None = None,
+                        enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
+                        retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                         dry_run: bool = False, background: bool = False,
                         deadline_ms: int | None = None) -> BulkResult:
         """Deletes every job that matches and is not running (admin key), as one bulk
         operation; the filter, `dry_run` and `background` as in `requeue_matching`."""
-        request = bulk_pb2.DeleteJobsRequest(
-            filter=_bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata,
-                                enqueued_before, error_group), dry_run=dry_run, background=background)
-        response = self._conn.invoke(self._conn.stub.DeleteJobs, request, deadline_ms=deadline_ms,
-                                     retry_safe=dry_run)
-        return _bulk_result(int(response.deleted_count), response, dry_run)
+        f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
+                         enqueued_before, dead_reason, retries_only, error_group)
+        return _bulk_result(*self._bulk("delete", f, None, dry_run, background, deadline_ms), dry_run)
+
+    def count_matching(self, action: BulkAction, queue: str | None = None, *, all_queues: bool = False,
+                        states: Sequence[JobState] | None = None, type: str | None = None,
+                        type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_from: TimeInput | None = None,
+                        enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
+                        retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
+                       priority: int | None = None, run_now: bool = False,
+                       deadline_ms: int | None = None) -> MatchCount:
+        """How many jobs a bulk `action` (`cancel`, `update`, `requeue` or `delete`) would apply
+        to now, changing nothing: exact, or at least `matched` when the server's count stopped at
+        its budget. The filter is `requeue_matching`'s; for an update, `priority` and `run_now`
+        as in `update_matching` (without either it counts what `run_now` would change: the
+        scheduled jobs)."""
+        f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
+                         enqueued_before, dead_reason, retries_only, error_group)
+        _, response = self._bulk(action, f, _action_changes(action, priority, run_now, True), True, False,
+                                 deadline_ms)
+        return MatchCount(int(response.matched_count), response.matched_at_least)
+
+    def start_bulk(self, action: BulkAction, queue: str | None = None, *, all_queues: bool = False,
+                        states: Sequence[JobState] | None = None, type: str | None = None,
+                        type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_from: TimeInput | None = None,
+                        enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
+                        retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
+                   priority: int | None = None, run_now: bool = False,
+                   deadline_ms: int | None = None) -> BulkOperation:
+        """Starts a bulk `action` (`cancel`, `update`, `requeue` or `delete`) on every job that
+        matches and returns the operation as soon as it has begun (admin key); follow it with
+        `bulk_operation`, stop it with `stop_bulk_operation`. The filter is `requeue_matching`'s;
+        for an update give `priority`, `run_now` or both."""
+        f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
+                         enqueued_before, dead_reason, retries_only, error_group)
+        _, response = self._bulk(action, f, _action_changes(action, priority, run_now, False), False, True,
+                                 deadline_ms)
+        if not response.HasField("operation"):
+            raise SeppError(grpc.StatusCode.INTERNAL, "the server sent no operation")
+        return BulkOperation.from_proto(response.operation)
 
     def bulk_operation(self, id: str, *, deadline_ms: int | None = None) -> BulkOperation:
         """A bulk operation's progress (admin key); SeppError `not_found` once no longer kept."""
@@ -337,6 +424,20 @@ class Jobs:
                                      bulk_pb2.CancelBulkOperationRequest(id=id),
                                      deadline_ms=deadline_ms, retry_safe=True)
         return BulkOperation.from_proto(response.operation)
+
+
+    def _bulk(self, action: str, f: admin_pb2.JobFilter, changes: admin_pb2.JobChanges | None, dry_run: bool,
+              background: bool, deadline_ms: int | None) -> tuple[int, Any]:
+        """One bulk call; returns the jobs it changed and the server's answer."""
+        method, request_type, changed = _ACTION_CALLS[action]
+        request = request_type(filter=f, dry_run=dry_run, background=background)
+        if changes is not None:
+            request.changes.CopyFrom(changes)
+        # A repeat would also change jobs enqueued in between: only a dry run is retried, and an
+        # update (running now or setting a priority again changes nothing more).
+        response = self._conn.invoke(getattr(self._conn.stub, method), request, deadline_ms=deadline_ms,
+                                     retry_safe=dry_run or action == "update")
+        return changed(response), response
 
 
 class AuditLog:

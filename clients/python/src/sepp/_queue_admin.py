@@ -6,21 +6,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
-from ._convert import queue_info_from_proto, setting_texts
-from .jobs import DEAD_REASON_TO_PROTO, DeadLetterPage, Job
+from ._convert import dead_reason_to_proto, queue_info_from_proto, setting_texts
+from .jobs import DeadLetterPage, Job
 from .models import DeadReason, ErrorGroup, QueueInfo, TopErrors
-from .v1 import admin_pb2, job_pb2
+from .v1 import admin_pb2
 
 if TYPE_CHECKING:
     from ._connection import Connection
 
 
-def _selection(queue: str, selection: Sequence[str] | Literal["all"]) -> dict[str, Any]:
+def _selection(queue: str, selection: Sequence[str] | Literal["all"], reason: DeadReason | None,
+               error_text: str | None) -> dict[str, Any]:
+    # `reason` and `error_text` narrow "all"; with ids the server refuses them (INVALID_ARGUMENT).
+    narrowed = {"reason": dead_reason_to_proto(reason, "reason"), "error_text": error_text or ""}
     if selection == "all":
-        return {"queue": queue, "all": True}
+        return {"queue": queue, "all": True, **narrowed}
     if isinstance(selection, str):
         raise TypeError("give a list of job ids, or 'all'")
-    return {"queue": queue, "job_ids": list(selection)}
+    return {"queue": queue, "job_ids": list(selection), **narrowed}
 
 
 
@@ -115,7 +118,7 @@ class DeadLetters:
         """One page of a queue's dead letters, oldest first (payloads and error histories left out)."""
         request = admin_pb2.ListDeadLettersRequest(
             queue=queue, page_size=page_size or 0, page_token=page_token or "",
-            reason=DEAD_REASON_TO_PROTO[reason] if reason is not None else job_pb2.DEAD_REASON_UNSPECIFIED,
+            reason=dead_reason_to_proto(reason, "reason"),
         )
         response = read_call(self._conn, self._conn.stub.ListDeadLetters, request, deadline_ms)
         return DeadLetterPage([Job.from_proto(j) for j in response.jobs], response.next_page_token or None)
@@ -143,16 +146,19 @@ class DeadLetters:
             group_count=int(response.group_count), scanned=int(response.scanned),
             dead_total=int(response.dead_total), complete=response.complete)
 
-    def requeue(self, queue: str, selection: Sequence[str] | Literal["all"], *,
-                             deadline_ms: int | None = None) -> int:
+    def requeue(self, queue: str, selection: Sequence[str] | Literal["all"], *, reason: DeadReason | None = None,
+                error_text: str | None = None, deadline_ms: int | None = None) -> int:
         """Makes dead letters ready again with a fresh attempt budget (these ids, or "all");
-        returns how many."""
-        request = admin_pb2.RequeueDeadLettersRequest(**_selection(queue, selection))
+        returns how many. With "all", `reason` (only dead letters of that reason) and
+        `error_text` (only those whose last error contains it, in any case) narrow it, and the
+        server runs it as one bulk operation."""
+        request = admin_pb2.RequeueDeadLettersRequest(**_selection(queue, selection, reason, error_text))
         # Requeued jobs are no longer dead letters, so a repeat requeues nothing more.
         return int(read_call(self._conn, self._conn.stub.RequeueDeadLetters, request, deadline_ms).requeued_count)
 
-    def delete(self, queue: str, selection: Sequence[str] | Literal["all"], *,
-                            deadline_ms: int | None = None) -> int:
-        """Deletes dead letters for good (these ids, or "all"); returns how many."""
-        request = admin_pb2.DeleteDeadLettersRequest(**_selection(queue, selection))
+    def delete(self, queue: str, selection: Sequence[str] | Literal["all"], *, reason: DeadReason | None = None,
+               error_text: str | None = None, deadline_ms: int | None = None) -> int:
+        """Deletes dead letters for good (these ids, or "all"; `reason` and `error_text` as in
+        `requeue`), which frees their idempotency keys; returns how many."""
+        request = admin_pb2.DeleteDeadLettersRequest(**_selection(queue, selection, reason, error_text))
         return int(read_call(self._conn, self._conn.stub.DeleteDeadLetters, request, deadline_ms).deleted_count)

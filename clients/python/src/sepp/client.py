@@ -126,6 +126,12 @@ class Client:
         """The audit log (admin key): who changed what, newest first."""
         self.schedules = Schedules(self._conn)
         """Schedules: periodic jobs the server enqueues itself (create, list, pause, trigger...)."""
+        # The two bulk aliases are the grouped calls themselves, so they take every filter argument
+        # those take, now and as the filter grows, without a second list of parameters to keep in step.
+        self.cancel_jobs = self.jobs.cancel_matching
+        """Same as `client.jobs.cancel_matching(queue, ...)`."""
+        self.update_jobs = self.jobs.update_matching
+        """Same as `client.jobs.update_matching(queue, ...)`."""
 
     @property
     def address(self) -> str:
@@ -463,26 +469,12 @@ class Client:
         """Same as `client.jobs.cancel(id)`."""
         return self.jobs.cancel(id, deadline_ms=deadline_ms)
 
-    def cancel_jobs(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
-                    group: str | None = None, dry_run: bool = False,
-                    deadline_ms: int | None = None) -> CancelJobsResult:
-        """Same as `client.jobs.cancel_matching(queue, ...)`."""
-        return self.jobs.cancel_matching(queue, type=type, states=states, group=group, dry_run=dry_run,
-                                         deadline_ms=deadline_ms)
-
     def update_job(self, id: str, *, priority: int | None = None, run_at: TimeInput | None = None,
                    delay_ms: int | None = None, run_now: bool = False, group: str | None = None,
                    deadline_ms: int | None = None) -> Job:
         """Same as `client.jobs.update(id, ...)`."""
         return self.jobs.update(id, priority=priority, run_at=run_at, delay_ms=delay_ms, run_now=run_now,
                                 group=group, deadline_ms=deadline_ms)
-
-    def update_jobs(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
-                    group: str | None = None, priority: int | None = None, run_now: bool = False,
-                    deadline_ms: int | None = None) -> int:
-        """Same as `client.jobs.update_matching(queue, ...)`."""
-        return self.jobs.update_matching(queue, type=type, states=states, group=group, priority=priority,
-                                         run_now=run_now, deadline_ms=deadline_ms)
 
     def list_queues(self, *, deadline_ms: int | None = None) -> list[QueueInfo]:
         """Same as `client.queues.list()`."""
@@ -526,14 +518,16 @@ class Client:
         return self.dlq.all(queue, reason=reason, page_size=page_size)
 
     def requeue_dead_letters(self, queue: str, selection: Sequence[str] | Literal["all"], *,
+                             reason: DeadReason | None = None, error_text: str | None = None,
                              deadline_ms: int | None = None) -> int:
-        """Same as `client.dlq.requeue(queue, selection)`."""
-        return self.dlq.requeue(queue, selection, deadline_ms=deadline_ms)
+        """Same as `client.dlq.requeue(queue, selection, ...)`."""
+        return self.dlq.requeue(queue, selection, reason=reason, error_text=error_text, deadline_ms=deadline_ms)
 
     def delete_dead_letters(self, queue: str, selection: Sequence[str] | Literal["all"], *,
+                            reason: DeadReason | None = None, error_text: str | None = None,
                             deadline_ms: int | None = None) -> int:
-        """Same as `client.dlq.delete(queue, selection)`."""
-        return self.dlq.delete(queue, selection, deadline_ms=deadline_ms)
+        """Same as `client.dlq.delete(queue, selection, ...)`."""
+        return self.dlq.delete(queue, selection, reason=reason, error_text=error_text, deadline_ms=deadline_ms)
 
     def list_audit_entries(self, *, actor: str | None = None, action: str | None = None,
                            target: str | None = None, page_size: int | None = None,
