@@ -7,6 +7,9 @@
  * --w5-parts JOBS: instead, the server's time in W5's parts (bench/results/w5-cpu-2026-12-06.md),
  * µs per job over JOBS jobs: each sample goes to the first part, in the list's order, that a
  * frame of its stack matches.
+ *
+ * --under REGEX: only the samples with a frame (`function file`) matching REGEX in their stack,
+ * so the top entries say where one part's time goes (`--under '^enqueueFlowsIn '`).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -23,7 +26,11 @@ interface CpuProfile {
 }
 
 const { values, positionals } = parseArgs({
-  options: { top: { type: 'string', default: '25' }, 'w5-parts': { type: 'string' } },
+  options: {
+    top: { type: 'string', default: '25' },
+    'w5-parts': { type: 'string' },
+    under: { type: 'string' },
+  },
   allowPositionals: true,
 });
 /** W5's parts: a name, and what a frame (`function file`) of the sample's stack matches. */
@@ -52,17 +59,21 @@ const w5Parts: [string, RegExp][] = [
   ['gRPC and the rest', /./],
 ];
 
+/** A sample's stack, innermost first, as `function file` frames (what --w5-parts and --under match). */
+function stackOf(id: number, byId: Map<number, ProfileNode>, parentOf: Map<number, ProfileNode>): string[] {
+  const stack: string[] = [];
+  for (let node = byId.get(id); node !== undefined; node = parentOf.get(node.id)) {
+    const { functionName, url } = node.callFrame;
+    stack.push(`${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|src|clients)\//, '$1/')}`);
+  }
+  return stack;
+}
+
 function printW5Parts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, jobs: number): void {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const partUs = new Map<string, number>();
   profile.samples.forEach((id, i) => {
-    const stack: string[] = [];
-    for (let node = byId.get(id); node !== undefined; node = parentOf.get(node.id)) {
-      const { functionName, url } = node.callFrame;
-      stack.push(
-        `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|src|clients)\//, '$1/')}`,
-      );
-    }
+    const stack = stackOf(id, byId, parentOf);
     const part = w5Parts.find(([, pattern]) => stack.some((frame) => pattern.test(frame)))![0];
     partUs.set(part, (partUs.get(part) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
@@ -85,12 +96,14 @@ for (const file of positionals) {
     printW5Parts(profile, parentOf, Number(values['w5-parts']));
     continue;
   }
+  const under = values.under === undefined ? undefined : new RegExp(values.under);
   const selfUs = new Map<string, number>();
   let totalUs = 0;
   profile.samples.forEach((id, i) => {
     const delta = profile.timeDeltas[i] ?? 0;
     const frame = byId.get(id)?.callFrame;
     if (frame === undefined) return;
+    if (under !== undefined && !stackOf(id, byId, parentOf).some((f) => under.test(f))) return;
     const where =
       frame.url === ''
         ? ''
@@ -107,7 +120,7 @@ for (const file of positionals) {
   });
   const busyUs = totalUs - (selfUs.get('(idle)') ?? 0);
   console.log(
-    `${file}: ${(totalUs / 1000).toFixed(0)} ms sampled, ${(busyUs / 1000).toFixed(0)} ms not idle`,
+    `${file}${under === undefined ? '' : ` under ${under.source}`}: ${(totalUs / 1000).toFixed(0)} ms sampled, ${(busyUs / 1000).toFixed(0)} ms not idle`,
   );
   for (const [key, us] of [...selfUs].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) {
     const share = key === '(idle)' ? '' : ` (${((us / busyUs) * 100).toFixed(1)} % of busy)`;
