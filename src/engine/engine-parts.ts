@@ -41,7 +41,6 @@ import {
 import {
   AckBatches,
   Expiry,
-  LeasedSeqs,
   ProgressReports,
   RemoteWakeups,
   Reserver,
@@ -250,7 +249,6 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const browser = new JobBrowser(ctx);
   const actions = new OperatorActions(ctx, audit);
   const dependencyQueues = new DependencyQueues();
-  const leasedSeqs = new LeasedSeqs();
   const ids = new JobIdGenerator(deps.randomBytes ?? systemRandomBytes);
   const enqueueSteps = new EnqueueSteps(ctx, flow, ids, diskFull, dependencyQueues);
   const enqueuer = new Enqueuer(enqueueSteps, audit);
@@ -310,10 +308,10 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     diskFull,
     enqueuer,
     flowEnqueuer,
-    reserver: new Reserver(ctx, lifecycle, flow, waiters, expiry, dependencyQueues, leasedSeqs),
+    reserver: new Reserver(ctx, lifecycle, flow, waiters, expiry, dependencyQueues),
     dependencyQueues,
     settler,
-    acks: new AckBatches(ctx, settler, dependencyQueues, leasedSeqs),
+    acks: new AckBatches(ctx, settler, dependencyQueues),
     progress: new ProgressReports(ctx),
     maintenance,
     queries,

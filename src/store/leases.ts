@@ -26,17 +26,8 @@ export interface AttemptKey {
   attempt: number;
 }
 
-/**
- * An ack that completes its job (kept): the job at its attempt, and the result it carried (null:
- * none). `seq`, when the engine has it, is the job's seq as its lease returned it: a store may
- * find the row by it (SQLite: by rowid instead of through the id index) and still checks the id,
- * so an ack whose seq is not its job's may go unmatched, as an ack at a stale attempt does.
- */
-export type CompletingAck = AttemptKey & {
-  result: Uint8Array | null;
-  resultContentType: string | null;
-  seq?: number;
-};
+/** An ack that completes its job (kept): the job at its attempt, and the result it carried (null: none). */
+export type CompletingAck = AttemptKey & { result: Uint8Array | null; resultContentType: string | null };
 
 export interface LeaseReads {
   /** Leased jobs past their deadline at `nowMs`, earliest deadline first. */

@@ -7,8 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Engine } from '../../src/engine/engine.ts';
-import type { Ack, EnqueueRequest, JobEvent, LeasedJob } from '../../src/engine/types.ts';
-import { prepareKeptCompletes } from '../../src/store/sqlite/leases.ts';
+import type { Ack, EnqueueRequest, JobEvent } from '../../src/engine/types.ts';
 import {
   type AckedDependencies,
   ackDependencies,
@@ -200,85 +199,6 @@ test('the AckBatch completion of jobs others wait on finds each job through the 
       );
       assert.ok(!plan.some((d) => /SCAN jobs\b/.test(d)), plan.join('\n'));
     }
-  });
-});
-
-test('by seq, the AckBatch completion of jobs others wait on finds each job by rowid, never through an index scan', async () => {
-  await withEngine({}, async ({ db }) => {
-    for (let rows = 1; rows <= 50; rows++) {
-      const tuples = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?)').join(', ');
-      // The statement of prepareKeptCompletes(db, 'seq') (src/store/sqlite/leases.ts).
-      const plan = db
-        .prepare<unknown[], { detail: string }>(
-          `EXPLAIN QUERY PLAN UPDATE jobs SET state = 'completed', completed_at_ms = v.column6, lease_deadline_ms = NULL,
-                  result = v.column4, result_content_type = v.column5
-             FROM (VALUES ${tuples}) AS v
-            WHERE jobs.seq = v.column1 AND jobs.id = v.column2 AND jobs.attempt = v.column3 AND jobs.state = 'leased'
-              AND jobs.cancelled_at_ms IS NULL AND jobs.dependency_flags & 2 <> 0
-            RETURNING id`,
-        )
-        .all(...Array.from({ length: rows * 6 }, () => null))
-        .map((row) => row.detail);
-      assert.ok(
-        plan.some((d) => d.includes('SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)')),
-        plan.join('\n'),
-      );
-      assert.ok(!plan.some((d) => /SCAN jobs\b/.test(d)), plan.join('\n'));
-    }
-  });
-});
-
-test("an AckBatch of a flow's children, found by the seqs of their lease: a seq that is no longer the job's misses, and the ack still completes it", async () => {
-  await withEngine({}, async ({ engine, db }) => {
-    const children = ['a', 'b', 'c', 'd'];
-    const flow = await engine.enqueueFlow([
-      ...children.map((name) => ({ name, queue: 'w', type: 'child', payload: bytes(name) })),
-      { name: 'collector', queue: 'w', type: 'collector', payload: bytes(''), after: children },
-    ]);
-    assert.ok(flow.committed);
-    const leased = await engine.reserve({ queues: ['w'], maxJobs: 10 });
-    assert.deepEqual(
-      leased.map((j) => j.type),
-      ['child', 'child', 'child', 'child'],
-    );
-    // The statement alone: a seq that is another job's matches nothing, even with the right id and attempt.
-    const seqOf = db.prepare<[string], number>('SELECT seq FROM jobs WHERE id = ?').pluck();
-    const [a, b, c] = leased as [LeasedJob, LeasedJob, LeasedJob];
-    const bySeq = prepareKeptCompletes(db, 'seq');
-    db.exec('BEGIN');
-    const matched = bySeq.all(
-      [
-        { jobId: a.id, attempt: a.attempt, result: null, resultContentType: null, seq: seqOf.get(c.id)! },
-        { jobId: b.id, attempt: b.attempt, result: null, resultContentType: null, seq: seqOf.get(b.id)! },
-      ],
-      1,
-    );
-    db.exec('ROLLBACK');
-    assert.deepEqual(
-      matched.map((row) => row.id),
-      [b.id],
-    );
-    // Job b's row moves to another seq after its lease: the seq its lease returned finds nothing.
-    db.prepare('UPDATE jobs SET seq = seq + 1000 WHERE id = ?').run(leased[1]!.id);
-    const outcomes = await engine.ackBatch(
-      leased.map((j, n) => ({ jobId: j.id, attempt: j.attempt, result: bytes(`r${n}`) })),
-    );
-    assert.deepEqual(
-      outcomes,
-      leased.map(() => ({ ok: true })),
-    );
-    for (const [n, j] of leased.entries()) {
-      const info = await engine.getJob(j.id);
-      assert.equal(info.state, 'completed');
-      assert.equal(Buffer.from(info.result ?? []).toString(), `r${n}`);
-    }
-    const [collector] = await engine.reserve({ queues: ['w'], maxJobs: 10 });
-    assert.equal(collector?.type, 'collector');
-    // In the parents' seq order, which moved b's last.
-    assert.deepEqual(
-      collector.dependencyResults?.map((r) => Buffer.from(r.result ?? []).toString()),
-      ['r0', 'r2', 'r3', 'r1'],
-    );
   });
 });
 

@@ -26,7 +26,6 @@ import { type DependencyQueues, releaseDependentsOfCompleted } from '../dependen
 import { SeppError } from '../errors.ts';
 import type { FinishedOutcome } from '../finished-outcomes.ts';
 import type { Ack, SettleOutcome } from '../types.ts';
-import type { LeasedSeqs } from './leased-seqs.ts';
 import { checkAckResult, resultContentTypeOf } from './results.ts';
 import { completedOutcome, type KeptJobs, type Settler } from './settle.ts';
 
@@ -50,8 +49,6 @@ export class AckBatches {
     private readonly ctx: EngineContext,
     private readonly settler: Settler,
     private readonly dependencyQueues?: DependencyQueues,
-    /** The seqs of the jobs leased in queues that run workflows: the kept completion finds rows by them. */
-    private readonly leasedSeqs?: LeasedSeqs,
   ) {}
 
   /** Acks each job on its own: one outcome per job, in order. A result too large fails the whole call. */
@@ -127,9 +124,6 @@ export class AckBatches {
       outcomes.push({ ok: true });
     }
     yield* this.endKept(tx, keptForDependents);
-    // The seqs the kept completion did not take (jobs deleted, or answered by the Settler) go too.
-    const seqs = this.leasedSeqs;
-    if (seqs !== undefined && seqs.size > 0) for (const jobId of firstPerJob.keys()) seqs.take(jobId);
     this.ctx.attemptsEnded(tx, ended, 'completed');
     if (kept !== null && kept.length > 0) {
       const table = this.ctx.outcomes;
@@ -191,7 +185,6 @@ export class AckBatches {
         attempt: ack.attempt,
         result: ack.result ?? null,
         resultContentType: resultContentTypeOf(ack),
-        seq: this.leasedSeqs?.take(jobId),
       });
     }
     const completed = new Map<string, AckedRow & { dependency_flags: number }>();

@@ -7,7 +7,6 @@ export { AckBatches } from './ack-batch.ts';
 export { jobOverheadBytes, leasedJobBytes } from './answer-size.ts';
 export { finishCancelled } from './cancelled-lease.ts';
 export { Expiry } from './expiry.ts';
-export { LeasedSeqs } from './leased-seqs.ts';
 export { ProgressReports } from './progress.ts';
 export { RemoteWakeups } from './remote-wakeups.ts';
 export { Reserver } from './reserve.ts';

@@ -25,7 +25,6 @@ import { shuttingDown } from '../lifecycle.ts';
 import type { LeasedJob, ReserveRequest } from '../types.ts';
 import { leasedJobBytes } from './answer-size.ts';
 import { Expiry } from './expiry.ts';
-import type { LeasedSeqs } from './leased-seqs.ts';
 import type { Waiter, WaiterRegistry, WaitOutcome } from './waiters.ts';
 
 /** One try of a reserve: what it asks, and the waiter it registered when it found nothing. */
@@ -84,8 +83,6 @@ export class Reserver {
     private readonly expiry: Expiry,
     /** The queues whose leased jobs may have results of dependencies to get. */
     private readonly dependencyQueues: DependencyQueues,
-    /** The seqs of the jobs leased in those queues, for their acks (leased-seqs.ts). */
-    private readonly leasedSeqs: LeasedSeqs,
   ) {}
 
   /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
@@ -247,10 +244,10 @@ export class Reserver {
         // their lease ends at once, which gives their max_leased and group slots back.
         const live = Expiry.hasExpired(rows, nowMs) ? yield* this.expiry.dropExpired(tx, rows, nowMs) : rows;
         // What the dependencies of each ended with, read for all of them at once.
-        const inWorkflows = this.dependencyQueues.has(queue);
-        const results = inWorkflows ? yield* dependencyResultsOf(tx, live, this.ctx.limits) : undefined;
+        const results = this.dependencyQueues.has(queue)
+          ? yield* dependencyResultsOf(tx, live, this.ctx.limits)
+          : undefined;
         for (const row of live) {
-          if (inWorkflows) this.leasedSeqs.remember(row.id, row.seq);
           if (row.lease_deadline_ms! < earliestDeadlineMs) earliestDeadlineMs = row.lease_deadline_ms!;
           const job = leasedJobFromRow(row);
           const passed = results?.get(row.seq);

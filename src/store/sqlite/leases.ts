@@ -228,37 +228,32 @@ type KeptCompletes = MultiRowStatement<
 
 /**
  * `completeDependedOn` for many: the jobs others wait on that are leased at the attempt
- * each ack names, found through the `id` index (`by` id) or by their seq, the rowid, and then
- * checked by id (`by` seq: every ack carries the seq its lease returned), one probe per ack,
- * become completed with their results, and come back. The acks' job ids must be distinct. The
- * ack batch of a W5 flow is mostly such jobs (the children of a collector): one statement per
- * 50 instead of one each.
+ * each ack names (found through the `id` index, one probe per ack) become completed with
+ * their results, and come back. The acks' job ids must be distinct. The ack batch of a
+ * W5 flow is mostly such jobs (the children of a collector): one statement per 50 instead
+ * of one each.
  */
-export function prepareKeptCompletes(db: Preparer, by: 'id' | 'seq' = 'id'): KeptCompletes {
+export function prepareKeptCompletes(db: Preparer): KeptCompletes {
   const returned = `id, ${ackedColumns}, dependency_flags`;
-  const bySeq = by === 'seq';
-  // By seq, each row's values start with the seq: the columns after it shift by one.
-  const c = (n: number) => `v.column${bySeq ? n + 1 : n}`;
   return new MultiRowStatement<CompletingAck, AckedRow & { id: string; dependency_flags: number }, number>(
     db,
-    bySeq ? 6 : 5,
+    5,
     // One form for every size: a batch has several such acks or goes through completeDependedOn.
     // `exact`: a W5 ack batch of 25 is one statement, not seven (10, 10, 1 × 5).
     (tuples) =>
-      `UPDATE jobs SET state = 'completed', completed_at_ms = ${c(5)}, lease_deadline_ms = NULL,
-                          result = ${c(3)}, result_content_type = ${c(4)}
+      `UPDATE jobs SET state = 'completed', completed_at_ms = v.column5, lease_deadline_ms = NULL,
+                          result = v.column3, result_content_type = v.column4
             FROM (VALUES ${tuples}) AS v
-            WHERE ${bySeq ? 'jobs.seq = v.column1 AND ' : ''}jobs.id = ${c(1)} AND jobs.attempt = ${c(2)}
-              AND jobs.state = 'leased' AND jobs.cancelled_at_ms IS NULL AND jobs.dependency_flags & ${jobsWaitOnIt} <> 0
+            WHERE jobs.id = v.column1 AND jobs.attempt = v.column2 AND jobs.state = 'leased'
+              AND jobs.cancelled_at_ms IS NULL AND jobs.dependency_flags & ${jobsWaitOnIt} <> 0
             RETURNING ${returned}`,
     // `nowMs`, the time they completed, is the call's for every row (no object per ack for it).
-    (values, at, ack, nowMs) => {
-      if (bySeq) values[at++] = ack.seq!;
-      values[at] = ack.jobId;
-      values[at + 1] = ack.attempt;
-      values[at + 2] = ack.result;
-      values[at + 3] = ack.resultContentType;
-      values[at + 4] = nowMs;
+    (values, offset, ack, nowMs) => {
+      values[offset] = ack.jobId;
+      values[offset + 1] = ack.attempt;
+      values[offset + 2] = ack.result;
+      values[offset + 3] = ack.resultContentType;
+      values[offset + 4] = nowMs;
     },
     'exact',
     // Many rows per call (a W5 ack batch's children): read as arrays (object-rows.ts).
@@ -266,20 +261,10 @@ export function prepareKeptCompletes(db: Preparer, by: 'id' | 'seq' = 'id'): Kep
   );
 }
 
-/** The kept acks' statements: found through the id index, and by seq when every ack has one. */
-export interface KeptCompleteStatements {
-  byId: KeptCompletes;
-  bySeq: KeptCompletes;
-}
-
-export function prepareKeptCompleteStatements(db: Preparer): KeptCompleteStatements {
-  return { byId: prepareKeptCompletes(db, 'id'), bySeq: prepareKeptCompletes(db, 'seq') };
-}
-
 export function leaseOps(
   sql: LeaseStatements,
   ackDeletes: MultiRowStatement<AttemptKey, AckedRow & { id: string }>,
-  keptCompletes?: KeptCompleteStatements,
+  keptCompletes?: KeptCompletes,
 ): Leases {
   return {
     *leaseReady(p): Op<LeasedRow[]> {
@@ -307,10 +292,7 @@ export function leaseOps(
       ? {}
       : {
           *completeDependedOnMany(keys, nowMs) {
-            const statement = keys.every((key) => key.seq !== undefined)
-              ? keptCompletes.bySeq
-              : keptCompletes.byId;
-            return statement.all(keys, nowMs);
+            return keptCompletes.all(keys, nowMs);
           },
         }),
     *reportProgress(p) {
