@@ -6,7 +6,10 @@
  *
  * --w5-parts JOBS: instead, the server's time in W5's parts (bench/results/w5-cpu-2026-12-06.md),
  * µs per job over JOBS jobs: each sample goes to the first part, in the list's order, that a
- * frame of its stack matches.
+ * frame of its stack matches. The profiler's own start (`Profiler.start`'s dispatch, taken in the
+ * server's thread) is a part of its own, not CPU the server spends on W5. Then the run in two
+ * phases, split at the last sample of a flow's enqueue: each phase's wall time and its shares
+ * (the server's CPU, `fdatasync`, idle), so the drain alone shows what the Worker's rounds cost.
  *
  * --under REGEX: only the samples with a frame (`function file`) matching REGEX in their stack,
  * so the top entries say where one part's time goes (`--under '^enqueueFlowsIn '`).
@@ -37,6 +40,7 @@ const { values, positionals } = parseArgs({
 const w5Parts: [string, RegExp][] = [
   ['idle', /^\(idle\)/],
   ['fdatasync (a blocking wait, not CPU)', /^fdatasync /],
+  ['the profiler itself (not W5)', /^post node:inspector/],
   ['counters (queue_counts)', /^(count|adjust) src\/(engine\/context|store\/sqlite\/counts)/],
   ['events, records', /^(emit|record|recordCompleted|attemptsEnded) src\/engine/],
   ["collector's lease: dependency results", /^dependencyResultsOf /],
@@ -72,19 +76,41 @@ function stackOf(id: number, byId: Map<number, ProfileNode>, parentOf: Map<numbe
 function printW5Parts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, jobs: number): void {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const partUs = new Map<string, number>();
+  // Each sample's time, its part, and whether it is a flow's enqueue (for the phases).
+  const timeline: { atUs: number; us: number; part: string; flow: boolean }[] = [];
+  let atUs = 0;
   profile.samples.forEach((id, i) => {
     const stack = stackOf(id, byId, parentOf);
     const part = w5Parts.find(([, pattern]) => stack.some((frame) => pattern.test(frame)))![0];
-    partUs.set(part, (partUs.get(part) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    const us = profile.timeDeltas[i] ?? 0;
+    atUs += us;
+    partUs.set(part, (partUs.get(part) ?? 0) + us);
+    timeline.push({ atUs, us, part, flow: part.startsWith('flow enqueue') });
   });
-  const notCpu = (part: string) => part === 'idle' || part.startsWith('fdatasync');
+  const notCpu = (part: string) =>
+    part === 'idle' || part.startsWith('fdatasync') || part.startsWith('the profiler');
   const cpuUs = [...partUs].reduce((sum, [part, us]) => (notCpu(part) ? sum : sum + us), 0);
   console.log('| part | µs per job | share of CPU |\n| --- | ---: | ---: |');
   for (const [part, us] of [...partUs].sort((a, b) => b[1] - a[1])) {
     const share = notCpu(part) ? '–' : `${((us / cpuUs) * 100).toFixed(1)} %`;
     console.log(`| ${part} | ${(us / jobs).toFixed(1)} | ${share} |`);
   }
-  console.log(`| total (without idle and fdatasync) | ${(cpuUs / jobs).toFixed(1)} | |`);
+  console.log(`| total (without idle, fdatasync and the profiler) | ${(cpuUs / jobs).toFixed(1)} | |`);
+  const lastFlowUs = timeline.reduce((last, s) => (s.flow ? s.atUs : last), 0);
+  console.log('\n| phase | wall ms | server CPU | fdatasync | idle |\n| --- | ---: | ---: | ---: | ---: |');
+  for (const [name, inPhase] of [
+    ['until the last flow was stored', (s: { atUs: number }) => s.atUs <= lastFlowUs],
+    ['the drain after it', (s: { atUs: number }) => s.atUs > lastFlowUs],
+  ] as const) {
+    const samples = timeline.filter((s) => inPhase(s) && !s.part.startsWith('the profiler'));
+    const wallUs = samples.reduce((sum, s) => sum + s.us, 0);
+    if (wallUs === 0) continue; // no flow in the profile (--prefill's drain): one phase
+    const share = (test: (part: string) => boolean) =>
+      `${((samples.reduce((sum, s) => (test(s.part) ? sum + s.us : sum), 0) / wallUs) * 100).toFixed(0)} %`;
+    console.log(
+      `| ${name} | ${(wallUs / 1000).toFixed(0)} | ${share((p) => !notCpu(p))} | ${share((p) => p.startsWith('fdatasync'))} | ${share((p) => p === 'idle')} |`,
+    );
+  }
 }
 
 for (const file of positionals) {
