@@ -6,7 +6,13 @@
  *
  * --w5-parts JOBS: instead, the server's time in W5's parts (bench/results/w5-cpu-2026-12-06.md),
  * µs per job over JOBS jobs: each sample goes to the first part, in the list's order, that a
- * frame of its stack matches.
+ * frame of its stack matches. The profiler's own start (`Profiler.start`'s dispatch, taken in the
+ * server's thread) is a part of its own, not CPU the server spends on W5. Then the run in two
+ * phases, split at the last sample of a flow's enqueue: each phase's wall time and its shares
+ * (the server's CPU, `fdatasync`, idle), so the drain alone shows what the Worker's rounds cost.
+ *
+ * --under REGEX: only the samples with a frame (`function file`) matching REGEX in their stack,
+ * so the top entries say where one part's time goes (`--under '^enqueueFlowsIn '`).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -23,13 +29,18 @@ interface CpuProfile {
 }
 
 const { values, positionals } = parseArgs({
-  options: { top: { type: 'string', default: '25' }, 'w5-parts': { type: 'string' } },
+  options: {
+    top: { type: 'string', default: '25' },
+    'w5-parts': { type: 'string' },
+    under: { type: 'string' },
+  },
   allowPositionals: true,
 });
 /** W5's parts: a name, and what a frame (`function file`) of the sample's stack matches. */
 const w5Parts: [string, RegExp][] = [
   ['idle', /^\(idle\)/],
   ['fdatasync (a blocking wait, not CPU)', /^fdatasync /],
+  ['the profiler itself (not W5)', /^post node:inspector/],
   ['counters (queue_counts)', /^(count|adjust) src\/(engine\/context|store\/sqlite\/counts)/],
   ['events, records', /^(emit|record|recordCompleted|attemptsEnded) src\/engine/],
   ["collector's lease: dependency results", /^dependencyResultsOf /],
@@ -52,28 +63,54 @@ const w5Parts: [string, RegExp][] = [
   ['gRPC and the rest', /./],
 ];
 
+/** A sample's stack, innermost first, as `function file` frames (what --w5-parts and --under match). */
+function stackOf(id: number, byId: Map<number, ProfileNode>, parentOf: Map<number, ProfileNode>): string[] {
+  const stack: string[] = [];
+  for (let node = byId.get(id); node !== undefined; node = parentOf.get(node.id)) {
+    const { functionName, url } = node.callFrame;
+    stack.push(`${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|src|clients)\//, '$1/')}`);
+  }
+  return stack;
+}
+
 function printW5Parts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, jobs: number): void {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const partUs = new Map<string, number>();
+  // Each sample's time, its part, and whether it is a flow's enqueue (for the phases).
+  const timeline: { atUs: number; us: number; part: string; flow: boolean }[] = [];
+  let atUs = 0;
   profile.samples.forEach((id, i) => {
-    const stack: string[] = [];
-    for (let node = byId.get(id); node !== undefined; node = parentOf.get(node.id)) {
-      const { functionName, url } = node.callFrame;
-      stack.push(
-        `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|src|clients)\//, '$1/')}`,
-      );
-    }
+    const stack = stackOf(id, byId, parentOf);
     const part = w5Parts.find(([, pattern]) => stack.some((frame) => pattern.test(frame)))![0];
-    partUs.set(part, (partUs.get(part) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    const us = profile.timeDeltas[i] ?? 0;
+    atUs += us;
+    partUs.set(part, (partUs.get(part) ?? 0) + us);
+    timeline.push({ atUs, us, part, flow: part.startsWith('flow enqueue') });
   });
-  const notCpu = (part: string) => part === 'idle' || part.startsWith('fdatasync');
+  const notCpu = (part: string) =>
+    part === 'idle' || part.startsWith('fdatasync') || part.startsWith('the profiler');
   const cpuUs = [...partUs].reduce((sum, [part, us]) => (notCpu(part) ? sum : sum + us), 0);
   console.log('| part | µs per job | share of CPU |\n| --- | ---: | ---: |');
   for (const [part, us] of [...partUs].sort((a, b) => b[1] - a[1])) {
     const share = notCpu(part) ? '–' : `${((us / cpuUs) * 100).toFixed(1)} %`;
     console.log(`| ${part} | ${(us / jobs).toFixed(1)} | ${share} |`);
   }
-  console.log(`| total (without idle and fdatasync) | ${(cpuUs / jobs).toFixed(1)} | |`);
+  console.log(`| total (without idle, fdatasync and the profiler) | ${(cpuUs / jobs).toFixed(1)} | |`);
+  const lastFlowUs = timeline.reduce((last, s) => (s.flow ? s.atUs : last), 0);
+  console.log('\n| phase | wall ms | server CPU | fdatasync | idle |\n| --- | ---: | ---: | ---: | ---: |');
+  for (const [name, inPhase] of [
+    ['until the last flow was stored', (s: { atUs: number }) => s.atUs <= lastFlowUs],
+    ['the drain after it', (s: { atUs: number }) => s.atUs > lastFlowUs],
+  ] as const) {
+    const samples = timeline.filter((s) => inPhase(s) && !s.part.startsWith('the profiler'));
+    const wallUs = samples.reduce((sum, s) => sum + s.us, 0);
+    if (wallUs === 0) continue; // no flow in the profile (--prefill's drain): one phase
+    const share = (test: (part: string) => boolean) =>
+      `${((samples.reduce((sum, s) => (test(s.part) ? sum + s.us : sum), 0) / wallUs) * 100).toFixed(0)} %`;
+    console.log(
+      `| ${name} | ${(wallUs / 1000).toFixed(0)} | ${share((p) => !notCpu(p))} | ${share((p) => p.startsWith('fdatasync'))} | ${share((p) => p === 'idle')} |`,
+    );
+  }
 }
 
 for (const file of positionals) {
@@ -85,12 +122,14 @@ for (const file of positionals) {
     printW5Parts(profile, parentOf, Number(values['w5-parts']));
     continue;
   }
+  const under = values.under === undefined ? undefined : new RegExp(values.under);
   const selfUs = new Map<string, number>();
   let totalUs = 0;
   profile.samples.forEach((id, i) => {
     const delta = profile.timeDeltas[i] ?? 0;
     const frame = byId.get(id)?.callFrame;
     if (frame === undefined) return;
+    if (under !== undefined && !stackOf(id, byId, parentOf).some((f) => under.test(f))) return;
     const where =
       frame.url === ''
         ? ''
@@ -107,7 +146,7 @@ for (const file of positionals) {
   });
   const busyUs = totalUs - (selfUs.get('(idle)') ?? 0);
   console.log(
-    `${file}: ${(totalUs / 1000).toFixed(0)} ms sampled, ${(busyUs / 1000).toFixed(0)} ms not idle`,
+    `${file}${under === undefined ? '' : ` under ${under.source}`}: ${(totalUs / 1000).toFixed(0)} ms sampled, ${(busyUs / 1000).toFixed(0)} ms not idle`,
   );
   for (const [key, us] of [...selfUs].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) {
     const share = key === '(idle)' ? '' : ` (${((us / busyUs) * 100).toFixed(1)} % of busy)`;
