@@ -261,7 +261,7 @@ def test_list_workers_page_counts_the_reserves_waiting(client: sepp.Client, queu
     def long_poll() -> None:
         with sepp.Client(client.address, api_key=ADMIN_KEY) as other:
             while not stop.is_set():
-                other.reserve([f"{queue}-idle"], wait_ms=500)
+                other.reserve([f"{queue}-idle"], wait_ms=200)
 
     def waiting(n: int) -> sepp.WorkerPage | None:
         page = client.list_workers_page(page_size=10)
