@@ -2,16 +2,26 @@
  * Bulk operations through the TypeScript SDK against a real server: act on
  * everything a filter matches in every queue (RequeueJobs, DeleteJobs), the
  * count before a confirmation, an operation in the background followed to its
- * end (GetBulkOperation, ListBulkOperations), dead letters by error text, and
- * the refusals (no queue without all_queues, unknown operation ids).
+ * end (GetBulkOperation, ListBulkOperations), dead letters by error text,
+ * `background` on the dead-letter calls, a purge and the flat `cancelJobs`, a
+ * count of a priority change, and the refusals (no queue without all_queues,
+ * unknown operation ids). Beside them, the admin read of the workers' page
+ * with the reserves waiting.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SeppError } from '../../clients/typescript/src/index.ts';
+import { type BulkOperation, SeppError } from '../../clients/typescript/src/index.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
 
 describe('bulk operations over gRPC', () => {
   const served = serverAndClient();
+
+  /** A bulk operation followed to its end by its id. */
+  async function ended(id: string): Promise<BulkOperation> {
+    let op = await served.client.jobs.bulkOperation(id);
+    for (let i = 0; i < 1000 && op.state === 'running'; i++) op = await served.client.jobs.bulkOperation(id);
+    return op;
+  }
 
   /** `n` jobs of `queue` leased and nacked to the dead letters with `error`. */
   async function deadLetters(queue: string, n: number, error: string): Promise<void> {
@@ -73,5 +83,92 @@ describe('bulk operations over gRPC', () => {
     );
     assert.equal(await code(served.client.jobs.bulkOperation('no-such-operation')), 'not_found');
     assert.equal(await code(served.client.jobs.stopBulkOperation('no-such-operation')), 'not_found');
+  });
+
+  test('background on dead letters and a purge: answered as the operation began, followed by its id', async () => {
+    const { client } = served;
+    await deadLetters('bg-dlq', 3, 'boom');
+    const requeued = await client.dlq.requeue('bg-dlq', 'all', { background: true });
+    const begun = requeued.operation;
+    assert.deepEqual(
+      [requeued.changed, requeued.matched, begun?.action, begun?.state, begun?.changed],
+      [0, 3, 'requeue', 'running', 0],
+      'answered before any slice ran',
+    );
+    assert.deepEqual(
+      [(await ended(begun?.id ?? '')).state, (await ended(begun?.id ?? '')).changed],
+      ['done', 3],
+    );
+
+    await deadLetters('bg-dlq-2', 3, 'boom');
+    const [first] = (await client.dlq.list('bg-dlq-2')).jobs;
+    const byId = await client.dlq.delete('bg-dlq-2', [first?.id ?? ''], { background: true });
+    assert.deepEqual([byId.changed, byId.operation], [1, null], 'chosen ids change at once');
+    const deleted = await client.dlq.delete('bg-dlq-2', 'all', { errorText: 'BOOM', background: true });
+    assert.deepEqual(
+      [deleted.matched, deleted.operation?.action, deleted.operation?.state],
+      [2, 'delete', 'running'],
+    );
+    assert.equal((await ended(deleted.operation?.id ?? '')).changed, 2);
+    await client.enqueueBatch([
+      { queue: 'bg-purge', type: 't' },
+      { queue: 'bg-purge', type: 't', delayMs: 3_600_000 },
+    ]);
+    const purge = await client.queues.purge('bg-purge', { background: true });
+    assert.deepEqual([purge.changed, purge.matched, purge.operation?.state], [0, 2, 'running']);
+    assert.equal((await ended(purge.operation?.id ?? '')).changed, 2);
+    const counts = Object.fromEntries((await client.listQueues()).map((q) => [q.name, q.counts]));
+    assert.deepEqual(
+      [
+        counts['bg-dlq']?.ready,
+        counts['bg-dlq-2']?.dead,
+        counts['bg-purge']?.ready,
+        counts['bg-purge']?.scheduled,
+      ],
+      [3, 0, 0, 0],
+    );
+  });
+
+  test('countMatching counts a priority change; the flat cancelJobs takes background', async () => {
+    const { client } = served;
+    await client.enqueueBatch([
+      { queue: 'bg-count', type: 't' },
+      { queue: 'bg-count', type: 't' },
+      { queue: 'bg-count', type: 't', delayMs: 3_600_000 },
+    ]);
+    const filter = { queue: 'bg-count' };
+    assert.equal(
+      (await client.jobs.countMatching('update', filter)).matched,
+      1,
+      'run now: the scheduled job',
+    );
+    assert.equal((await client.jobs.countMatching('update', filter, { priority: 9 })).matched, 3);
+    await assert.rejects(
+      client.jobs.countMatching('cancel', filter, { priority: 9 }),
+      (e) =>
+        e instanceof SeppError && e.code === 'invalid_argument' && /changes of an update/.test(e.message),
+    );
+    const started = await client.cancelJobs(filter, { background: true });
+    assert.deepEqual(
+      [started.cancelled, started.changed, started.matched, started.operation?.state],
+      [0, 0, 3, 'running'],
+    );
+    assert.equal((await ended(started.operation?.id ?? '')).changed, 3);
+  });
+
+  test('listWorkersPage: one page of the workers, with the reserves waiting for jobs', async () => {
+    const { client } = served;
+    const stop = new AbortController();
+    const waiting = client
+      .reserve({ queues: ['bg-idle'], waitMs: 30_000, workerId: 'bg-waiter', signal: stop.signal })
+      .catch(() => []);
+    let page = await client.listWorkersPage();
+    for (let i = 0; i < 1000 && page.waitingReserves === 0; i++) page = await client.listWorkersPage();
+    assert.equal(page.waitingReserves, 1);
+    assert.equal(page.nextPageToken, '');
+    stop.abort();
+    await waiting;
+    for (let i = 0; i < 1000 && page.waitingReserves === 1; i++) page = await client.listWorkersPage();
+    assert.equal(page.waitingReserves, 0, 'the long-poll ended');
   });
 });

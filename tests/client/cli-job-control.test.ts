@@ -1,6 +1,7 @@
 /**
  * The job control commands as an operator runs them (`sepp cancel`, `sepp
- * update`, `sepp purge`, `sepp audit`, `sepp enqueue --ttl`), against a real
+ * update`, `sepp purge`, `sepp audit`, `sepp enqueue --ttl`, and `--background`
+ * of `sepp purge` and `sepp dlq requeue|delete --all`), against a real
  * server with API keys: human and JSON output, confirmations, exit codes, and
  * the audit entries they leave (via cli, as the key).
  */
@@ -147,6 +148,50 @@ describe('job control from the CLI', () => {
     const running = await sepp(['update', leased!.id, '--priority', '1'], env);
     assert.equal(running.code, 1);
     assert.match(running.stderr, /running job cannot be changed/);
+  });
+
+  test('purge and dlq requeue/delete --all take --background: the operation begun, and how to follow it', async () => {
+    const killAll = async () => {
+      for (const job of await client.reserve({ queues: ['bg-cli'], maxJobs: 2 }))
+        await client.nack(job, { error: 'boom', deadLetter: true });
+    };
+    const ended = async (id: string) => {
+      let op = await client.jobs.bulkOperation(id);
+      for (let i = 0; i < 1000 && op.state === 'running'; i++) op = await client.jobs.bulkOperation(id);
+      return op;
+    };
+    await client.enqueueBatch([
+      { queue: 'bg-cli', type: 't' },
+      { queue: 'bg-cli', type: 't' },
+    ]);
+    await killAll();
+    const requeue = await sepp(['dlq', 'requeue', 'bg-cli', '--all', '--background'], env);
+    assert.equal(requeue.code, 0, requeue.stderr);
+    const [line, follow] = requeue.stdout.trimEnd().split('\n');
+    const id = /^(\S+) {2}requeue {2}running {2}0 of 2 changed$/.exec(line ?? '')?.[1] ?? '';
+    assert.ok(id !== '', requeue.stdout);
+    assert.equal(follow, `follow it: sepp bulk status ${id} (stop it: sepp bulk stop ${id})`);
+    assert.equal((await ended(id)).changed, 2);
+
+    await killAll();
+    const deleted = cliJson<{ id: string; action: string; state: string; matched: number }>(
+      await sepp(['dlq', 'delete', 'bg-cli', '--all', '--yes', '--background', '--json'], env),
+    );
+    assert.deepEqual([deleted.action, deleted.state, deleted.matched], ['delete', 'running', 2]);
+    assert.equal((await ended(deleted.id)).changed, 2);
+    const byId = await sepp(['dlq', 'requeue', 'bg-cli', deleted.id, '--background'], env);
+    assert.equal(byId.code, 2);
+    assert.match(byId.stderr, /--background goes with --all/);
+
+    await client.enqueueBatch([
+      { queue: 'bg-purged', type: 't' },
+      { queue: 'bg-purged', type: 't', delayMs: 3_600_000 },
+    ]);
+    const purge = cliJson<{ id: string; action: string; state: string; matched: number }>(
+      await sepp(['purge', 'bg-purged', '--yes', '--background', '--json'], env),
+    );
+    assert.deepEqual([purge.action, purge.state, purge.matched], ['delete', 'running', 2]);
+    assert.equal((await ended(purge.id)).changed, 2);
   });
 
   test('purge asks first; audit lists what was done, filtered and as JSON', async () => {

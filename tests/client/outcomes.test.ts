@@ -223,7 +223,7 @@ describe('events() and waitFor across disconnects', () => {
         if (seen.length === 3) return;
       }
     })();
-    const { id } = await client.enqueue('ev', 't');
+    const { id } = await client.enqueue('ev', 't', undefined, { priority: 7 });
     const [leased] = await client.reserve({ queues: ['ev'] });
     assert.ok(leased);
     await client.ack(leased, { result: { ok: true } });
@@ -237,6 +237,11 @@ describe('events() and waitFor across disconnects', () => {
       ],
     );
     assert.deepEqual(seen[2]?.result, { ok: true });
+    assert.deepEqual(
+      seen.map((e) => e.priority),
+      [7, null, null],
+      'the enqueued event carries the priority',
+    );
     const position = subscription.position;
     assert.equal(position?.sequence, seen[2]?.sequence);
 

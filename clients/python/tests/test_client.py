@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import datetime
 import socket
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from conftest import ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, ServerProcess, counts, running_server, stand_in_server
+from conftest import (ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, ServerProcess, counts, eventually, running_server,
+                      stand_in_server)
 
 import sepp
 from sepp.v1 import admin_pb2, queue_service_pb2_grpc
@@ -147,7 +149,7 @@ def test_dead_letters_inspect_requeue_delete(client: sepp.Client, queue: str) ->
     with pytest.raises(sepp.SeppError, match="chosen job_ids are taken as they are") as with_ids:
         client.dlq.requeue(queue, [ids[1]], reason="expired")
     with pytest.raises(sepp.SeppError, match="unknown dead reason") as unknown:
-        client.dlq.delete(queue, "all", reason="old")  # type: ignore[arg-type]
+        client.dlq.delete(queue, "all", reason="old")  # type: ignore[call-overload]
     assert with_ids.value.code == unknown.value.code == "invalid_argument"
     assert client.delete_dead_letters(queue, "all", reason="attempts_exhausted", error_text="boom") == 2
     assert counts(client, queue) == sepp.StateCounts(0, 1, 0, 0, 0)
@@ -250,6 +252,30 @@ def test_list_workers(client: sepp.Client, queue: str) -> None:
     client.ack(job)
     [after] = [w for w in client.list_workers() if w.worker_id == f"py-{queue}"]
     assert (after.completed_recent, after.failed_recent) == (1, 0), "its ack counted over the last 15 minutes"
+
+
+def test_list_workers_page_counts_the_reserves_waiting(client: sepp.Client, queue: str) -> None:
+    before = client.list_workers_page().waiting_reserves
+    stop = threading.Event()
+
+    def long_poll() -> None:
+        with sepp.Client(client.address, api_key=ADMIN_KEY) as other:
+            while not stop.is_set():
+                other.reserve([f"{queue}-idle"], wait_ms=200)
+
+    def waiting(n: int) -> sepp.WorkerPage | None:
+        page = client.list_workers_page(page_size=10)
+        return page if page.waiting_reserves == n else None
+
+    waiter = threading.Thread(target=long_poll)
+    waiter.start()
+    try:
+        page = eventually(lambda: waiting(before + 1), "the long-poll to wait")
+    finally:
+        stop.set()
+        waiter.join()
+    assert isinstance(page.workers, list) and len(page.workers) <= 10
+    eventually(lambda: waiting(before), "the long-poll to end")
 
 
 def test_queues_nobody_used(client: sepp.Client, queue: str) -> None:

@@ -10,7 +10,7 @@ import threading
 import time
 
 import pytest
-from conftest import PRODUCER_KEY, ServerProcess, eventually
+from conftest import PRODUCER_KEY, ServerProcess, counts, eventually
 from test_worker import TRANSPORTS, start
 
 import sepp
@@ -248,3 +248,43 @@ def test_every_bulk_call_takes_the_whole_filter(client: sepp.Client, queue: str)
     with pytest.raises(sepp.SeppError, match="only dead letters have one") as not_dead:
         client.jobs.cancel_matching(queue, dead_reason="expired")
     assert {e.value.code for e in (unknown, no_change, not_dead)} == {"invalid_argument"}
+
+
+def test_background_on_dead_letters_and_a_purge(client: sepp.Client, queue: str) -> None:
+    """With background=True the dead-letter calls on "all" and a purge return a BulkResult as the
+    operation began, to follow by its id; without, a count. A bulk cancel's result has `changed`."""
+    def kill_all() -> None:
+        for lease in client.reserve([queue], max_jobs=3):
+            client.nack(lease, error="boom", dead_letter=True)
+
+    for _ in range(3):
+        client.enqueue(queue, "mail")
+    kill_all()
+    requeued = client.dlq.requeue(queue, "all", background=True)
+    assert isinstance(requeued, sepp.BulkResult) and requeued.operation is not None
+    op = requeued.operation
+    assert (requeued.changed, requeued.matched, op.action, op.state, op.changed) == (0, 3, "requeue", "running", 0)
+    assert eventually(lambda: ended(client, op.id), "the requeue to end").changed == 3
+
+    kill_all()
+    [first, *_] = client.dlq.list(queue).jobs
+    by_id = client.delete_dead_letters(queue, [first.id], background=True)
+    assert (by_id.changed, by_id.operation) == (1, None), "chosen ids change at once"
+    deleted = client.dlq.delete(queue, "all", error_text="BOOM", background=True)
+    assert deleted.operation is not None and (deleted.matched, deleted.operation.action) == (2, "delete")
+    deleted_id = deleted.operation.id
+    assert eventually(lambda: ended(client, deleted_id), "the delete to end").changed == 2
+
+    client.enqueue(queue, "mail")
+    client.enqueue(queue, "mail", delay_ms=3_600_000)
+    purge = client.purge_queue(queue, background=True)
+    assert purge.operation is not None and (purge.changed, purge.matched, purge.operation.state) == (0, 2, "running")
+    purge_id = purge.operation.id
+    assert eventually(lambda: ended(client, purge_id), "the purge to end").changed == 2
+    assert counts(client, queue) == sepp.StateCounts(0, 0, 0, 0, 0)
+    assert client.queues.purge(queue) == 0, "without background: a count"
+
+    client.enqueue(queue, "mail")
+    cancelled = client.jobs.cancel_matching(queue)
+    assert (cancelled.cancelled, cancelled.changed) == (1, 1)
+    assert client.cancel_jobs(queue, dry_run=True).changed == 0

@@ -159,7 +159,7 @@ def test_enqueue_and_wait_on_a_queue_keeping_no_completed_jobs(client: sepp.Clie
 def test_events_in_order_and_resume_from_a_position(client: sepp.Client, queue: str) -> None:
     with client.events(queues=[queue]) as stream:
         eventually(lambda: stream.caught_up.is_set(), "the subscription")
-        job_id = client.enqueue(queue, "t").id
+        job_id = client.enqueue(queue, "t", priority=7).id
         [leased] = client.reserve([queue])
         client.report_progress(leased, 30, {"step": 1})
         client.ack(leased, result={"ok": True})
@@ -172,6 +172,7 @@ def test_events_in_order_and_resume_from_a_position(client: sepp.Client, queue: 
     assert [(e.kind, e.job_id) for e in seen] == [(k, job_id) for k in ("enqueued", "leased", "progress", "completed")]
     assert seen[2].progress is not None and (seen[2].progress.percent, seen[2].progress.data) == (30, {"step": 1})
     assert (seen[3].result, seen[3].retained) == ({"ok": True}, False)
+    assert [e.priority for e in seen] == [7, None, None, None], "the enqueued event carries the priority"
     assert position is not None and position.sequence == seen[3].sequence
 
     missed = [client.enqueue(queue, "t").id for _ in range(2)]

@@ -9,6 +9,7 @@ import type { Connection } from './connection.ts';
 import { timeMs } from './convert.ts';
 import { SeppError } from './errors.ts';
 import type { JobChanges as ProtoJobChanges } from './gen/sepp/v1/admin.js';
+import type { BulkOperation as ProtoBulkOperation } from './gen/sepp/v1/bulk_operation.js';
 import { deadReasonToProto, Job, jobStateName } from './jobs.ts';
 import type {
   AuditEntry,
@@ -86,16 +87,16 @@ export async function topErrorsCall(
 /**
  * Requeues or deletes dead letters: chosen ids, or all of a queue's
  * (optionally of one reason, or whose error contains some text) as one bulk
- * operation. Either leaves them no longer dead letters, so a repeat changes
- * nothing more.
+ * operation — with `background`, answered as soon as it has begun. Either
+ * leaves them no longer dead letters, so a repeat changes nothing more.
  */
 export async function changeDeadLettersCall(
   conn: Connection,
   action: 'requeue' | 'delete',
   queue: string,
   selection: DeadLetterSelection,
-  options: CallOptions & { reason?: DeadReason; errorText?: string },
-): Promise<number> {
+  options: CallOptions & { reason?: DeadReason; errorText?: string; background?: boolean },
+): Promise<BulkResult> {
   const all = selection === 'all';
   const request = {
     queue,
@@ -103,12 +104,19 @@ export async function changeDeadLettersCall(
     all,
     reason: options.reason === undefined ? 0 : deadReasonToProto[options.reason],
     errorText: options.errorText ?? '',
-    background: false,
+    background: options.background === true,
   };
   if (action === 'requeue') {
-    return (await conn.invoke(conn.rpc.requeueDeadLetters, request, repeatable(options))).requeuedCount;
+    const response = await conn.invoke(conn.rpc.requeueDeadLetters, request, repeatable(options));
+    return changeResult(response.requeuedCount, response.operation);
   }
-  return (await conn.invoke(conn.rpc.deleteDeadLetters, request, repeatable(options))).deletedCount;
+  const response = await conn.invoke(conn.rpc.deleteDeadLetters, request, repeatable(options));
+  return changeResult(response.deletedCount, response.operation);
+}
+
+/** A change's answer that has no dry run: its count, and its operation when it was one. */
+function changeResult(changed: number, operation: ProtoBulkOperation | undefined): BulkResult {
+  return bulkResult(changed, { matchedCount: 0, matchedAtLeast: false, operation }, false);
 }
 
 function changesToProto(changes: JobChanges): ProtoJobChanges {
@@ -191,10 +199,15 @@ export async function updateJobsCall(
   return bulkResult(response.updatedCount, response, dryRun);
 }
 
-export async function purgeQueueCall(conn: Connection, queue: string, options: CallOptions): Promise<number> {
+export async function purgeQueueCall(
+  conn: Connection,
+  queue: string,
+  options: CallOptions & { background?: boolean },
+): Promise<BulkResult> {
   // A repeat deletes what was enqueued in between: not retried.
-  const response = await conn.invoke(conn.rpc.purgeQueue, { queue, background: false }, once(options));
-  return response.deletedCount;
+  const request = { queue, background: options.background === true };
+  const response = await conn.invoke(conn.rpc.purgeQueue, request, once(options));
+  return changeResult(response.deletedCount, response.operation);
 }
 
 export async function listAuditCall(

@@ -2,15 +2,33 @@
 import { changeDeadLettersCall, listDeadLettersCall, topErrorsCall } from './admin-calls.ts';
 import type { Connection } from './connection.ts';
 import type { Job } from './jobs.ts';
-import type { CallOptions, DeadLetterQuery, DeadLetterSelection, DeadReason, TopErrors } from './types.ts';
+import type {
+  BulkResult,
+  CallOptions,
+  DeadLetterQuery,
+  DeadLetterSelection,
+  DeadReason,
+  TopErrors,
+} from './types.ts';
 
-/** What narrows a change of `'all'` dead letters. */
+/** What narrows a change of `'all'` dead letters, and whether to wait for it. */
 export interface DeadLetterChangeOptions extends CallOptions {
   /** Only dead letters of this reason. */
   reason?: DeadReason;
   /** Only dead letters whose last error contains this text, in any case. */
   errorText?: string;
+  /**
+   * With `'all'`: answer as soon as the bulk operation has begun, with a
+   * `BulkResult` (follow `operation.id` with `client.jobs.bulkOperation`)
+   * instead of a count. Chosen ids change at once (`operation` null).
+   */
+  background?: boolean;
 }
+
+/** Options that wait for the change: the call resolves with a count. */
+type Waiting = DeadLetterChangeOptions & { background?: false };
+/** Options that do not wait: the call resolves with a `BulkResult`. */
+type Background = DeadLetterChangeOptions & { background: true };
 
 /** The dead-letter calls of a client (`client.dlq`). */
 export class DeadLetters {
@@ -48,22 +66,48 @@ export class DeadLetters {
   /**
    * Makes dead letters ready again with a fresh attempt budget; resolves with
    * how many. With `'all'`, `reason` and `errorText` (any case) narrow it, and
-   * the server runs it as one bulk operation.
+   * the server runs it as one bulk operation; with `background` too, it
+   * resolves as soon as that has begun, with a `BulkResult` (`changed` 0,
+   * `matched`, and the `operation` to follow).
    */
+  requeue(queue: string, selection: DeadLetterSelection, options?: Waiting): Promise<number>;
+  requeue(queue: string, selection: DeadLetterSelection, options: Background): Promise<BulkResult>;
+  requeue(
+    queue: string,
+    selection: DeadLetterSelection,
+    options?: DeadLetterChangeOptions,
+  ): Promise<number | BulkResult>;
   requeue(
     queue: string,
     selection: DeadLetterSelection,
     options: DeadLetterChangeOptions = {},
-  ): Promise<number> {
-    return changeDeadLettersCall(this.conn, 'requeue', queue, selection, options);
+  ): Promise<number | BulkResult> {
+    return this.change('requeue', queue, selection, options);
   }
 
   /** Deletes dead letters for good (which frees their idempotency keys); resolves with how many. Options as `requeue`. */
+  delete(queue: string, selection: DeadLetterSelection, options?: Waiting): Promise<number>;
+  delete(queue: string, selection: DeadLetterSelection, options: Background): Promise<BulkResult>;
+  delete(
+    queue: string,
+    selection: DeadLetterSelection,
+    options?: DeadLetterChangeOptions,
+  ): Promise<number | BulkResult>;
   delete(
     queue: string,
     selection: DeadLetterSelection,
     options: DeadLetterChangeOptions = {},
-  ): Promise<number> {
-    return changeDeadLettersCall(this.conn, 'delete', queue, selection, options);
+  ): Promise<number | BulkResult> {
+    return this.change('delete', queue, selection, options);
+  }
+
+  private async change(
+    action: 'requeue' | 'delete',
+    queue: string,
+    selection: DeadLetterSelection,
+    options: DeadLetterChangeOptions,
+  ): Promise<number | BulkResult> {
+    const result = await changeDeadLettersCall(this.conn, action, queue, selection, options);
+    return options.background === true ? result : result.changed;
   }
 }

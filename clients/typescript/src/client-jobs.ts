@@ -27,6 +27,14 @@ import type {
   JobFilter,
 } from './types.ts';
 
+/** Options of `countMatching`: for an update, the changes it would make. */
+export interface CountOptions extends CallOptions {
+  /** An update's new priority, 0 to 9: counts every waiting job that matches. */
+  priority?: number;
+  /** An update's run now (the default change of a count): counts the scheduled jobs that match. */
+  runNow?: boolean;
+}
+
 /** The job calls of a client (`client.jobs`). */
 export class Jobs {
   /** @internal */
@@ -95,16 +103,29 @@ export class Jobs {
   }
 
   /**
-   * How many jobs a bulk action would apply to now: exact, or at least
-   * `matched` when the server's count stopped at its budget.
+   * How many jobs a bulk action would apply to now, changing nothing: exact,
+   * or at least `matched` when the server's count stopped at its budget. For
+   * `update`, `priority` and `runNow` are the changes it would make (as in
+   * `updateMatching`): with a `priority`, every waiting job that matches;
+   * without one, what `runNow` would change (the scheduled jobs).
    */
   async countMatching(
     action: BulkAction,
     filter: JobFilter,
-    options: CallOptions = {},
+    options: CountOptions = {},
   ): Promise<{ matched: number; matchedAtLeast: boolean }> {
-    const dry = { ...options, dryRun: true };
-    const result = await this.bulk(action, filter, { runNow: true }, dry);
+    const { priority, runNow, ...call } = options;
+    let changes: JobChanges = {};
+    if (action === 'update') {
+      changes = { runNow: runNow === true || priority === undefined };
+      if (priority !== undefined) changes.priority = priority;
+    } else if (priority !== undefined || runNow === true) {
+      throw new SeppError(
+        status.INVALID_ARGUMENT,
+        `priority and runNow are changes of an update, not of a ${action}`,
+      );
+    }
+    const result = await this.bulk(action, filter, changes, { ...call, dryRun: true });
     return { matched: result.matched, matchedAtLeast: result.matchedAtLeast };
   }
 
@@ -153,6 +174,12 @@ export class Jobs {
         return requeueJobsCall(this.conn, filter, options);
       case 'delete':
         return deleteJobsCall(this.conn, filter, options);
+      default:
+        // Reached only from JavaScript, or with a cast.
+        throw new SeppError(
+          status.INVALID_ARGUMENT,
+          `${String(action)} is not a bulk action (use cancel, update, requeue or delete)`,
+        );
     }
   }
 }

@@ -6,7 +6,20 @@ import { purgeQueueCall } from './admin-calls.ts';
 import { type Connection, retrySafe } from './connection.ts';
 import { queueInfoFromProto } from './convert.ts';
 import { resetQueueSettingsCall, type SettingInput, setQueueSettingsCall } from './settings-calls.ts';
-import type { CallOptions, QueueActionOptions, QueueInfo, QueuePage, QueuePageOptions } from './types.ts';
+import type {
+  BulkResult,
+  CallOptions,
+  QueueActionOptions,
+  QueueInfo,
+  QueuePage,
+  QueuePageOptions,
+} from './types.ts';
+
+/** Options of `purge`: with `background`, answer as soon as the purge has begun. */
+export interface PurgeOptions extends CallOptions {
+  /** Resolve with a `BulkResult` once the purge (a bulk operation) has begun, instead of a count when it has ended. */
+  background?: boolean;
+}
 
 /** The queue calls of a client (`client.queues`). */
 export class Queues {
@@ -62,9 +75,18 @@ export class Queues {
     await this.conn.invoke(this.conn.rpc.deleteQueue, { queue }, retrySafe(options));
   }
 
-  /** Deletes every ready and scheduled job of a queue (admin key); resolves with how many. */
-  purge(queue: string, options: CallOptions = {}): Promise<number> {
-    return purgeQueueCall(this.conn, queue, options);
+  /**
+   * Deletes every ready and scheduled job of a queue (admin key) as one bulk
+   * operation; resolves with how many. With `background` it resolves as soon
+   * as the operation has begun, with a `BulkResult` (follow `operation.id`
+   * with `client.jobs.bulkOperation`).
+   */
+  purge(queue: string, options?: PurgeOptions & { background?: false }): Promise<number>;
+  purge(queue: string, options: PurgeOptions & { background: true }): Promise<BulkResult>;
+  purge(queue: string, options?: PurgeOptions): Promise<number | BulkResult>;
+  async purge(queue: string, options: PurgeOptions = {}): Promise<number | BulkResult> {
+    const result = await purgeQueueCall(this.conn, queue, options);
+    return options.background === true ? result : result.changed;
   }
 
   /**

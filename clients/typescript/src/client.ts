@@ -55,6 +55,7 @@ import type {
   AckSpec,
   AuditEntry,
   AuditQuery,
+  BulkOptions,
   CallOptions,
   CancelJobsResult,
   CancelResult,
@@ -76,6 +77,8 @@ import type {
   ReserveOptions,
   ServerInfo,
   WorkerInfo,
+  WorkerPage,
+  WorkerPageOptions,
 } from './types.ts';
 import { enqueueThenWait, type JobOutcome, type WaitOptions, waitForJob } from './wait.ts';
 import { Worker, type WorkerOptions } from './worker.ts';
@@ -427,15 +430,28 @@ export class SeppClient {
     const workers: WorkerInfo[] = [];
     let pageToken = '';
     do {
-      const response = await this.connection.invoke(
-        this.connection.rpc.listWorkers,
-        { pageSize: 0, pageToken },
-        retrySafe(options),
-      );
-      workers.push(...response.workers.map(workerInfoFromProto));
-      pageToken = response.nextPageToken;
+      const page = await this.listWorkersPage({ ...options, pageToken });
+      workers.push(...page.workers);
+      pageToken = page.nextPageToken;
     } while (pageToken !== '');
     return workers;
+  }
+
+  /**
+   * One page of the workers connected now, with the reserves (long-polls and Work
+   * streams) waiting for jobs: pass `nextPageToken` back for the next page ('' on the last).
+   */
+  async listWorkersPage(options: WorkerPageOptions = {}): Promise<WorkerPage> {
+    const response = await this.connection.invoke(
+      this.connection.rpc.listWorkers,
+      { pageSize: options.pageSize ?? 0, pageToken: options.pageToken ?? '' },
+      retrySafe(options),
+    );
+    return {
+      workers: response.workers.map(workerInfoFromProto),
+      waitingReserves: response.waitingReserves,
+      nextPageToken: response.nextPageToken,
+    };
   }
 
   /** The server's version, durability mode, clock and every effective limit. */
@@ -473,8 +489,8 @@ export class SeppClient {
     return this.jobs.cancel(id, options);
   }
 
-  /** Same as `client.jobs.cancelMatching(filter)`. */
-  cancelJobs(filter: JobFilter, options: CallOptions & { dryRun?: boolean } = {}): Promise<CancelJobsResult> {
+  /** Same as `client.jobs.cancelMatching(filter, options)`: `dryRun` and `background` too. */
+  cancelJobs(filter: JobFilter, options: BulkOptions = {}): Promise<CancelJobsResult> {
     return this.jobs.cancelMatching(filter, options);
   }
 

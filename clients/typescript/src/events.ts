@@ -76,6 +76,8 @@ export interface JobEvent {
   state: JobState | null;
   /** `enqueued`, `retry_scheduled`, `released`: when the job is due. */
   runAt: Date | null;
+  /** `enqueued`: the job's priority, 0 to 9 (9 first); null for the other kinds. */
+  priority: number | null;
   /** `leased`: when the lease ends. */
   leaseDeadline: Date | null;
   /** `leased`: the worker id, if the worker gave one. */
@@ -153,6 +155,8 @@ export function eventFromProto(event: ProtoJobEvent): JobEvent {
     attempt: event.attempt,
     state: stateOrNull(event.state),
     runAt: dateOrNull(event.runAtMs),
+    // The server sends a priority with `enqueued` only; 0 there is a priority, elsewhere unset.
+    priority: kind === 'enqueued' ? event.priority : null,
     leaseDeadline: dateOrNull(event.leaseDeadlineMs),
     workerId: event.workerId === '' ? null : event.workerId,
     progress: progressFromProto(event.progress),

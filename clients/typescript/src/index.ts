@@ -21,8 +21,8 @@ export type {
 export { type ClientStats, SeppClient } from './client.ts';
 export type { AuditLog } from './client-audit.ts';
 export type { DeadLetterChangeOptions, DeadLetters } from './client-dead-letters.ts';
-export type { Jobs } from './client-jobs.ts';
-export type { Queues } from './client-queues.ts';
+export type { CountOptions, Jobs } from './client-jobs.ts';
+export type { PurgeOptions, Queues } from './client-queues.ts';
 export type { ConnectOptions, RetryOptions, TlsOptions } from './connection.ts';
 export {
   JobCancelledError,
@@ -103,6 +103,8 @@ export type {
   TimeInput,
   TopErrors,
   WorkerInfo,
+  WorkerPage,
+  WorkerPageOptions,
 } from './types.ts';
 export type { JobOutcome, WaitOptions } from './wait.ts';
 export {

@@ -192,6 +192,26 @@ export interface WorkerInfo {
   recentWindowMs: number;
 }
 
+/** Which page of the connected workers to read (`listWorkersPage`). */
+export interface WorkerPageOptions extends CallOptions {
+  /** Workers per page; default 100, at most the server's `max_page_size`. */
+  pageSize?: number;
+  /** `nextPageToken` of the previous page; '' or unset for the first. */
+  pageToken?: string;
+}
+
+/** One page of the connected workers, ordered by worker id, transport and address. */
+export interface WorkerPage {
+  workers: WorkerInfo[];
+  /**
+   * Reserve long-polls and Work streams waiting for jobs now, on every queue
+   * (0 for a key held to some queues, which may not see the others').
+   */
+  waitingReserves: number;
+  /** Pass as `pageToken` for the next page; '' on the last page. */
+  nextPageToken: string;
+}
+
 /** Every server-wide limit in effect (see admin.proto for each one's meaning). */
 export interface ServerLimits {
   /** Longest queue name and job type, in characters. */

@@ -118,6 +118,19 @@ function operationLine(op: BulkOperation): string {
   return `${op.id}  ${op.action}  ${op.state}  ${op.changed} of ${matched} changed`;
 }
 
+/**
+ * A bulk operation started with --background: its line and how to follow it
+ * (as JSON: the operation itself).
+ */
+export function printStarted(io: CliIo, args: ConnectionArgs, op: BulkOperation): void {
+  if (wantsJson(args)) {
+    printJson(io, op);
+    return;
+  }
+  print(io, operationLine(op));
+  print(io, `follow it: sepp bulk status ${op.id} (stop it: sepp bulk stop ${op.id})`);
+}
+
 async function waitFor(client: SeppClient, op: BulkOperation): Promise<BulkOperation> {
   let current = op;
   while (current.state === 'running') {
@@ -160,7 +173,11 @@ export function registerBulkCommands(parser: Argv, io: CliIo): void {
                 `${name} ${count} matching jobs?`,
               );
               const started = await client.jobs.startBulk(action, filter, changes);
-              const op = args.background === true ? started : await waitFor(client, started);
+              if (args.background === true) {
+                printStarted(io, args, started);
+                return;
+              }
+              const op = await waitFor(client, started);
               if (wantsJson(args)) printJson(io, op);
               else print(io, operationLine(op));
             }),

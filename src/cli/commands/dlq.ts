@@ -3,20 +3,66 @@ import type { Argv } from 'yargs';
 import type { DeadLetterSelection, DeadReason, SeppClient } from '../../../clients/typescript/src/index.ts';
 import { integerFlag, UsageError } from '../failure.ts';
 import type { CliIo } from '../io.ts';
+import { printStarted } from './bulk.ts';
 import { confirmOrRefuse } from './confirm.ts';
-import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
+import {
+  type ConnectionArgs,
+  print,
+  printJson,
+  runWithClient,
+  wantsJson,
+  withConnection,
+} from './connection.ts';
 import { cell, jobJson, table, time } from './format.ts';
 import { pagingOf, printNextPage, withPaging } from './paging.ts';
 import { explainUnknownQueue } from './unknown-queue.ts';
 
 const reasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
 
-function selection(ids: readonly string[] | undefined, all: boolean | undefined): DeadLetterSelection {
+function selection(
+  ids: readonly string[] | undefined,
+  all: boolean | undefined,
+  background: boolean | undefined,
+): DeadLetterSelection {
   const given = ids ?? [];
   if (all === true && given.length > 0) throw new UsageError('give job ids or --all, not both');
   if (all === true) return 'all';
   if (given.length === 0) throw new UsageError('name the dead letters by id, or give --all');
+  if (background === true) throw new UsageError('--background goes with --all: chosen ids change at once');
   return given;
+}
+
+const backgroundOption = {
+  type: 'boolean',
+  describe: 'With --all: start it and print its id; do not wait',
+} as const;
+
+/**
+ * Requeues or deletes dead letters and prints what it did: how many, or with
+ * --background the operation begun (a declared queue that never held a job has
+ * nothing to start: then the count, 0).
+ */
+async function changeDeadLetters(
+  io: CliIo,
+  client: SeppClient,
+  args: ConnectionArgs & { queue: string; background?: boolean | undefined },
+  action: 'requeue' | 'delete',
+  which: DeadLetterSelection,
+): Promise<void> {
+  let count: number;
+  if (args.background === true) {
+    const result = await client.dlq[action](args.queue, which, { background: true });
+    if (result.operation !== null) {
+      printStarted(io, args, result.operation);
+      return;
+    }
+    count = result.changed;
+  } else {
+    count = await client.dlq[action](args.queue, which);
+  }
+  const done = action === 'requeue' ? 'requeued' : 'deleted';
+  if (wantsJson(args)) printJson(io, { queue: args.queue, [done]: count });
+  else print(io, `${done} ${count} dead letter${count === 1 ? '' : 's'} of ${args.queue}`);
 }
 
 async function deadCount(client: SeppClient, queue: string): Promise<number | undefined> {
@@ -123,13 +169,13 @@ export function registerDlqCommands(parser: Argv, io: CliIo): void {
             io,
             queuePositional(c)
               .positional('ids', { type: 'string', array: true, describe: 'Job ids' })
-              .option('all', { type: 'boolean', describe: 'Every dead letter of the queue' }),
+              .option('all', { type: 'boolean', describe: 'Every dead letter of the queue' })
+              .option('background', backgroundOption),
           ),
         (args) =>
           runWithClient(io, args, async (client) => {
-            const count = await client.requeueDeadLetters(args.queue, selection(args.ids, args.all));
-            if (wantsJson(args)) printJson(io, { queue: args.queue, requeued: count });
-            else print(io, `requeued ${count} dead letter${count === 1 ? '' : 's'} of ${args.queue}`);
+            const which = selection(args.ids, args.all, args.background);
+            await changeDeadLetters(io, client, args, 'requeue', which);
           }),
       )
       .command(
@@ -145,15 +191,14 @@ export function registerDlqCommands(parser: Argv, io: CliIo): void {
                 alias: 'y',
                 type: 'boolean',
                 describe: 'Do not ask (required with --all off a terminal)',
-              }),
+              })
+              .option('background', backgroundOption),
           ),
         (args) =>
           runWithClient(io, args, async (client) => {
-            const which = selection(args.ids, args.all);
+            const which = selection(args.ids, args.all, args.background);
             if (which === 'all') await confirmDeleteAll(io, client, args.queue, args.yes);
-            const count = await client.deleteDeadLetters(args.queue, which);
-            if (wantsJson(args)) printJson(io, { queue: args.queue, deleted: count });
-            else print(io, `deleted ${count} dead letter${count === 1 ? '' : 's'} of ${args.queue}`);
+            await changeDeadLetters(io, client, args, 'delete', which);
           }),
       )
       .command(

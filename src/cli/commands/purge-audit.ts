@@ -3,6 +3,7 @@ import type { Argv } from 'yargs';
 import type { AuditEntry } from '../../../clients/typescript/src/index.ts';
 import { UsageError } from '../failure.ts';
 import type { CliIo } from '../io.ts';
+import { printStarted } from './bulk.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, table, time } from './format.ts';
@@ -24,7 +25,8 @@ export function registerPurgeAuditCommands(parser: Argv, io: CliIo): void {
         io,
         y
           .positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' })
-          .option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask (required off a terminal)' }),
+          .option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask (required off a terminal)' })
+          .option('background', { type: 'boolean', describe: 'Start it and print its id; do not wait' }),
       ),
     (args) =>
       runWithClient(io, args, async (client) => {
@@ -38,7 +40,13 @@ export function registerPurgeAuditCommands(parser: Argv, io: CliIo): void {
           `purge ${args.queue}`,
           `Delete ${waiting} ready and scheduled jobs of queue ${args.queue}? This cannot be undone.`,
         );
-        const deleted = await client.purgeQueue(args.queue);
+        if (args.background === true) {
+          const { operation } = await client.queues.purge(args.queue, { background: true });
+          if (operation === null) throw new Error('the server sent no operation');
+          printStarted(io, args, operation);
+          return;
+        }
+        const deleted = await client.queues.purge(args.queue);
         if (wantsJson(args)) printJson(io, { queue: args.queue, deleted });
         else print(io, `deleted ${deleted} waiting job${deleted === 1 ? '' : 's'} of ${args.queue}`);
       }),

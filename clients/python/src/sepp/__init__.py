@@ -74,6 +74,7 @@ from .models import (
     TimeInput,
     TopErrors,
     WorkerInfo,
+    WorkerPage,
 )
 from .results import JobProgress, JobResult
 from .schedules import (
@@ -192,6 +193,7 @@ __all__ = [
     "Worker",
     "WorkerEvent",
     "WorkerInfo",
+    "WorkerPage",
     "WorkerJob",
     "WorkflowCancelled",
     "__version__",

@@ -56,6 +56,9 @@ class CancelJobsResult:
     """The bulk operation that cancelled them (`matched`, `changed`, `examined`, … as it ran;
     with `background`, as it began: then `cancelled` and `cancel_requested` are 0); None for a
     dry run."""
+    changed: int = 0
+    """Jobs changed: `cancelled` plus `cancel_requested` (0 for a dry run, or while a
+    background operation runs), as `BulkResult.changed`."""
 
 
 _OPERATION_STATES: dict[int, str] = {
@@ -201,9 +204,15 @@ def _bulk_filter(queue: str | None, all_queues: bool, states: Sequence[JobState]
 
 
 def _bulk_result(changed: int, response: Any, dry_run: bool) -> BulkResult:
-    op = BulkOperation.from_proto(response.operation) if response.HasField("operation") else None
     if dry_run:
         return BulkResult(0, int(response.matched_count), response.matched_at_least, None)
+    return change_result(changed, response)
+
+
+def change_result(changed: int, response: Any) -> BulkResult:
+    """The answer of a change that has no dry run (a purge, dead letters): its count, and its
+    operation when it ran as one."""
+    op = BulkOperation.from_proto(response.operation) if response.HasField("operation") else None
     return BulkResult(changed, op.matched if op else changed, op.matched_at_least if op else False, op)
 
 
@@ -297,7 +306,7 @@ class Jobs:
         changed, response = self._bulk("cancel", f, None, dry_run, background, deadline_ms)
         result = _bulk_result(changed, response, dry_run)
         return CancelJobsResult(int(response.cancelled_count), int(response.cancel_requested_count), result.matched,
-                                result.matched_at_least, result.operation)
+                                result.matched_at_least, result.operation, result.changed)
 
     def update(self, id: str, *, priority: int | None = None, run_at: TimeInput | None = None,
                    delay_ms: int | None = None, run_now: bool = False, group: str | None = None,

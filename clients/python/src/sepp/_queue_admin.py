@@ -4,9 +4,10 @@ and delete dead letters. Client holds them as `client.queues` and
 `client.dlq` (composition, as `client.schedules`)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence, overload
 
 from ._convert import dead_reason_to_proto, queue_info_from_proto, setting_texts
+from ._job_control import BulkResult, change_result
 from .jobs import DeadLetterPage, Job
 from .models import DeadReason, ErrorGroup, QueueInfo, TopErrors
 from .v1 import admin_pb2
@@ -15,7 +16,11 @@ if TYPE_CHECKING:
     from ._connection import Connection
 
 
-def _selection(queue: str, selection: Sequence[str] | Literal["all"], reason: DeadReason | None,
+Selection = Sequence[str] | Literal["all"]
+"""Which dead letters: these ids, or "all" of the queue's."""
+
+
+def _selection(queue: str, selection: Selection, reason: DeadReason | None,
                error_text: str | None) -> dict[str, Any]:
     # `reason` and `error_text` narrow "all"; with ids the server refuses them (INVALID_ARGUMENT).
     narrowed = {"reason": dead_reason_to_proto(reason, "reason"), "error_text": error_text or ""}
@@ -75,13 +80,22 @@ class Queues:
         # A repeat after an unknown outcome finds nothing (NOT_FOUND) rather than deleting anything else.
         read_call(self._conn, self._conn.stub.DeleteQueue, admin_pb2.DeleteQueueRequest(queue=queue), deadline_ms)
 
-    def purge(self, queue: str, *, deadline_ms: int | None = None) -> int:
-        """Deletes every ready and scheduled job of a queue (admin key); returns how many.
-        Leased jobs finish; dead letters stay."""
+    @overload
+    def purge(self, queue: str, *, background: Literal[False] = False, deadline_ms: int | None = None) -> int: ...
+    @overload
+    def purge(self, queue: str, *, background: Literal[True], deadline_ms: int | None = None) -> BulkResult: ...
+
+    def purge(self, queue: str, *, background: bool = False, deadline_ms: int | None = None) -> int | BulkResult:
+        """Deletes every ready and scheduled job of a queue (admin key) as one bulk operation;
+        returns how many. Leased jobs finish; dead letters stay. With `background=True` it
+        returns a `BulkResult` as soon as the operation has begun (`changed` 0; follow
+        `operation.id` with `client.jobs.bulk_operation`)."""
+        request = admin_pb2.PurgeQueueRequest(queue=queue, background=background)
         # A repeat deletes what was enqueued in between: not retried.
-        response = self._conn.invoke(self._conn.stub.PurgeQueue, admin_pb2.PurgeQueueRequest(queue=queue),
-                                     deadline_ms=deadline_ms, retry_safe=False)
-        return int(response.deleted_count)
+        response = self._conn.invoke(self._conn.stub.PurgeQueue, request, deadline_ms=deadline_ms,
+                                     retry_safe=False)
+        result = change_result(int(response.deleted_count), response)
+        return result if background else result.changed
 
     def set_settings(self, queue: str, settings: Mapping[str, str | int | float | Sequence[str]], *,
                            deadline_ms: int | None = None) -> QueueInfo:
@@ -146,19 +160,54 @@ class DeadLetters:
             group_count=int(response.group_count), scanned=int(response.scanned),
             dead_total=int(response.dead_total), complete=response.complete)
 
-    def requeue(self, queue: str, selection: Sequence[str] | Literal["all"], *, reason: DeadReason | None = None,
-                error_text: str | None = None, deadline_ms: int | None = None) -> int:
+    @overload
+    def requeue(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                error_text: str | None = None, background: Literal[False] = False,
+                deadline_ms: int | None = None) -> int: ...
+    @overload
+    def requeue(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                error_text: str | None = None, background: Literal[True],
+                deadline_ms: int | None = None) -> BulkResult: ...
+
+    def requeue(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                error_text: str | None = None, background: bool = False,
+                deadline_ms: int | None = None) -> int | BulkResult:
         """Makes dead letters ready again with a fresh attempt budget (these ids, or "all");
         returns how many. With "all", `reason` (only dead letters of that reason) and
         `error_text` (only those whose last error contains it, in any case) narrow it, and the
-        server runs it as one bulk operation."""
-        request = admin_pb2.RequeueDeadLettersRequest(**_selection(queue, selection, reason, error_text))
-        # Requeued jobs are no longer dead letters, so a repeat requeues nothing more.
-        return int(read_call(self._conn, self._conn.stub.RequeueDeadLetters, request, deadline_ms).requeued_count)
+        server runs it as one bulk operation; with `background=True` too it returns a
+        `BulkResult` as soon as that has begun (`changed` 0, `matched`, and the `operation` to
+        follow with `client.jobs.bulk_operation`). Chosen ids change at once (then the
+        `BulkResult` has `operation` None)."""
+        return self._change_dead_letters("requeue", queue, selection, reason, error_text, background, deadline_ms)
 
-    def delete(self, queue: str, selection: Sequence[str] | Literal["all"], *, reason: DeadReason | None = None,
-               error_text: str | None = None, deadline_ms: int | None = None) -> int:
-        """Deletes dead letters for good (these ids, or "all"; `reason` and `error_text` as in
-        `requeue`), which frees their idempotency keys; returns how many."""
-        request = admin_pb2.DeleteDeadLettersRequest(**_selection(queue, selection, reason, error_text))
-        return int(read_call(self._conn, self._conn.stub.DeleteDeadLetters, request, deadline_ms).deleted_count)
+    @overload
+    def delete(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+               error_text: str | None = None, background: Literal[False] = False,
+               deadline_ms: int | None = None) -> int: ...
+    @overload
+    def delete(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+               error_text: str | None = None, background: Literal[True],
+               deadline_ms: int | None = None) -> BulkResult: ...
+
+    def delete(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+               error_text: str | None = None, background: bool = False,
+               deadline_ms: int | None = None) -> int | BulkResult:
+        """Deletes dead letters for good (these ids, or "all"; `reason`, `error_text` and
+        `background` as in `requeue`), which frees their idempotency keys; returns how many."""
+        return self._change_dead_letters("delete", queue, selection, reason, error_text, background, deadline_ms)
+
+    def _change_dead_letters(self, action: Literal["requeue", "delete"], queue: str, selection: Selection,
+                reason: DeadReason | None, error_text: str | None, background: bool,
+                deadline_ms: int | None) -> int | BulkResult:
+        fields = _selection(queue, selection, reason, error_text)
+        # Requeued or deleted jobs are no longer dead letters, so a repeat changes nothing more.
+        if action == "requeue":
+            request = admin_pb2.RequeueDeadLettersRequest(**fields, background=background)
+            response = read_call(self._conn, self._conn.stub.RequeueDeadLetters, request, deadline_ms)
+            result = change_result(int(response.requeued_count), response)
+        else:
+            delete = admin_pb2.DeleteDeadLettersRequest(**fields, background=background)
+            answer = read_call(self._conn, self._conn.stub.DeleteDeadLetters, delete, deadline_ms)
+            result = change_result(int(answer.deleted_count), answer)
+        return result if background else result.changed

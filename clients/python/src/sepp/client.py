@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Mapping, Sequence, overload
 
 import grpc
 
@@ -21,8 +21,8 @@ from ._convert import (
 )
 from ._enqueue import Answer, EnqueueBatcher, answer_of, enqueued_of
 from ._convert import reload_report_from_proto, server_info_from_proto, worker_info_from_proto
-from ._job_control import AuditEntry, AuditLog, AuditPage, CancelJobsResult, CancelResult, Jobs
-from ._queue_admin import DeadLetters, Queues, read_call
+from ._job_control import AuditEntry, AuditLog, AuditPage, BulkResult, CancelJobsResult, CancelResult, Jobs
+from ._queue_admin import DeadLetters, Queues, Selection, read_call
 from ._wait import JobOutcome, enqueue_then_wait, wait_for_job
 from .errors import JobRejection, SeppError, rejected
 from .events import EventPosition, EventStream, JobEventKind
@@ -48,6 +48,7 @@ from .models import (
     ServerInfo,
     TimeInput,
     WorkerInfo,
+    WorkerPage,
 )
 from .results import JobProgress, encode_result, progress_fields, progress_from_proto
 from .v1 import admin_pb2, work_pb2, workers_pb2
@@ -386,12 +387,21 @@ class Client:
         workers: list[WorkerInfo] = []
         page_token = ""
         while True:
-            request = workers_pb2.ListWorkersRequest(page_token=page_token)
-            response = read_call(self._conn, self._conn.stub.ListWorkers, request, deadline_ms)
-            workers.extend(worker_info_from_proto(w) for w in response.workers)
-            page_token = response.next_page_token
+            page = self.list_workers_page(page_token=page_token, deadline_ms=deadline_ms)
+            workers.extend(page.workers)
+            page_token = page.next_page_token
             if page_token == "":
                 return workers
+
+    def list_workers_page(self, *, page_size: int = 0, page_token: str = "",
+                          deadline_ms: int | None = None) -> WorkerPage:
+        """One page of the workers connected now (`page_size` 0 means 100, at most the server's
+        `max_page_size`), with `waiting_reserves`: the long-polls and Work streams waiting for
+        jobs now. Pass `next_page_token` back for the next page ("" on the last)."""
+        request = workers_pb2.ListWorkersRequest(page_size=page_size, page_token=page_token)
+        response = read_call(self._conn, self._conn.stub.ListWorkers, request, deadline_ms)
+        return WorkerPage([worker_info_from_proto(w) for w in response.workers], int(response.waiting_reserves),
+                          response.next_page_token)
 
     def get_server_info(self, *, deadline_ms: int | None = None) -> ServerInfo:
         """The server's version, durability mode, clock and every effective limit."""
@@ -492,8 +502,18 @@ class Client:
         """Same as `client.queues.delete(queue)`."""
         self.queues.delete(queue, deadline_ms=deadline_ms)
 
-    def purge_queue(self, queue: str, *, deadline_ms: int | None = None) -> int:
-        """Same as `client.queues.purge(queue)`."""
+    @overload
+    def purge_queue(self, queue: str, *, background: Literal[False] = False,
+                    deadline_ms: int | None = None) -> int: ...
+    @overload
+    def purge_queue(self, queue: str, *, background: Literal[True],
+                    deadline_ms: int | None = None) -> BulkResult: ...
+
+    def purge_queue(self, queue: str, *, background: bool = False,
+                    deadline_ms: int | None = None) -> int | BulkResult:
+        """Same as `client.queues.purge(queue, ...)`."""
+        if background:
+            return self.queues.purge(queue, background=True, deadline_ms=deadline_ms)
         return self.queues.purge(queue, deadline_ms=deadline_ms)
 
     def set_queue_settings(self, queue: str, settings: Mapping[str, str | int | float | Sequence[str]], *,
@@ -517,16 +537,40 @@ class Client:
         """Same as `client.dlq.all(queue, ...)`."""
         return self.dlq.all(queue, reason=reason, page_size=page_size)
 
-    def requeue_dead_letters(self, queue: str, selection: Sequence[str] | Literal["all"], *,
-                             reason: DeadReason | None = None, error_text: str | None = None,
-                             deadline_ms: int | None = None) -> int:
+    @overload
+    def requeue_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                             error_text: str | None = None, background: Literal[False] = False,
+                             deadline_ms: int | None = None) -> int: ...
+    @overload
+    def requeue_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                             error_text: str | None = None, background: Literal[True],
+                             deadline_ms: int | None = None) -> BulkResult: ...
+
+    def requeue_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                             error_text: str | None = None, background: bool = False,
+                             deadline_ms: int | None = None) -> int | BulkResult:
         """Same as `client.dlq.requeue(queue, selection, ...)`."""
+        if background:
+            return self.dlq.requeue(queue, selection, reason=reason, error_text=error_text, background=True,
+                                   deadline_ms=deadline_ms)
         return self.dlq.requeue(queue, selection, reason=reason, error_text=error_text, deadline_ms=deadline_ms)
 
-    def delete_dead_letters(self, queue: str, selection: Sequence[str] | Literal["all"], *,
-                            reason: DeadReason | None = None, error_text: str | None = None,
-                            deadline_ms: int | None = None) -> int:
+    @overload
+    def delete_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                            error_text: str | None = None, background: Literal[False] = False,
+                            deadline_ms: int | None = None) -> int: ...
+    @overload
+    def delete_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                            error_text: str | None = None, background: Literal[True],
+                            deadline_ms: int | None = None) -> BulkResult: ...
+
+    def delete_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                            error_text: str | None = None, background: bool = False,
+                            deadline_ms: int | None = None) -> int | BulkResult:
         """Same as `client.dlq.delete(queue, selection, ...)`."""
+        if background:
+            return self.dlq.delete(queue, selection, reason=reason, error_text=error_text, background=True,
+                                   deadline_ms=deadline_ms)
         return self.dlq.delete(queue, selection, reason=reason, error_text=error_text, deadline_ms=deadline_ms)
 
     def list_audit_entries(self, *, actor: str | None = None, action: str | None = None,

@@ -92,6 +92,8 @@ class JobEvent:
     """`cancelled`: the state it was removed from."""
     batch: Batch | None = None
     """`batch_ended`: the batch as it ended (then `job_id` is the batch's id)."""
+    priority: int | None = None
+    """`enqueued`: the job's priority, 0 to 9 (9 first); None for the other kinds."""
 
 
 def _state(value: int) -> JobState | None:
@@ -122,6 +124,8 @@ def event_from_proto(e: events_pb2.JobEvent) -> JobEvent:
         dead_reason=_DEAD_REASONS.get(e.dead_reason),
         previous_state=_state(e.previous_state),
         batch=Batch.from_proto(e.batch) if e.HasField("batch") else None,
+        # The server sends a priority with `enqueued` only; 0 there is a priority, elsewhere unset.
+        priority=e.priority if e.kind == events_pb2.JOB_EVENT_KIND_ENQUEUED else None,
     )
 
 

@@ -370,6 +370,19 @@ class WorkerInfo:
 
 
 @dataclass(frozen=True)
+class WorkerPage:
+    """One page of the connected workers (`list_workers_page`), ordered by worker id, transport
+    and address."""
+
+    workers: list[WorkerInfo]
+    waiting_reserves: int
+    """Reserve long-polls and Work streams waiting for jobs now, on every queue (0 for a key
+    held to some queues, which may not see the others')."""
+    next_page_token: str
+    """Pass as `page_token` for the next page; "" on the last page."""
+
+
+@dataclass(frozen=True)
 class ServerLimits:
     """Every server-wide limit in effect (see admin.proto for each one's meaning)."""
 
