@@ -3,14 +3,15 @@
  * everything a filter matches in every queue (RequeueJobs, DeleteJobs), the
  * count before a confirmation, an operation in the background followed to its
  * end (GetBulkOperation, ListBulkOperations), dead letters by error text,
- * `background` on the dead-letter calls, a purge and the flat `cancelJobs`, a
+ * `background` on the dead-letter calls, a purge and the flat aliases
+ * (`cancelJobs`, `requeueDeadLetters`, `deleteDeadLetters`, `purgeQueue`), a
  * count of a priority change, and the refusals (no queue without all_queues,
  * unknown operation ids). Beside them, the admin read of the workers' page
  * with the reserves waiting.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type BulkOperation, SeppError } from '../../clients/typescript/src/index.ts';
+import { type BulkOperation, type BulkResult, SeppError } from '../../clients/typescript/src/index.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
 
 describe('bulk operations over gRPC', () => {
@@ -127,6 +128,38 @@ describe('bulk operations over gRPC', () => {
       ],
       [3, 0, 0, 0],
     );
+  });
+
+  test('the flat dead-letter and purge aliases take reason, errorText and background', async () => {
+    const { client } = served;
+    await deadLetters('alias-dlq', 3, 'SMTP timeout');
+    await deadLetters('alias-dlq', 2, 'connection refused');
+    // The annotations check the overloads: a count without background, a BulkResult with it.
+    const other: number = await client.requeueDeadLetters('alias-dlq', 'all', {
+      reason: 'attempts_exhausted',
+    });
+    assert.equal(other, 0, 'nacked to the dead letters: dead_lettered, not attempts_exhausted');
+    const timeouts: number = await client.requeueDeadLetters('alias-dlq', 'all', {
+      reason: 'dead_lettered',
+      errorText: 'TIMEOUT',
+    });
+    assert.equal(timeouts, 3);
+    const begun: BulkResult = await client.deleteDeadLetters('alias-dlq', 'all', {
+      errorText: 'refused',
+      background: true,
+    });
+    assert.deepEqual(
+      [begun.matched, begun.operation?.action, begun.operation?.state],
+      [2, 'delete', 'running'],
+    );
+    assert.equal((await ended(begun.operation?.id ?? '')).changed, 2);
+    await client.enqueue('alias-dlq', 't', undefined, { delayMs: 3_600_000 });
+    const purge: BulkResult = await client.purgeQueue('alias-dlq', { background: true });
+    assert.deepEqual([purge.matched, purge.operation?.state], [4, 'running'], '3 requeued, 1 scheduled');
+    assert.equal((await ended(purge.operation?.id ?? '')).changed, 4);
+    await client.enqueue('alias-dlq', 't');
+    const purged: number = await client.purgeQueue('alias-dlq');
+    assert.equal(purged, 1);
   });
 
   test('countMatching counts a priority change; the flat cancelJobs takes background', async () => {

@@ -27,9 +27,9 @@ import {
   type WorkflowCancelled,
 } from './batches.ts';
 import { AuditLog } from './client-audit.ts';
-import { DeadLetters } from './client-dead-letters.ts';
+import { type DeadLetterChangeOptions, DeadLetters } from './client-dead-letters.ts';
 import { Jobs } from './client-jobs.ts';
-import { Queues } from './client-queues.ts';
+import { type PurgeOptions, Queues } from './client-queues.ts';
 import { Connection, type ConnectOptions, retrySafe } from './connection.ts';
 import {
   jobFromArgs,
@@ -56,6 +56,7 @@ import type {
   AuditEntry,
   AuditQuery,
   BulkOptions,
+  BulkResult,
   CallOptions,
   CancelJobsResult,
   CancelResult,
@@ -524,8 +525,11 @@ export class SeppClient {
     return this.queues.delete(queue, options);
   }
 
-  /** Same as `client.queues.purge(queue)`. */
-  purgeQueue(queue: string, options: CallOptions = {}): Promise<number> {
+  /** Same as `client.queues.purge(queue, options)`: `background` too (then a `BulkResult`). */
+  purgeQueue(queue: string, options?: PurgeOptions & { background?: false }): Promise<number>;
+  purgeQueue(queue: string, options: PurgeOptions & { background: true }): Promise<BulkResult>;
+  purgeQueue(queue: string, options?: PurgeOptions): Promise<number | BulkResult>;
+  purgeQueue(queue: string, options: PurgeOptions = {}): Promise<number | BulkResult> {
     return this.queues.purge(queue, options);
   }
 
@@ -560,21 +564,57 @@ export class SeppClient {
     return this.dlq.all(queue, query);
   }
 
-  /** Same as `client.dlq.requeue(queue, selection)`. */
+  /**
+   * Same as `client.dlq.requeue(queue, selection, options)`: `reason`,
+   * `errorText` and `background` too (then a `BulkResult`).
+   */
   requeueDeadLetters(
     queue: string,
     selection: DeadLetterSelection,
-    options: CallOptions = {},
-  ): Promise<number> {
+    options?: DeadLetterChangeOptions & { background?: false },
+  ): Promise<number>;
+  requeueDeadLetters(
+    queue: string,
+    selection: DeadLetterSelection,
+    options: DeadLetterChangeOptions & { background: true },
+  ): Promise<BulkResult>;
+  requeueDeadLetters(
+    queue: string,
+    selection: DeadLetterSelection,
+    options?: DeadLetterChangeOptions,
+  ): Promise<number | BulkResult>;
+  requeueDeadLetters(
+    queue: string,
+    selection: DeadLetterSelection,
+    options: DeadLetterChangeOptions = {},
+  ): Promise<number | BulkResult> {
     return this.dlq.requeue(queue, selection, options);
   }
 
-  /** Same as `client.dlq.delete(queue, selection)`. */
+  /**
+   * Same as `client.dlq.delete(queue, selection, options)`: `reason`,
+   * `errorText` and `background` too (then a `BulkResult`).
+   */
   deleteDeadLetters(
     queue: string,
     selection: DeadLetterSelection,
-    options: CallOptions = {},
-  ): Promise<number> {
+    options?: DeadLetterChangeOptions & { background?: false },
+  ): Promise<number>;
+  deleteDeadLetters(
+    queue: string,
+    selection: DeadLetterSelection,
+    options: DeadLetterChangeOptions & { background: true },
+  ): Promise<BulkResult>;
+  deleteDeadLetters(
+    queue: string,
+    selection: DeadLetterSelection,
+    options?: DeadLetterChangeOptions,
+  ): Promise<number | BulkResult>;
+  deleteDeadLetters(
+    queue: string,
+    selection: DeadLetterSelection,
+    options: DeadLetterChangeOptions = {},
+  ): Promise<number | BulkResult> {
     return this.dlq.delete(queue, selection, options);
   }
 
