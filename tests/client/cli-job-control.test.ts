@@ -1,7 +1,8 @@
 /**
  * The job control commands as an operator runs them (`sepp cancel`, `sepp
  * update`, `sepp purge`, `sepp audit`, `sepp enqueue --ttl`, and `--background`
- * of `sepp purge` and `sepp dlq requeue|delete --all`), against a real
+ * of `sepp cancel|update --queue`, `sepp purge` and `sepp dlq requeue|delete
+ * --all`), against a real
  * server with API keys: human and JSON output, confirmations, exit codes, and
  * the audit entries they leave (via cli, as the key).
  */
@@ -35,6 +36,13 @@ describe('job control from the CLI', () => {
     await client.close();
     await t.dispose();
   });
+
+  /** A bulk operation once it has ended, read again and again until it has. */
+  const ended = async (id: string) => {
+    let op = await client.jobs.bulkOperation(id);
+    for (let i = 0; i < 1000 && op.state === 'running'; i++) op = await client.jobs.bulkOperation(id);
+    return op;
+  };
 
   test('enqueue --ttl and --unique-while-active', async () => {
     const first = cliJson<{ id: string }>(
@@ -155,11 +163,6 @@ describe('job control from the CLI', () => {
       for (const job of await client.reserve({ queues: ['bg-cli'], maxJobs: 2 }))
         await client.nack(job, { error: 'boom', deadLetter: true });
     };
-    const ended = async (id: string) => {
-      let op = await client.jobs.bulkOperation(id);
-      for (let i = 0; i < 1000 && op.state === 'running'; i++) op = await client.jobs.bulkOperation(id);
-      return op;
-    };
     await client.enqueueBatch([
       { queue: 'bg-cli', type: 't' },
       { queue: 'bg-cli', type: 't' },
@@ -192,6 +195,46 @@ describe('job control from the CLI', () => {
     );
     assert.deepEqual([purge.action, purge.state, purge.matched], ['delete', 'running', 2]);
     assert.equal((await ended(purge.id)).changed, 2);
+  });
+
+  test('cancel and update --queue take --background; chosen ids refuse it', async () => {
+    const enqueued = await client.enqueueBatch([
+      { queue: 'bg-control', type: 'digest', delayMs: 3_600_000 },
+      { queue: 'bg-control', type: 'digest', delayMs: 3_600_000 },
+      { queue: 'bg-control', type: 'welcome', delayMs: 3_600_000 },
+    ]);
+    const update = await sepp(
+      ['update', '--queue', 'bg-control', '--type', 'digest', '--priority', '8', '--yes', '--background'],
+      env,
+    );
+    assert.equal(update.code, 0, update.stderr);
+    const [line, follow] = update.stdout.trimEnd().split('\n');
+    const id = /^(\S+) {2}update {2}running {2}0 of 2 changed$/.exec(line ?? '')?.[1] ?? '';
+    assert.ok(id !== '', update.stdout);
+    assert.equal(follow, `follow it: sepp bulk status ${id} (stop it: sepp bulk stop ${id})`);
+    assert.equal((await ended(id)).changed, 2);
+    const priorities = [];
+    for (const job of enqueued) priorities.push(job.ok ? (await client.getJob(job.id)).priority : -1);
+    assert.deepEqual(priorities, [8, 8, 0], 'the digests only');
+
+    const cancel = cliJson<{ id: string; action: string; state: string; matched: number }>(
+      await sepp(['cancel', '--queue', 'bg-control', '--yes', '--background', '--json'], env),
+    );
+    assert.deepEqual([cancel.action, cancel.state, cancel.matched], ['cancel', 'running', 3]);
+    assert.equal((await ended(cancel.id)).changed, 3);
+    const counts = (await client.listQueues()).find((q) => q.name === 'bg-control')?.counts;
+    assert.deepEqual([counts?.cancelled, counts?.scheduled], [3, 0]);
+    const [entry] = (await client.listAuditEntries({ action: 'jobs.cancel', pageSize: 1 })).entries;
+    assert.equal(entry?.details.via, 'cli');
+
+    for (const args of [
+      ['cancel', cancel.id, '--background'],
+      ['update', cancel.id, '--run-now', '--background'],
+    ]) {
+      const byId = await sepp(args, env);
+      assert.equal(byId.code, 2, `sepp ${args.join(' ')}`);
+      assert.match(byId.stderr, /--background goes with --queue: chosen ids change at once/);
+    }
   });
 
   test('purge asks first; audit lists what was done, filtered and as JSON', async () => {

@@ -1,12 +1,14 @@
 /**
  * `sepp cancel` and `sepp update`: stop jobs, or change waiting ones — one or
  * more by id, or every job of a queue that --queue, --type, --state and --group match
- * (which asks first, showing the count, or needs --yes off a terminal).
+ * (which asks first, showing the count, or needs --yes off a terminal; with
+ * --background it prints the bulk operation as soon as it has begun).
  */
 import type { Argv } from 'yargs';
 import type { JobChanges, JobFilter, JobState, SeppClient } from '../../../clients/typescript/src/index.ts';
 import { UsageError } from '../failure.ts';
 import type { CliIo } from '../io.ts';
+import { printStarted } from './bulk.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import {
   type ConnectionArgs,
@@ -29,6 +31,7 @@ interface SelectionArgs extends ConnectionArgs {
   group?: string | undefined;
   yes?: boolean | undefined;
   'dry-run'?: boolean | undefined;
+  background?: boolean | undefined;
 }
 
 function withSelection<T>(y: Argv<T>, states: readonly JobState[]) {
@@ -44,6 +47,10 @@ function withSelection<T>(y: Argv<T>, states: readonly JobState[]) {
       describe: `With --queue: only jobs in these states (default: ${states.join(', ')})`,
     })
     .option('dry-run', { type: 'boolean', describe: 'With --queue: only count the jobs it would change' })
+    .option('background', {
+      type: 'boolean',
+      describe: 'With --queue: start it and print its id; do not wait',
+    })
     .option('yes', {
       alias: 'y',
       type: 'boolean',
@@ -65,6 +72,8 @@ function selectionOf(args: SelectionArgs): { ids: string[] } | { filter: JobFilt
     }
     if (ids.length === 0)
       throw new UsageError('name the jobs by id, or give --queue (with --type, --state, --group)');
+    if (args.background === true)
+      throw new UsageError('--background goes with --queue: chosen ids change at once');
     return { ids };
   }
   if (ids.length > 0) throw new UsageError('give job ids or --queue, not both');
@@ -105,6 +114,10 @@ async function cancelMatching(
     `cancel every matching job of ${filter.queue}`,
     `Cancel ${describeFilter(matched, filter, cancellable)}?`,
   );
+  if (args.background === true) {
+    printStarted(io, args, await client.jobs.startBulk('cancel', filter));
+    return;
+  }
   const result = await client.cancelJobs(filter);
   if (wantsJson(args)) printJson(io, { ...filter, ...result });
   else {
@@ -143,7 +156,8 @@ export function registerJobControlCommands(parser: Argv, io: CliIo): void {
       withConnection(io, withSelection(y, cancellable))
         .example('$0 cancel 0190a4c2-…', 'one job')
         .example('$0 cancel --queue emails --type digest --dry-run', 'count first')
-        .example('$0 cancel --queue emails --type digest --yes', 'every waiting or running digest job'),
+        .example('$0 cancel --queue emails --type digest --yes', 'every waiting or running digest job')
+        .example('$0 cancel --queue emails --yes --background', 'print the operation; do not wait'),
     (args) =>
       runWithClient(io, args, async (client) => {
         const selection = selectionOf(args);
@@ -224,6 +238,10 @@ export function registerJobControlCommands(parser: Argv, io: CliIo): void {
           `change every matching job of ${selection.filter.queue}`,
           `Change every matching job of queue ${selection.filter.queue} (${states.join(', ')})?`,
         );
+        if (args.background === true) {
+          printStarted(io, args, await client.jobs.startBulk('update', selection.filter, changes));
+          return;
+        }
         const updated = await client.updateJobs(selection.filter, changes);
         if (wantsJson(args)) printJson(io, { ...selection.filter, updated });
         else print(io, `updated ${describeFilter(updated, selection.filter, updatable)}`);
