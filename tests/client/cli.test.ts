@@ -161,11 +161,19 @@ describe('operator CLI', () => {
     assert.equal(queues.find((q) => q.name === 'later')?.oldestReadyAgeMs, null);
   });
 
-  test('workers: who is connected, as a table and as JSON', async () => {
+  test('workers: who is connected and the reserves waiting, as a table and as JSON', async () => {
     await client.enqueue('staffed', 't');
     // A lease that outlasts both commands, however slowly a loaded machine runs them.
     const [job] = await client.reserve({ queues: ['staffed'], workerId: 'cli-worker-1', leaseMs: 3_600_000 });
     assert.ok(job);
+    // A long-poll on an empty queue, waiting while both commands run; aborted at the end.
+    const stop = new AbortController();
+    const waiting = client
+      .reserve({ queues: ['unstaffed'], waitMs: 60_000, workerId: 'cli-waiter', signal: stop.signal })
+      .catch(() => []);
+    let page = await client.listWorkersPage();
+    for (let i = 0; i < 1000 && page.waitingReserves === 0; i++) page = await client.listWorkersPage();
+    assert.equal(page.waitingReserves, 1);
     const table = await sepp(['workers'], env);
     assert.equal(table.code, 0, table.stderr);
     const [header, ...rows] = table.stdout.trim().split('\n');
@@ -177,13 +185,18 @@ describe('operator CLI', () => {
       rows.some((r) => /^cli-worker-1\s+\S+:\d+\s+reserve\s+staffed\s+1\s+\S+\s+0\/0\s+\S+ ago$/.test(r)),
       table.stdout,
     );
-    const workers = json<{ workerId: string; jobsHeld: number; transport: string }[]>(
-      await sepp(['workers', '--json'], env),
-    );
+    assert.equal(rows.at(-1), '1 reserve (long-polls and Work streams) waiting for jobs now');
+    const listed = json<{
+      workers: { workerId: string; jobsHeld: number; transport: string }[];
+      waitingReserves: number;
+    }>(await sepp(['workers', '--json'], env));
     assert.deepEqual(
-      workers.filter((w) => w.workerId === 'cli-worker-1').map((w) => [w.transport, w.jobsHeld]),
+      listed.workers.filter((w) => w.workerId === 'cli-worker-1').map((w) => [w.transport, w.jobsHeld]),
       [['reserve', 1]],
     );
+    assert.equal(listed.waitingReserves, 1);
+    stop.abort();
+    await waiting;
     await client.ack(job);
   });
 
