@@ -39,7 +39,7 @@ export function registerWorkersCommand(parser: Argv, io: CliIo): void {
       runWithClient(io, args, async (client) => {
         const { workers, waitingReserves } = await workersNow(client);
         if (wantsJson(args)) {
-          printJson(io, { workers, waitingReserves });
+          printJson(io, workers); // an array, as before the count was shown: scripts read it
           return;
         }
         if (workers.length === 0) {
