@@ -5,7 +5,8 @@
  * end (GetBulkOperation, ListBulkOperations), dead letters by error text,
  * `background` on the dead-letter calls, a purge and the flat aliases
  * (`cancelJobs`, `requeueDeadLetters`, `deleteDeadLetters`, `purgeQueue`), a
- * count of a priority change, and the refusals (no queue without all_queues,
+ * count of a priority change, `dryRun` and `background` on `updateMatching` and
+ * `updateJobs`, and the refusals (no queue without all_queues,
  * unknown operation ids). Beside them, the admin read of the workers' page
  * with the reserves waiting.
  */
@@ -187,6 +188,36 @@ describe('bulk operations over gRPC', () => {
       [0, 0, 3, 'running'],
     );
     assert.equal((await ended(started.operation?.id ?? '')).changed, 3);
+  });
+
+  test('updateMatching and the flat updateJobs take dryRun and background; without them, a count', async () => {
+    const { client } = served;
+    const enqueued = await client.enqueueBatch([
+      { queue: 'bg-update', type: 't' },
+      { queue: 'bg-update', type: 't', delayMs: 3_600_000 },
+      { queue: 'bg-update', type: 't', delayMs: 3_600_000 },
+    ]);
+    const filter = { queue: 'bg-update' };
+    // The annotations check the overloads: a BulkResult with dryRun or background, a count without.
+    const dry: BulkResult = await client.jobs.updateMatching(filter, { runNow: true }, { dryRun: true });
+    assert.deepEqual(dry, { changed: 0, matched: 2, matchedAtLeast: false, operation: null });
+    const flatDry: BulkResult = await client.updateJobs(filter, { priority: 9 }, { dryRun: true });
+    assert.equal(flatDry.matched, 3, 'a priority: every waiting job');
+    const waiting = (await client.listQueues()).find((q) => q.name === 'bg-update')?.counts;
+    assert.deepEqual([waiting?.ready, waiting?.scheduled], [1, 2], 'a dry run changes nothing');
+
+    const begun: BulkResult = await client.updateJobs(filter, { priority: 9 }, { background: true });
+    assert.deepEqual(
+      [begun.changed, begun.matched, begun.operation?.action, begun.operation?.state],
+      [0, 3, 'update', 'running'],
+      'answered as the operation began',
+    );
+    assert.equal((await ended(begun.operation?.id ?? '')).changed, 3);
+    const priorities = [];
+    for (const job of enqueued) priorities.push(job.ok ? (await client.getJob(job.id)).priority : -1);
+    assert.deepEqual(priorities, [9, 9, 9]);
+    const ranNow: number = await client.jobs.updateMatching(filter, { runNow: true });
+    assert.equal(ranNow, 2, 'the scheduled ones');
   });
 
   test('listWorkersPage: one page of the workers, with the reserves waiting for jobs', async () => {

@@ -78,10 +78,31 @@ export class Jobs {
 
   /**
    * Runs now (`runNow`) or sets the priority of every waiting job `filter`
-   * matches (admin key); resolves with how many changed.
+   * matches (admin key), as one server-side bulk operation; resolves with how
+   * many changed. With `dryRun` nothing changes and it resolves with a
+   * `BulkResult` whose `matched` counts the jobs it would change; with
+   * `background`, with a `BulkResult` as soon as the operation has begun
+   * (`changed` 0: follow `operation.id` with `bulkOperation`).
    */
-  async updateMatching(filter: JobFilter, changes: JobChanges, options: CallOptions = {}): Promise<number> {
-    return (await updateJobsCall(this.conn, filter, changes, options)).changed;
+  updateMatching(
+    filter: JobFilter,
+    changes: JobChanges,
+    options?: BulkOptions & { dryRun?: false; background?: false },
+  ): Promise<number>;
+  updateMatching(
+    filter: JobFilter,
+    changes: JobChanges,
+    options: BulkOptions & ({ dryRun: true } | { background: true }),
+  ): Promise<BulkResult>;
+  updateMatching(filter: JobFilter, changes: JobChanges, options?: BulkOptions): Promise<number | BulkResult>;
+  async updateMatching(
+    filter: JobFilter,
+    changes: JobChanges,
+    options: BulkOptions = {},
+  ): Promise<number | BulkResult> {
+    const result = await updateJobsCall(this.conn, filter, changes, options);
+    // Without either option the call keeps the answer it had before they existed: the count.
+    return options.dryRun === true || options.background === true ? result : result.changed;
   }
 
   /**

@@ -500,8 +500,26 @@ export class SeppClient {
     return this.jobs.update(id, changes, options);
   }
 
-  /** Same as `client.jobs.updateMatching(filter, changes)`. */
-  updateJobs(filter: JobFilter, changes: JobChanges, options: CallOptions = {}): Promise<number> {
+  /**
+   * Same as `client.jobs.updateMatching(filter, changes, options)`: `dryRun`
+   * and `background` too (then a `BulkResult`).
+   */
+  updateJobs(
+    filter: JobFilter,
+    changes: JobChanges,
+    options?: BulkOptions & { dryRun?: false; background?: false },
+  ): Promise<number>;
+  updateJobs(
+    filter: JobFilter,
+    changes: JobChanges,
+    options: BulkOptions & ({ dryRun: true } | { background: true }),
+  ): Promise<BulkResult>;
+  updateJobs(filter: JobFilter, changes: JobChanges, options?: BulkOptions): Promise<number | BulkResult>;
+  updateJobs(
+    filter: JobFilter,
+    changes: JobChanges,
+    options: BulkOptions = {},
+  ): Promise<number | BulkResult> {
     return this.jobs.updateMatching(filter, changes, options);
   }
 
