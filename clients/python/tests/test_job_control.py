@@ -288,3 +288,24 @@ def test_background_on_dead_letters_and_a_purge(client: sepp.Client, queue: str)
     cancelled = client.jobs.cancel_matching(queue)
     assert (cancelled.cancelled, cancelled.changed) == (1, 1)
     assert client.cancel_jobs(queue, dry_run=True).changed == 0
+
+
+def test_update_matching_takes_dry_run_and_background(client: sepp.Client, queue: str) -> None:
+    """With dry_run=True update_matching returns a BulkResult that counts and changes nothing; with
+    background=True one as the operation began, followed to its end; without either, a count."""
+    ready = client.enqueue(queue, "mail")
+    later = [client.enqueue(queue, "mail", delay_ms=3_600_000) for _ in range(2)]
+    # The annotations check the overloads (mypy runs on the tests): a BulkResult or a count.
+    dry: sepp.BulkResult = client.jobs.update_matching(queue, run_now=True, dry_run=True)
+    assert dry == sepp.BulkResult(0, 2, False, None), "run_now moves the scheduled jobs"
+    assert client.update_jobs(queue, priority=9, dry_run=True).matched == 3, "a priority: every waiting job"
+    assert counts(client, queue) == sepp.StateCounts(2, 1, 0, 0, 0), "a dry run changes nothing"
+
+    begun: sepp.BulkResult = client.update_jobs(queue, priority=9, background=True)
+    assert begun.operation is not None
+    op = begun.operation
+    assert (begun.changed, begun.matched, op.action, op.state) == (0, 3, "update", "running")
+    assert eventually(lambda: ended(client, op.id), "the update to end").changed == 3
+    assert [client.get_job(j.id).priority for j in (ready, *later)] == [9, 9, 9]
+    ran_now: int = client.jobs.update_matching(queue, run_now=True)
+    assert ran_now == 2

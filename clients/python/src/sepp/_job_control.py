@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json as _json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Sequence, overload
 
 import grpc
 
@@ -323,6 +323,7 @@ class Jobs:
                                      retry_safe=delay_ms is None)
         return Job.from_proto(response.job)
 
+    @overload
     def update_matching(self, queue: str | None = None, *, all_queues: bool = False,
                         states: Sequence[JobState] | None = None, type: str | None = None,
                         type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
@@ -330,15 +331,60 @@ class Jobs:
                         enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
                         retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                         priority: int | None = None, run_now: bool = False,
-                        deadline_ms: int | None = None) -> int:
+                        dry_run: Literal[False] = False, background: Literal[False] = False,
+                        deadline_ms: int | None = None) -> int: ...
+    @overload
+    def update_matching(self, queue: str | None = None, *, all_queues: bool = False,
+                        states: Sequence[JobState] | None = None, type: str | None = None,
+                        type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_from: TimeInput | None = None,
+                        enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
+                        retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
+                        priority: int | None = None, run_now: bool = False,
+                        dry_run: Literal[True], background: bool = False,
+                        deadline_ms: int | None = None) -> BulkResult: ...
+    @overload
+    def update_matching(self, queue: str | None = None, *, all_queues: bool = False,
+                        states: Sequence[JobState] | None = None, type: str | None = None,
+                        type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_from: TimeInput | None = None,
+                        enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
+                        retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
+                        priority: int | None = None, run_now: bool = False,
+                        dry_run: bool = False, background: Literal[True],
+                        deadline_ms: int | None = None) -> BulkResult: ...
+    @overload
+    def update_matching(self, queue: str | None = None, *, all_queues: bool = False,
+                        states: Sequence[JobState] | None = None, type: str | None = None,
+                        type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_from: TimeInput | None = None,
+                        enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
+                        retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
+                        priority: int | None = None, run_now: bool = False,
+                        dry_run: bool = False, background: bool = False,
+                        deadline_ms: int | None = None) -> int | BulkResult: ...
+
+    def update_matching(self, queue: str | None = None, *, all_queues: bool = False,
+                        states: Sequence[JobState] | None = None, type: str | None = None,
+                        type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_from: TimeInput | None = None,
+                        enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
+                        retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
+                        priority: int | None = None, run_now: bool = False,
+                        dry_run: bool = False, background: bool = False,
+                        deadline_ms: int | None = None) -> int | BulkResult:
         """Runs now (`run_now`) or sets the `priority` of every waiting job that matches
-        (states: scheduled, ready) (admin key); returns how many changed. The filter is
-        `requeue_matching`'s; `count_matching("update", …)` counts first, `start_bulk("update", …)`
-        runs it in the background."""
+        (states: scheduled, ready) (admin key), as one server-side bulk operation; returns how
+        many changed. The filter is `requeue_matching`'s. With `dry_run=True` nothing changes
+        and it returns a `BulkResult` whose `matched` counts the jobs it would change; with
+        `background=True`, a `BulkResult` as soon as the operation has begun (`changed` 0:
+        follow `operation.id` with `bulk_operation`). Without either, the count, as before
+        they existed."""
         f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
                          enqueued_before, dead_reason, retries_only, error_group)
-        changed, _ = self._bulk("update", f, _changes(priority, None, None, run_now), False, False, deadline_ms)
-        return changed
+        changes = _changes(priority, None, None, run_now)
+        result = _bulk_result(*self._bulk("update", f, changes, dry_run, background, deadline_ms), dry_run)
+        return result if dry_run or background else result.changed
 
     def requeue_matching(self, queue: str | None = None, *, all_queues: bool = False,
                         states: Sequence[JobState] | None = None, type: str | None = None,
