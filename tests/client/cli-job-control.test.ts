@@ -129,12 +129,26 @@ describe('job control from the CLI', () => {
     assert.equal(entry?.details.changed, 3);
   });
 
-  test('update: one job by id, and run now every scheduled job of a type', async () => {
+  test('update: one job by id; every scheduled job of a type counted (--dry-run), then run now', async () => {
     const { id } = await client.enqueue('updates', 'report', undefined, { delayMs: 3_600_000 });
     const human = await sepp(['update', id, '--priority', '7', '--run-now'], env);
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, new RegExp(`^updated ${id}: ready, priority 7`));
     for (let i = 0; i < 2; i++) await client.enqueue('updates', 'report', undefined, { delayMs: 3_600_000 });
+    const dry = await sepp(
+      ['update', '--queue', 'updates', '--type', 'report', '--run-now', '--dry-run'],
+      env,
+    );
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.equal(dry.stdout.trim(), '2 jobs of type report in queue updates (scheduled) would be changed');
+    const dryJson = cliJson<{ queue: string; matched: number }>(
+      await sepp(['update', '--queue', 'updates', '--priority', '3', '--dry-run', '--json'], env),
+    );
+    assert.deepEqual(dryJson, { queue: 'updates', matched: 3 }, 'a priority: the ready job too');
+    const refused = await sepp(['update', '--queue', 'updates', '--run-now'], env);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /without --yes/);
+    // What the dry runs counted is still to change: they changed nothing.
     const bulk = cliJson<{ updated: number }>(
       await sepp(['update', '--queue', 'updates', '--type', 'report', '--run-now', '--yes', '--json'], env),
     );

@@ -1,8 +1,9 @@
 /**
  * `sepp cancel` and `sepp update`: stop jobs, or change waiting ones — one or
  * more by id, or every job of a queue that --queue, --type, --state and --group match
- * (which asks first, showing the count, or needs --yes off a terminal; with
- * --background it prints the bulk operation as soon as it has begun).
+ * (which counts first — --dry-run only counts — and asks, showing the count, or
+ * needs --yes off a terminal; with --background it prints the bulk operation as
+ * soon as it has begun).
  */
 import type { Argv } from 'yargs';
 import type { JobChanges, JobFilter, JobState, SeppClient } from '../../../clients/typescript/src/index.ts';
@@ -96,28 +97,63 @@ function describeFilter(count: number, filter: JobFilter, states: readonly JobSt
   return `${count} ${count === 1 ? 'job' : 'jobs'}${type}${group} in queue ${filter.queue} (${which})`;
 }
 
+/** What a bulk cancel or update of --queue does, in the words the command prints. */
+interface BulkChange {
+  action: 'cancel' | 'update';
+  changes: JobChanges;
+  /** The states it changes, named when the filter names none. */
+  states: readonly JobState[];
+  /** `cancel`, `change`: what the refusal and the question say. */
+  verb: string;
+  /** `cancelled`, `changed`: what a dry run says. */
+  done: string;
+}
+
+/**
+ * What a bulk cancel or update does before it runs: its dry run's count (all
+ * that --dry-run prints), the question that shows it, and with --background
+ * the operation started and printed. True when the caller runs it and waits.
+ */
+async function countedAndConfirmed(
+  io: CliIo,
+  client: SeppClient,
+  args: SelectionArgs,
+  filter: JobFilter,
+  change: BulkChange,
+): Promise<boolean> {
+  const { matched } =
+    change.action === 'cancel'
+      ? await client.jobs.cancelMatching(filter, { dryRun: true })
+      : await client.jobs.updateMatching(filter, change.changes, { dryRun: true });
+  const described = describeFilter(matched, filter, change.states);
+  if (args['dry-run'] === true) {
+    if (wantsJson(args)) printJson(io, { ...filter, matched });
+    else print(io, `${described} would be ${change.done}`);
+    return false;
+  }
+  const question = `${change.verb.charAt(0).toUpperCase()}${change.verb.slice(1)} ${described}?`;
+  await confirmOrRefuse(io, args.yes, `${change.verb} every matching job of ${filter.queue}`, question);
+  if (args.background === true) {
+    printStarted(io, args, await client.jobs.startBulk(change.action, filter, change.changes));
+    return false;
+  }
+  return true;
+}
+
 async function cancelMatching(
   io: CliIo,
   client: SeppClient,
   args: SelectionArgs,
   filter: JobFilter,
 ): Promise<void> {
-  const { matched } = await client.cancelJobs(filter, { dryRun: true });
-  if (args['dry-run'] === true) {
-    if (wantsJson(args)) printJson(io, { ...filter, matched });
-    else print(io, `${describeFilter(matched, filter, cancellable)} would be cancelled`);
-    return;
-  }
-  await confirmOrRefuse(
-    io,
-    args.yes,
-    `cancel every matching job of ${filter.queue}`,
-    `Cancel ${describeFilter(matched, filter, cancellable)}?`,
-  );
-  if (args.background === true) {
-    printStarted(io, args, await client.jobs.startBulk('cancel', filter));
-    return;
-  }
+  const change = {
+    action: 'cancel',
+    changes: {},
+    states: cancellable,
+    verb: 'cancel',
+    done: 'cancelled',
+  } as const;
+  if (!(await countedAndConfirmed(io, client, args, filter, change))) return;
   const result = await client.cancelJobs(filter);
   if (wantsJson(args)) printJson(io, { ...filter, ...result });
   else {
@@ -146,6 +182,22 @@ function changesOf(args: {
   if (Object.keys(changes).length === 0)
     throw new UsageError('give --priority, --run-now, --run-at, --delay or --new-group');
   return changes;
+}
+
+async function updateMatching(
+  io: CliIo,
+  client: SeppClient,
+  args: SelectionArgs,
+  filter: JobFilter,
+  changes: JobChanges,
+): Promise<void> {
+  // Run now alone changes the scheduled jobs only: a ready job is due already.
+  const states = changes.priority === undefined ? (['scheduled'] as const) : updatable;
+  const change = { action: 'update', changes, states, verb: 'change', done: 'changed' } as const;
+  if (!(await countedAndConfirmed(io, client, args, filter, change))) return;
+  const updated = await client.updateJobs(filter, changes);
+  if (wantsJson(args)) printJson(io, { ...filter, updated });
+  else print(io, `updated ${describeFilter(updated, filter, states)}`);
 }
 
 export function registerJobControlCommands(parser: Argv, io: CliIo): void {
@@ -196,6 +248,7 @@ export function registerJobControlCommands(parser: Argv, io: CliIo): void {
           })
           .example('$0 update 0190a4c2-… --priority 9 --run-now', 'one job, first in line now')
           .example('$0 update 0190a4c2-… --new-group tenant-7', 'one job, now in group tenant-7')
+          .example('$0 update --queue reports --type monthly --run-now --dry-run', 'count first')
           .example(
             '$0 update --queue reports --type monthly --run-now --yes',
             'run every scheduled monthly report now',
@@ -229,22 +282,7 @@ export function registerJobControlCommands(parser: Argv, io: CliIo): void {
             }
           return;
         }
-        if (args['dry-run'] === true)
-          throw new UsageError('--dry-run counts cancels only (sepp cancel --dry-run)');
-        const states = selection.filter.states ?? updatable;
-        await confirmOrRefuse(
-          io,
-          args.yes,
-          `change every matching job of ${selection.filter.queue}`,
-          `Change every matching job of queue ${selection.filter.queue} (${states.join(', ')})?`,
-        );
-        if (args.background === true) {
-          printStarted(io, args, await client.jobs.startBulk('update', selection.filter, changes));
-          return;
-        }
-        const updated = await client.updateJobs(selection.filter, changes);
-        if (wantsJson(args)) printJson(io, { ...selection.filter, updated });
-        else print(io, `updated ${describeFilter(updated, selection.filter, updatable)}`);
+        return updateMatching(io, client, args, selection.filter, changes);
       }),
   );
 }
