@@ -283,6 +283,10 @@ def test_background_on_dead_letters_and_a_purge(client: sepp.Client, queue: str)
     assert eventually(lambda: ended(client, purge_id), "the purge to end").changed == 2
     assert counts(client, queue) == sepp.StateCounts(0, 0, 0, 0, 0)
     assert client.queues.purge(queue) == 0, "without background: a count"
+    # A flag known only at run time type-checks too (the overload of a plain bool): a count here.
+    in_background: bool = len(queue) < 0
+    assert client.purge_queue(queue, background=in_background) == 0
+    assert client.dlq.requeue(queue, "all", background=in_background) == 0
 
     client.enqueue(queue, "mail")
     cancelled = client.jobs.cancel_matching(queue)

@@ -84,6 +84,8 @@ class Queues:
     def purge(self, queue: str, *, background: Literal[False] = False, deadline_ms: int | None = None) -> int: ...
     @overload
     def purge(self, queue: str, *, background: Literal[True], deadline_ms: int | None = None) -> BulkResult: ...
+    @overload
+    def purge(self, queue: str, *, background: bool, deadline_ms: int | None = None) -> int | BulkResult: ...
 
     def purge(self, queue: str, *, background: bool = False, deadline_ms: int | None = None) -> int | BulkResult:
         """Deletes every ready and scheduled job of a queue (admin key) as one bulk operation;
@@ -168,6 +170,10 @@ class DeadLetters:
     def requeue(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                 error_text: str | None = None, background: Literal[True],
                 deadline_ms: int | None = None) -> BulkResult: ...
+    @overload
+    def requeue(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                error_text: str | None = None, background: bool,
+                deadline_ms: int | None = None) -> int | BulkResult: ...
 
     def requeue(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                 error_text: str | None = None, background: bool = False,
@@ -189,6 +195,10 @@ class DeadLetters:
     def delete(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                error_text: str | None = None, background: Literal[True],
                deadline_ms: int | None = None) -> BulkResult: ...
+    @overload
+    def delete(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+               error_text: str | None = None, background: bool,
+               deadline_ms: int | None = None) -> int | BulkResult: ...
 
     def delete(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                error_text: str | None = None, background: bool = False,

@@ -508,13 +508,14 @@ class Client:
     @overload
     def purge_queue(self, queue: str, *, background: Literal[True],
                     deadline_ms: int | None = None) -> BulkResult: ...
+    @overload
+    def purge_queue(self, queue: str, *, background: bool,
+                    deadline_ms: int | None = None) -> int | BulkResult: ...
 
     def purge_queue(self, queue: str, *, background: bool = False,
                     deadline_ms: int | None = None) -> int | BulkResult:
         """Same as `client.queues.purge(queue, ...)`."""
-        if background:
-            return self.queues.purge(queue, background=True, deadline_ms=deadline_ms)
-        return self.queues.purge(queue, deadline_ms=deadline_ms)
+        return self.queues.purge(queue, background=background, deadline_ms=deadline_ms)
 
     def set_queue_settings(self, queue: str, settings: Mapping[str, str | int | float | Sequence[str]], *,
                            deadline_ms: int | None = None) -> QueueInfo:
@@ -545,15 +546,17 @@ class Client:
     def requeue_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                              error_text: str | None = None, background: Literal[True],
                              deadline_ms: int | None = None) -> BulkResult: ...
+    @overload
+    def requeue_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                             error_text: str | None = None, background: bool,
+                             deadline_ms: int | None = None) -> int | BulkResult: ...
 
     def requeue_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                              error_text: str | None = None, background: bool = False,
                              deadline_ms: int | None = None) -> int | BulkResult:
         """Same as `client.dlq.requeue(queue, selection, ...)`."""
-        if background:
-            return self.dlq.requeue(queue, selection, reason=reason, error_text=error_text, background=True,
-                                   deadline_ms=deadline_ms)
-        return self.dlq.requeue(queue, selection, reason=reason, error_text=error_text, deadline_ms=deadline_ms)
+        return self.dlq.requeue(queue, selection, reason=reason, error_text=error_text, background=background,
+                                deadline_ms=deadline_ms)
 
     @overload
     def delete_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
@@ -563,15 +566,17 @@ class Client:
     def delete_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                             error_text: str | None = None, background: Literal[True],
                             deadline_ms: int | None = None) -> BulkResult: ...
+    @overload
+    def delete_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
+                            error_text: str | None = None, background: bool,
+                            deadline_ms: int | None = None) -> int | BulkResult: ...
 
     def delete_dead_letters(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                             error_text: str | None = None, background: bool = False,
                             deadline_ms: int | None = None) -> int | BulkResult:
         """Same as `client.dlq.delete(queue, selection, ...)`."""
-        if background:
-            return self.dlq.delete(queue, selection, reason=reason, error_text=error_text, background=True,
-                                   deadline_ms=deadline_ms)
-        return self.dlq.delete(queue, selection, reason=reason, error_text=error_text, deadline_ms=deadline_ms)
+        return self.dlq.delete(queue, selection, reason=reason, error_text=error_text, background=background,
+                               deadline_ms=deadline_ms)
 
     def list_audit_entries(self, *, actor: str | None = None, action: str | None = None,
                            target: str | None = None, page_size: int | None = None,
