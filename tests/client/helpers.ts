@@ -1,5 +1,6 @@
 /** Small helpers for the SDK tests: promises to resolve by hand and waiting for events instead of sleeping. */
 import type { EventEmitter } from 'node:events';
+import type { WorkerJob } from '../../clients/typescript/src/index.ts';
 
 export interface Deferred<T = void> {
   promise: Promise<T>;
@@ -30,9 +31,18 @@ export function nextEvents<A extends unknown[]>(emitter: EventEmitter, event: st
   });
 }
 
-/** Lets pending I/O and timers of zero delay run (a round trip to the in-process server and back). */
-export async function settle(rounds = 50): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
+/**
+ * A positive witness that the server has handled what a Worker sent before now: a progress
+ * report on each of `jobs` (running jobs of the worker), answered. A Worker writes its credit,
+ * Reserve calls and settlements in the order it decides on them — on a Work stream in one
+ * ordered stream of messages, over unary calls on one HTTP/2 connection — and the server
+ * submits each write as it reads it, so once these answers are back, a lease the worker asked
+ * for earlier has been committed: a read of the server's counts made now shows it. Waiting a
+ * number of event-loop turns instead proves nothing on a loaded machine, where one round
+ * trip can outlast them. Report on a job of each lane (each Work stream) the check concerns.
+ */
+export async function heardBack(jobs: Iterable<WorkerJob>): Promise<void> {
+  await Promise.all([...jobs].map((job) => job.progress(1)));
 }
 
 /**

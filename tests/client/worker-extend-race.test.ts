@@ -18,7 +18,7 @@ import { LeaseLostError } from '@sepp-queue/client';
 import type { WorkTransport } from '../../clients/typescript/src/work-transport.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
-import { type Deferred, deferred, nextEvents, settle } from './helpers.ts';
+import { type Deferred, deferred, nextEvents } from './helpers.ts';
 
 const leaseMs = 30_000;
 
@@ -79,7 +79,9 @@ for (const transport of ['stream', 'unary'] as const) {
               heldError = error;
               held.answer.reject(error);
             }
-            await settle(5); // The late answer is handled before the settlement's.
+            // The late answer is handled before the settlement's: the worker's reaction to it was
+            // registered on that promise first, so it has run once this one has.
+            await held.answer.promise.catch(() => undefined);
             return settled;
           };
           const errors: string[] = [];

@@ -13,10 +13,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { SeppClient, type Worker, type WorkerOptions } from '@sepp-queue/client';
+import { SeppClient, type Worker, type WorkerJob, type WorkerOptions } from '@sepp-queue/client';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { deferred, nextEvents, settle, until } from './helpers.ts';
+import { deferred, heardBack, nextEvents, until } from './helpers.ts';
 
 const leaseMs = 30_000;
 
@@ -366,32 +366,33 @@ describe('Worker: prefetch refills held jobs in chunks (stream)', () => {
     const client = SeppClient.connect(t.address);
     const queue = 'prefetch-refill';
     for (let i = 0; i < 10; i++) await client.enqueueJson(queue, 'j', { i });
-    const gates = new Map<string, () => void>();
+    const gates = new Map<string, { job: WorkerJob; open: () => void }>();
     const worker = client.worker({
       queues: [queue],
       concurrency: 1,
       prefetch: 4,
-      fallback: (job) => new Promise<void>((resolve) => gates.set(job.id, resolve)),
+      fallback: (job) => new Promise<void>((open) => gates.set(job.id, { job, open })),
     });
     worker.on('error', (error) => assert.fail(`worker error: ${error.message}`));
     const finishOne = async () => {
-      const [id, open] = [...gates][0] ?? assert.fail('no job running');
+      const [id, { open }] = [...gates][0] ?? assert.fail('no job running');
       gates.delete(id);
       const done = nextEvents(worker, 'completed');
       open();
       await done;
-      await settle();
+      // The held job that took the slot reports: credit the worker sent before is leased by now.
+      await heardBack([...gates.values()].map(({ job }) => job));
     };
     try {
       await until(() => worker.running === 1 && worker.held === 4, 'one running and four held');
       await finishOne();
       // One held job started; one job's credit is less than the refill (2): none asked for yet.
-      assert.equal(worker.held, 3);
       assert.equal((await client.listQueues()).find((q) => q.name === queue)?.counts.leased, 4);
+      assert.equal(worker.held, 3);
       await finishOne();
       await until(() => worker.held === 4, 'the held jobs refilled by a lease of two');
     } finally {
-      for (const open of gates.values()) open();
+      for (const { open } of gates.values()) open();
       await worker.close({ timeoutMs: 0 });
       await client.close();
       await t.dispose();
@@ -507,7 +508,12 @@ describe('Worker option prefetch', () => {
         });
         try {
           await until(async () => (await waiting(queue)) === streams, `${streams} Work streams on ${queue}`);
-          await settle();
+          // The worker opens all its streams as it starts, before these calls on the same
+          // connection: the server has seen every subscribe by the time it answers.
+          const [listed, ...others] = (await client.listWorkers()).filter(
+            (w) => w.transport === 'work_stream' && w.queues.includes(queue),
+          );
+          assert.deepEqual([listed?.connections, others.length], [streams, 0], queue);
           assert.equal(await waiting(queue), streams, queue);
         } finally {
           await worker.close();

@@ -17,7 +17,7 @@ import {
 } from '../../clients/typescript/src/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { type Deferred, deferred, nextEvents, settle, until } from './helpers.ts';
+import { type Deferred, deferred, heardBack, nextEvents, until } from './helpers.ts';
 
 for (const transport of ['stream', 'unary'] as const) {
   describe(`Worker (${transport})`, () => {
@@ -50,6 +50,7 @@ for (const transport of ['stream', 'unary'] as const) {
       const queue = `conc-${transport}`;
       for (let i = 0; i < 12; i++) await client.enqueueJson(queue, 'work', { i });
       const gates: Deferred[] = [];
+      const jobs: WorkerJob[] = [];
       let running = 0;
       let maxRunning = 0;
       let maxLeased = 0;
@@ -59,11 +60,12 @@ for (const transport of ['stream', 'unary'] as const) {
         queues: [queue],
         concurrency: 3,
         handlers: {
-          work: async () => {
+          work: async (job) => {
             running++;
             maxRunning = Math.max(maxRunning, running);
             const gate = deferred();
             gates.push(gate);
+            jobs.push(job);
             await gate.promise;
             running--;
           },
@@ -78,14 +80,17 @@ for (const transport of ['stream', 'unary'] as const) {
       let completed = 0;
       worker.on('completed', () => completed++);
       await until(() => gates.length === 3, 'three jobs to start');
-      await settle();
-      assert.equal(gates.length, 3, 'a fourth job started while three were running');
+      // Nine jobs are ready: credit for a fourth slot, asked for as the third job started, would
+      // be a lease on the server by the time the server has answered what the worker said after.
+      await heardBack(jobs);
       assert.equal(await leased(), 3, 'the server leased exactly the free slots');
+      assert.equal(gates.length, 3, 'a fourth job started while three were running');
       // Finish them one at a time; each frees exactly one slot.
       for (let done = 0; done < 12; done++) {
         gates[done]?.resolve();
         await until(() => completed === done + 1 && gates.length === Math.min(12, done + 4), 'the next job');
-        assert.ok((await leased()) <= 3);
+        await heardBack(jobs.slice(done + 1));
+        assert.equal(await leased(), gates.length - done - 1, 'one lease per running job');
       }
       assert.equal(maxRunning, 3);
       assert.ok(maxLeased <= 3, `saw ${maxLeased} leases at once`);
@@ -224,6 +229,7 @@ for (const transport of ['stream', 'unary'] as const) {
       const a = await client.enqueueJson(queue, 'job', { n: 1 });
       const b = await client.enqueueJson(queue, 'job', { n: 2 });
       const gates = new Map<number, Deferred>();
+      const jobs = new Map<number, WorkerJob>();
       const worker = start({
         queues: [queue],
         concurrency: 2,
@@ -231,6 +237,7 @@ for (const transport of ['stream', 'unary'] as const) {
           job: (job: WorkerJob<{ n: number }>) => {
             const gate = deferred();
             gates.set(job.data.n, gate);
+            jobs.set(job.data.n, job);
             return gate.promise;
           },
         },
@@ -243,7 +250,14 @@ for (const transport of ['stream', 'unary'] as const) {
       const late = await client.enqueueJson(queue, 'job', { n: 3 });
       gates.get(1)?.resolve();
       await nextEvents(worker, 'completed');
-      await settle();
+      // A close() that stopped waiting when the first job ended would have half-closed its Work
+      // stream then (over unary calls, nothing is left to wait for). The second job's report,
+      // answered, comes after that on the connection: the server has ended such a stream by now.
+      await heardBack([jobs.get(2)!]);
+      const streams = (await client.listWorkers()).filter(
+        (w) => w.transport === 'work_stream' && w.queues.includes(queue),
+      );
+      assert.equal(streams.length, transport === 'stream' ? 1 : 0, 'the Work stream is still open');
       assert.equal(closed, false, 'close() waits for the second job');
       gates.get(2)?.resolve();
       await closing;
@@ -271,8 +285,9 @@ for (const transport of ['stream', 'unary'] as const) {
       });
       await nextEvents(worker, 'started');
       const failed = nextEvents<[WorkerJob, Error]>(worker, 'failed');
+      // close() sets its shutdown timer on the fake clock before it returns, so the clock may move
+      // at once (were the timer set later, the advance would miss it and 'failed' never come).
       const closing = worker.close({ timeoutMs: 5000 });
-      await settle();
       clock.advance(5000);
       const [, error] = await failed;
       assert.match(error.message, /shutting down/);

@@ -7,13 +7,35 @@ import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { FakeClock } from '../../src/engine/clock.ts';
+import { until } from '../client/helpers.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { collect, creditMessage, streamEnd, subscribeMessage } from '../helpers/streams.ts';
 
 const job = (queue: string, n = 0) => testJob(queue, { payload: Buffer.from(String(n)) });
 
-async function settle(): Promise<void> {
-  for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+/**
+ * A positive witness that the server has handled every message written to `w` before now: an
+ * extend of one of its leases, written now and answered. The server reads a stream's messages in
+ * order and leases for a credit before it reads the next message (the lease's write is submitted
+ * at once, so it commits with or before the extend), and the jobs it leased go out ahead of the
+ * extend's answer: a job pushed for anything written earlier has arrived by the time this returns.
+ */
+async function heardBack(
+  w: ClientDuplexStream<WorkRequest, WorkResponse>,
+  requestId: number,
+  lease: { jobId: string; attempt: number },
+): Promise<void> {
+  const answered = collect(w, (seen) =>
+    seen.some((m) => m.kind?.$case === 'settled' && m.kind.value.requestId === requestId),
+  );
+  w.write({
+    requestId,
+    kind: { $case: 'extend', value: { jobId: lease.jobId, attempt: lease.attempt, leaseDurationMs: 60_000 } },
+  });
+  const settled = (await answered).find(
+    (m) => m.kind?.$case === 'settled' && m.kind.value.requestId === requestId,
+  )?.kind;
+  assert.ok(settled?.$case === 'settled' && settled.value.code === status.OK, 'the extend was answered OK');
 }
 
 describe('Produce and Work streams', () => {
@@ -219,26 +241,30 @@ describe('Produce and Work streams', () => {
     });
     w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 3 } } });
     await collect(w, () => jobs.length >= 3);
-    await settle();
-    assert.equal(jobs.length, 3, 'exactly the credit');
+    const pushed = () => jobs.flatMap((m) => (m.kind?.$case === 'job' ? [m.kind.value] : []));
+    const leased = async () => (await t.server.engine.getQueue('credit'))?.counts.leased;
+    const [first, second] = pushed();
+    assert.ok(first !== undefined && second !== undefined);
+    await heardBack(w, 1, second);
+    assert.equal(await leased(), 3, 'exactly the credit');
+    assert.equal(pushed().length, 3, 'exactly the credit');
     // Acking does not return credit by itself.
-    const first = jobs[0]?.kind;
-    assert.ok(first?.$case === 'job');
     w.write({
       requestId: 7,
-      kind: { $case: 'ack', value: { jobId: first.value.jobId, attempt: first.value.attempt } },
+      kind: { $case: 'ack', value: { jobId: first.jobId, attempt: first.attempt } },
     });
-    await collect(w, () => jobs.some((m) => m.kind?.$case === 'settled'));
-    const settled = jobs.find((m) => m.kind?.$case === 'settled')?.kind;
+    await collect(w, () => jobs.some((m) => m.kind?.$case === 'settled' && m.kind.value.requestId === 7));
+    const settled = jobs.find((m) => m.kind?.$case === 'settled' && m.kind.value.requestId === 7)?.kind;
     assert.ok(settled?.$case === 'settled');
-    assert.equal(settled.value.requestId, 7);
     assert.equal(settled.value.code, status.OK);
-    await settle();
-    assert.equal(jobs.filter((m) => m.kind?.$case === 'job').length, 3);
+    await heardBack(w, 2, second);
+    assert.equal(await leased(), 2);
+    assert.equal(pushed().length, 3);
     w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 2 } } });
     await collect(w, () => jobs.filter((m) => m.kind?.$case === 'job').length === 5);
-    await settle();
-    assert.equal(jobs.filter((m) => m.kind?.$case === 'job').length, 5);
+    await heardBack(w, 3, second);
+    assert.equal(await leased(), 4);
+    assert.equal(pushed().length, 5);
     w.cancel();
   });
 
@@ -275,7 +301,13 @@ describe('Produce and Work streams', () => {
     const [pushed] = await collect(w, (s) => s.length === 1);
     assert.ok(pushed?.kind?.$case === 'job');
     w.cancel();
-    await settle();
+    // The server has seen the cancel once the stream is gone from its workers; a write it made
+    // of that (a lease given up) would commit before the enqueue that follows.
+    await until(
+      async () => !(await t.server.engine.listWorkers()).some((w) => w.queues.includes('cut')),
+      'the server to see the stream cut',
+    );
+    await call(t.client, t.client.enqueue, { job: job('cut-marker') });
     assert.equal((await t.server.engine.getJob(jobId)).state, 'leased');
     clock.advance(5001);
     await t.server.engine.runMaintenance();

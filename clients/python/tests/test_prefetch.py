@@ -203,7 +203,12 @@ def test_held_jobs_are_refilled_in_chunks_of_half_the_prefetch(client: sepp.Clie
         gate = threading.Event()
         with lock:
             gates[job.id] = gate
+        job.progress(1)  # Sent after whatever credit the worker gave as this job took its slot.
         gate.wait(30)
+
+    def first_gate() -> str | None:
+        with lock:
+            return next(iter(gates), None)
 
     def finish_one(done: int) -> None:
         eventually(lambda: gates or None, "a job running")
@@ -211,7 +216,11 @@ def test_held_jobs_are_refilled_in_chunks_of_half_the_prefetch(client: sepp.Clie
             job_id = next(iter(gates))
             gates.pop(job_id).set()
         events.wait("completed", done)
-        time.sleep(0.2)  # Time for jobs leased with the ack's credit, were there any, to arrive.
+        # A positive witness instead of a pause: the held job that took the slot has its report
+        # stored, so the server has read, and leased for, any credit the worker sent before it.
+        started = eventually(first_gate, "the next job to start")
+        eventually(lambda: (j := client.get_job(started)).progress is not None and j.progress.percent == 1,
+                   "the started job's progress report")
 
     worker, events = start(client, queue, "stream", concurrency=1, prefetch=4, fallback=work)
     try:
