@@ -269,6 +269,13 @@ describe('the quickstart, followed in a fresh directory outside the repository',
       worker.kill('SIGINT');
     }
     assert.equal(await exited, 0, 'the worker exits 0 after Ctrl-C');
+    for (const to of ['ada', 'grace']) {
+      assert.equal(
+        workerOut.split(`sending to ${to}@example.com`).length - 1,
+        1,
+        `${to}'s job ran once: ${workerOut}`,
+      );
+    }
   });
 
   test('TypeScript: examples/worker.ts type-checks against the installed declarations, as CommonJS and as an ES module', async () => {
