@@ -7,6 +7,11 @@
  * --w5-parts JOBS: instead, the server's time in W5's parts (bench/results/w5-cpu-2026-12-06.md),
  * µs per job over JOBS jobs: each sample goes to the first part, in the list's order, that a
  * frame of its stack matches.
+ *
+ * --client-parts JOBS: the same for a client's profile (the benchmark's own process: producers and
+ * the SDK Worker, bench/results/sdk-worker-cpu-2026-12-07.md).
+ *
+ * --under REGEX: the top entries of the samples with a frame (`function file`) matching REGEX only.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -23,7 +28,12 @@ interface CpuProfile {
 }
 
 const { values, positionals } = parseArgs({
-  options: { top: { type: 'string', default: '25' }, 'w5-parts': { type: 'string' } },
+  options: {
+    top: { type: 'string', default: '25' },
+    'w5-parts': { type: 'string' },
+    'client-parts': { type: 'string' },
+    under: { type: 'string' },
+  },
   allowPositionals: true,
 });
 /** W5's parts: a name, and what a frame (`function file`) of the sample's stack matches. */
@@ -52,20 +62,84 @@ const w5Parts: [string, RegExp][] = [
   ['gRPC and the rest', /./],
 ];
 
+/**
+ * A client's parts (the SDK Worker's path and the producers'). Unlike W5's parts, a sample
+ * goes to the innermost frame of its stack that a part names (a part's test sees the frame
+ * and its caller): everything the Worker does runs under a stream's `emit` or the microtask
+ * queue, so the outermost frames would say little. A frame is `function file`, the file from
+ * its last `src/` (so the SDK's `src/worker.ts`, grpc-js's `src/call.js`).
+ */
+const clientParts: [string, (frame: string, caller: string) => boolean][] = [
+  ['idle', (f) => /^\(idle\)/.test(f)],
+  ["the profiler's own start", (f) => /^(post|dispatch) (node:inspector)?/.test(f) && !/ src\//.test(f)],
+  ['garbage collector', (f) => /^\(garbage/.test(f)],
+  ['(program)', (f) => /^\(program/.test(f)],
+  [
+    'producers: flows and enqueues (their encode included)',
+    (f) =>
+      /^\S+ src\/(flows|batch-senders|enqueue-batcher|enqueue-calls|convert|gen\/sepp\/v1\/(flow|produce))\.ts/.test(
+        f,
+      ),
+  ],
+  ['Work: encode of the settlements (generated)', (f) => /^encode src\/gen\/sepp\/v1\/work\.ts/.test(f)],
+  [
+    'Work: decode of the jobs and answers (generated)',
+    (f) => /^\S+ src\/gen\/sepp\/v1\/(work|job)\.ts/.test(f),
+  ],
+  ['Worker: trace lookup per job (trace.ts)', (f) => /^\S+ src\/trace\.ts/.test(f)],
+  [
+    'Worker: JSON payload decode',
+    (f, c) => /^(parse|isJsonContentType) /.test(f) || /^isJsonContentType/.test(c),
+  ],
+  [
+    'Worker: its events emitted (`emit`, listeners)',
+    (f, c) => /^emit node:events/.test(f) && / src\/worker\.ts/.test(c),
+  ],
+  ['Worker: WorkerJob (jobs.ts, worker-job.ts)', (f) => /^\S+ src\/(jobs|worker-job)\.ts/.test(f)],
+  ['Worker: run, settle, lease keeper', (f) => /^\S+ src\/(worker[\w-]*|lease-keeper|results)\.ts/.test(f)],
+  ['Work stream transport (flush, settle, onMessage)', (f) => /^\S+ src\/work-stream-transport\.ts/.test(f)],
+  ['promises, ticks', (f) => /^(runMicrotasks|processTicksAndRejections|nextTick) /.test(f)],
+];
+
+function printClientParts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, jobs: number): void {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const partUs = new Map<string, number>();
+  const rest = 'gRPC, HTTP/2, sockets and the rest';
+  profile.samples.forEach((id, i) => {
+    const stack = stackOf(byId.get(id), parentOf);
+    let part = rest;
+    for (let at = 0; at < stack.length && part === rest; at++) {
+      const named = clientParts.find(([, test]) => test(stack[at]!, stack[at + 1] ?? ''));
+      if (named !== undefined) part = named[0];
+    }
+    partUs.set(part, (partUs.get(part) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  printPartTable(partUs, jobs);
+}
+
+/** Each frame of a sample's stack, leaf first, as `function file`. */
+function stackOf(node: ProfileNode | undefined, parentOf: Map<number, ProfileNode>): string[] {
+  const stack: string[] = [];
+  for (; node !== undefined; node = parentOf.get(node.id)) {
+    const { functionName, url } = node.callFrame;
+    stack.push(`${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|src|clients)\//, '$1/')}`);
+  }
+  return stack;
+}
+
 function printW5Parts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, jobs: number): void {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const partUs = new Map<string, number>();
   profile.samples.forEach((id, i) => {
-    const stack: string[] = [];
-    for (let node = byId.get(id); node !== undefined; node = parentOf.get(node.id)) {
-      const { functionName, url } = node.callFrame;
-      stack.push(
-        `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|src|clients)\//, '$1/')}`,
-      );
-    }
+    const stack = stackOf(byId.get(id), parentOf);
     const part = w5Parts.find(([, pattern]) => stack.some((frame) => pattern.test(frame)))![0];
     partUs.set(part, (partUs.get(part) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
+  printPartTable(partUs, jobs);
+}
+
+/** µs per job of each part, largest first, and its share of the CPU (idle and `fdatasync` left out). */
+function printPartTable(partUs: Map<string, number>, jobs: number): void {
   const notCpu = (part: string) => part === 'idle' || part.startsWith('fdatasync');
   const cpuUs = [...partUs].reduce((sum, [part, us]) => (notCpu(part) ? sum : sum + us), 0);
   console.log('| part | µs per job | share of CPU |\n| --- | ---: | ---: |');
@@ -85,12 +159,18 @@ for (const file of positionals) {
     printW5Parts(profile, parentOf, Number(values['w5-parts']));
     continue;
   }
+  if (values['client-parts'] !== undefined) {
+    printClientParts(profile, parentOf, Number(values['client-parts']));
+    continue;
+  }
+  const under = values.under === undefined ? undefined : new RegExp(values.under);
   const selfUs = new Map<string, number>();
   let totalUs = 0;
   profile.samples.forEach((id, i) => {
     const delta = profile.timeDeltas[i] ?? 0;
     const frame = byId.get(id)?.callFrame;
     if (frame === undefined) return;
+    if (under !== undefined && !stackOf(byId.get(id), parentOf).some((f) => under.test(f))) return;
     const where =
       frame.url === ''
         ? ''
