@@ -38,6 +38,7 @@ import {
   toSeppError,
 } from './errors.ts';
 import type { JobResult as ProtoJobResult } from './gen/sepp/v1/job.js';
+import { QueueServiceService } from './gen/sepp/v1/queue_service.js';
 import type {
   WorkRequest,
   WorkRequest_Settlement,
@@ -48,6 +49,7 @@ import type {
 } from './gen/sepp/v1/work.js';
 import { ackCall, errorFields, extendCall, nackCall, progressCall } from './lease-calls.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
+import { decodeWorkResponse, encodeWorkRequest } from './work-codec.ts';
 import {
   fatalStatuses,
   healthyAfterMs,
@@ -59,6 +61,7 @@ import {
 import type { WorkerTimer } from './worker-clock.ts';
 
 type WorkStream = ClientDuplexStream<WorkRequest, WorkResponse>;
+const workPath = QueueServiceService.work.path;
 type Settlement = NonNullable<WorkRequest_Settlement['kind']>;
 
 /**
@@ -144,7 +147,13 @@ export class WorkStreamTransport implements WorkTransport {
   private open(): void {
     this.reconnectTimer = undefined;
     if (!this.taking || this.conn.closed) return;
-    const stream = this.conn.rpc.work(this.conn.metadata());
+    // The generated client's `work` with the hand-written codec of work-codec.ts (the same messages).
+    const stream: WorkStream = this.conn.rpc.makeBidiStreamRequest(
+      workPath,
+      encodeWorkRequest,
+      decodeWorkResponse,
+      this.conn.metadata(),
+    );
     this.stream = stream;
     this.outstanding = 0;
     this.openedAtMs = this.config.clock.nowMs();
