@@ -82,6 +82,8 @@ const clientParts: [string, (frame: string, caller: string) => boolean][] = [
       ),
   ],
   ['Work: encode of the settlements (generated)', (f) => /^encode src\/gen\/sepp\/v1\/work\.ts/.test(f)],
+  ['Work: encode of the settlements (hand-written)', (f) => /^encode\w* src\/work-codec\.ts/.test(f)],
+  ['Work: decode of the jobs and answers (hand-written)', (f) => /^\S+ src\/work-codec\.ts/.test(f)],
   [
     'Work: decode of the jobs and answers (generated)',
     (f) => /^\S+ src\/gen\/sepp\/v1\/(work|job)\.ts/.test(f),
