@@ -12,6 +12,10 @@
  * the SDK Worker, bench/results/sdk-worker-cpu-2026-12-07.md).
  *
  * --under REGEX: the top entries of the samples with a frame (`function file`) matching REGEX only.
+ *
+ * --cap-us N: a sample that is not idle counts at most N µs. On a loaded machine the process is
+ * descheduled between samples, and the whole gap (tens of ms) goes to whatever frame was running:
+ * with V8's 1 ms interval, `--cap-us 2000` leaves the time the process actually ran.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -33,9 +37,18 @@ const { values, positionals } = parseArgs({
     'w5-parts': { type: 'string' },
     'client-parts': { type: 'string' },
     under: { type: 'string' },
+    'cap-us': { type: 'string' },
   },
   allowPositionals: true,
 });
+const capUs = values['cap-us'] === undefined ? Number.POSITIVE_INFINITY : Number(values['cap-us']);
+
+/** Sample i's time: its gap from the one before, at most --cap-us unless it is idle. */
+function sampleUs(profile: CpuProfile, node: ProfileNode | undefined, i: number): number {
+  const delta = profile.timeDeltas[i] ?? 0;
+  return node?.callFrame.functionName === '(idle)' ? delta : Math.min(delta, capUs);
+}
+
 /** W5's parts: a name, and what a frame (`function file`) of the sample's stack matches. */
 const w5Parts: [string, RegExp][] = [
   ['idle', /^\(idle\)/],
@@ -114,7 +127,7 @@ function printClientParts(profile: CpuProfile, parentOf: Map<number, ProfileNode
       const named = clientParts.find(([, test]) => test(stack[at]!, stack[at + 1] ?? ''));
       if (named !== undefined) part = named[0];
     }
-    partUs.set(part, (partUs.get(part) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    partUs.set(part, (partUs.get(part) ?? 0) + sampleUs(profile, byId.get(id), i));
   });
   printPartTable(partUs, jobs);
 }
@@ -135,7 +148,7 @@ function printW5Parts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, j
   profile.samples.forEach((id, i) => {
     const stack = stackOf(byId.get(id), parentOf);
     const part = w5Parts.find(([, pattern]) => stack.some((frame) => pattern.test(frame)))![0];
-    partUs.set(part, (partUs.get(part) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    partUs.set(part, (partUs.get(part) ?? 0) + sampleUs(profile, byId.get(id), i));
   });
   printPartTable(partUs, jobs);
 }
@@ -169,7 +182,7 @@ for (const file of positionals) {
   const selfUs = new Map<string, number>();
   let totalUs = 0;
   profile.samples.forEach((id, i) => {
-    const delta = profile.timeDeltas[i] ?? 0;
+    const delta = sampleUs(profile, byId.get(id), i);
     const frame = byId.get(id)?.callFrame;
     if (frame === undefined) return;
     if (under !== undefined && !stackOf(byId.get(id), parentOf).some((f) => under.test(f))) return;

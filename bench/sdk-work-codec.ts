@@ -1,7 +1,8 @@
 /**
  * CPU per job of the TypeScript SDK's Work codec on W1's shapes: the Worker decoding the
- * server's answer (a batch of 50 leased jobs and the 50 answers to its acks) and encoding
- * its request (a batch of 50 acks with its credit), the generated code (gen/sepp/v1/work.ts)
+ * server's answer (a batch of 50 leased jobs and the 50 answers to its acks; and W5's, where
+ * one job in 25 is a collector carrying its 20 children's results) and encoding its request
+ * (a batch of 50 acks with its credit), the generated code (gen/sepp/v1/work.ts)
  * against the hand-written clients/typescript/src/work-codec.ts, interleaved, medians of --rounds.
  *
  *   npx tsx bench/sdk-work-codec.ts [--rounds 15] [--batches 2000]
@@ -54,6 +55,51 @@ const answer = Buffer.from(
     },
   }).finish(),
 );
+/**
+ * W5's collector shape: 48 children (no payload) and 2 collectors, each with the results of
+ * its 20 children (no result bytes), with the 50 acks answered.
+ */
+const child = (i: number, collector: boolean): LeasedJob =>
+  LeasedJob.fromPartial({
+    jobId: jobId(i),
+    queue: 'w5',
+    type: collector ? 'collector' : 'child',
+    contentType: 'application/octet-stream',
+    attempt: 1,
+    maxAttempts: 3,
+    leaseDeadlineMs: now + 30_000,
+    enqueuedAtMs: now - 5_000,
+    runAtMs: now - 5_000,
+    dependencyResults: collector
+      ? Array.from({ length: 20 }, (_, c) => ({
+          jobId: jobId(100 + c),
+          name: `c${c}`,
+          state: 4,
+          result: Buffer.alloc(0),
+          resultContentType: '',
+          resultOmitted: false,
+        }))
+      : [],
+  });
+const w5Answer = Buffer.from(
+  WorkResponse.encode({
+    kind: {
+      $case: 'batch',
+      value: {
+        settled: Array.from({ length: perBatch }, (_, i) => ({
+          requestId: 1000 + i,
+          code: 0,
+          message: '',
+          result: { $case: 'ack' as const, value: {} },
+          errorCode: '',
+        })),
+        jobs: Array.from({ length: perBatch }, (_, i) => child(i, i % 25 === 24)),
+        cancels: [],
+        timeouts: [],
+      },
+    },
+  }).finish(),
+);
 const request: WorkRequest = {
   requestId: 0,
   kind: {
@@ -75,6 +121,10 @@ const cases: Record<string, Record<Code, () => number>> = {
   'decode answer (50 jobs, 50 acks answered)': {
     generated: () => (WorkResponse.decode(answer).kind === undefined ? 0 : 1),
     'hand-written': () => (decodeWorkResponse(answer).kind === undefined ? 0 : 1),
+  },
+  'decode W5 answer (48 children, 2 collectors of 20 results, 50 acks answered)': {
+    generated: () => (WorkResponse.decode(w5Answer).kind === undefined ? 0 : 1),
+    'hand-written': () => (decodeWorkResponse(w5Answer).kind === undefined ? 0 : 1),
   },
   'encode request (50 acks, credit)': {
     generated: () => Buffer.from(WorkRequest.encode(request).finish()).length,

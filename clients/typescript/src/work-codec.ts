@@ -9,16 +9,16 @@
  * The decoder takes what the server writes: known fields with their wire
  * types, numbers in their range (a negative int32 or int64, ten bytes, is not
  * taken), a field given twice replacing the first as in the generated decoder.
- * The parts that are rare on the hot path (a job's metadata and dependency
- * results, a nack's or extend's answer, cancel and timeout notices) are read
- * by the generated decoder of their own message. Anything else (an unknown
+ * The parts that are rare on the hot path (a job's metadata, a nack's or
+ * extend's answer, cancel and timeout notices) are read by the generated
+ * decoder of their own message. Anything else (an unknown
  * field, bytes that end early) decodes the whole message again with the
  * generated decoder, which answers as before. The encoder takes a batch of
  * acks alone (a nack, extend or progress report in it, or any other kind of
  * request, is encoded by the generated code).
  */
 import {
-  DependencyResult,
+  type DependencyResult,
   type JobResult,
   type LeasedJob,
   LeasedJob_MetadataEntry,
@@ -155,13 +155,9 @@ class Reader {
         case 26:
           job.type = this.text(this.length(end));
           break;
-        case 34: {
-          const stop = this.length(end);
-          // A copy, as the generated decoder makes: the job must not hold the whole message.
-          job.payload = Buffer.from(this.bytes.subarray(this.pos, stop));
-          this.pos = stop;
+        case 34:
+          job.payload = this.copy(this.length(end));
           break;
-        }
         case 42:
           job.contentType = this.text(this.length(end));
           break;
@@ -204,7 +200,7 @@ class Reader {
           job.group = this.text(this.length(end));
           break;
         case 402:
-          job.dependencyResults.push(DependencyResult.decode(this.sub(end)));
+          job.dependencyResults.push(this.dependencyResult(this.length(end)));
           break;
         case 560:
           job.timeoutAtMs = this.uint53(end);
@@ -215,6 +211,37 @@ class Reader {
     }
     this.at(end);
     return job;
+  }
+
+  /** What a collector's dependency ended with (W5's collectors carry ~20 each). */
+  private dependencyResult(end: number): DependencyResult {
+    const value: DependencyResult = {
+      jobId: '',
+      name: '',
+      state: 0,
+      result: emptyPayload(),
+      resultContentType: '',
+      resultOmitted: false,
+    };
+    while (this.pos < end) {
+      const tag = this.varint(end);
+      if (tag === 10) value.jobId = this.text(this.length(end));
+      else if (tag === 18) value.name = this.text(this.length(end));
+      else if (tag === 24) value.state = this.int32(end);
+      else if (tag === 34) value.result = this.copy(this.length(end));
+      else if (tag === 42) value.resultContentType = this.text(this.length(end));
+      else if (tag === 48) value.resultOmitted = this.varint(end) !== 0;
+      else throw notTaken;
+    }
+    this.at(end);
+    return value;
+  }
+
+  /** Bytes up to `stop`, copied as the generated decoder copies them: a job must not hold the whole message. */
+  private copy(stop: number): Buffer {
+    const bytes = Buffer.from(this.bytes.subarray(this.pos, stop));
+    this.pos = stop;
+    return bytes;
   }
 
   /** A length-delimited field's end, checked against its message's. */
@@ -291,7 +318,7 @@ class Reader {
 /** As @bufbuild/protobuf's reader decodes a string that is not ASCII: U+FFFD for invalid bytes, a BOM kept. */
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
-/** A new empty payload per job, as the generated decoder's `Buffer.alloc(0)`. */
+/** A new empty payload (or result) per message, as the generated decoder's `Buffer.alloc(0)`. */
 function emptyPayload(): Buffer {
   return Buffer.alloc(0);
 }
