@@ -36,25 +36,28 @@ const job = (i: number): LeasedJob =>
     enqueuedAtMs: now - 5_000,
     runAtMs: now - 5_000,
   });
-const answer = Buffer.from(
-  WorkResponse.encode({
-    kind: {
-      $case: 'batch',
-      value: {
-        settled: Array.from({ length: perBatch }, (_, i) => ({
-          requestId: 1000 + i,
-          code: 0,
-          message: '',
-          result: { $case: 'ack' as const, value: {} },
-          errorCode: '',
-        })),
-        jobs: Array.from({ length: perBatch }, (_, i) => job(i)),
-        cancels: [],
-        timeouts: [],
+/** The server's answer: `jobs` leased, and 50 acks answered. */
+const answerOf = (jobs: LeasedJob[]): Buffer =>
+  Buffer.from(
+    WorkResponse.encode({
+      kind: {
+        $case: 'batch',
+        value: {
+          settled: Array.from({ length: perBatch }, (_, i) => ({
+            requestId: 1000 + i,
+            code: 0,
+            message: '',
+            result: { $case: 'ack' as const, value: {} },
+            errorCode: '',
+          })),
+          jobs,
+          cancels: [],
+          timeouts: [],
+        },
       },
-    },
-  }).finish(),
-);
+    }).finish(),
+  );
+const answer = answerOf(Array.from({ length: perBatch }, (_, i) => job(i)));
 /**
  * W5's collector shape: 48 children (no payload) and 2 collectors, each with the results of
  * its 20 children (no result bytes), with the 50 acks answered.
@@ -81,25 +84,7 @@ const child = (i: number, collector: boolean): LeasedJob =>
         }))
       : [],
   });
-const w5Answer = Buffer.from(
-  WorkResponse.encode({
-    kind: {
-      $case: 'batch',
-      value: {
-        settled: Array.from({ length: perBatch }, (_, i) => ({
-          requestId: 1000 + i,
-          code: 0,
-          message: '',
-          result: { $case: 'ack' as const, value: {} },
-          errorCode: '',
-        })),
-        jobs: Array.from({ length: perBatch }, (_, i) => child(i, i % 25 === 24)),
-        cancels: [],
-        timeouts: [],
-      },
-    },
-  }).finish(),
-);
+const w5Answer = answerOf(Array.from({ length: perBatch }, (_, i) => child(i, i % 25 === 24)));
 const request: WorkRequest = {
   requestId: 0,
   kind: {
