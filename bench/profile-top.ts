@@ -11,8 +11,15 @@
  * phases, split at the last sample of a flow's enqueue: each phase's wall time and its shares
  * (the server's CPU, `fdatasync`, idle), so the drain alone shows what the Worker's rounds cost.
  *
- * --under REGEX: only the samples with a frame (`function file`) matching REGEX in their stack,
- * so the top entries say where one part's time goes (`--under '^enqueueFlowsIn '`).
+ * --client-parts JOBS: the same for a client's profile (the benchmark's own process: producers and
+ * the SDK Worker, bench/results/sdk-worker-cpu-2026-12-07.md).
+ *
+ * --under REGEX: the top entries of the samples with a frame (`function file`) matching REGEX only,
+ * so they say where one part's time goes (`--under '^enqueueFlowsIn '`).
+ *
+ * --cap-us N: a sample that is not idle counts at most N µs. On a loaded machine the process is
+ * descheduled between samples, and the whole gap (tens of ms) goes to whatever frame was running:
+ * with V8's 1 ms interval, `--cap-us 2000` leaves the time the process actually ran.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -32,10 +39,20 @@ const { values, positionals } = parseArgs({
   options: {
     top: { type: 'string', default: '25' },
     'w5-parts': { type: 'string' },
+    'client-parts': { type: 'string' },
     under: { type: 'string' },
+    'cap-us': { type: 'string' },
   },
   allowPositionals: true,
 });
+const capUs = values['cap-us'] === undefined ? Number.POSITIVE_INFINITY : Number(values['cap-us']);
+
+/** Sample i's time: its gap from the one before, at most --cap-us unless it is idle. */
+function sampleUs(profile: CpuProfile, node: ProfileNode | undefined, i: number): number {
+  const delta = profile.timeDeltas[i] ?? 0;
+  return node?.callFrame.functionName === '(idle)' ? delta : Math.min(delta, capUs);
+}
+
 /** W5's parts: a name, and what a frame (`function file`) of the sample's stack matches. */
 const w5Parts: [string, RegExp][] = [
   ['idle', /^\(idle\)/],
@@ -63,10 +80,67 @@ const w5Parts: [string, RegExp][] = [
   ['gRPC and the rest', /./],
 ];
 
-/** A sample's stack, innermost first, as `function file` frames (what --w5-parts and --under match). */
-function stackOf(id: number, byId: Map<number, ProfileNode>, parentOf: Map<number, ProfileNode>): string[] {
+/**
+ * A client's parts (the SDK Worker's path and the producers'). Unlike W5's parts, a sample
+ * goes to the innermost frame of its stack that a part names (a part's test sees the frame
+ * and its caller): everything the Worker does runs under a stream's `emit` or the microtask
+ * queue, so the outermost frames would say little. A frame is `function file`, the file from
+ * its last `src/` (so the SDK's `src/worker.ts`, grpc-js's `src/call.js`).
+ */
+const clientParts: [string, (frame: string, caller: string) => boolean][] = [
+  ['idle', (f) => /^\(idle\)/.test(f)],
+  ["the profiler's own start", (f) => /^(post|dispatch) (node:inspector)?/.test(f) && !/ src\//.test(f)],
+  ['garbage collector', (f) => /^\(garbage/.test(f)],
+  ['(program)', (f) => /^\(program/.test(f)],
+  [
+    'producers: flows and enqueues (their encode included)',
+    (f) =>
+      /^\S+ src\/(flows|batch-senders|enqueue-batcher|enqueue-calls|convert|gen\/sepp\/v1\/(flow|produce))\.ts/.test(
+        f,
+      ),
+  ],
+  ['Work: encode of the settlements (generated)', (f) => /^encode src\/gen\/sepp\/v1\/work\.ts/.test(f)],
+  ['Work: encode of the settlements (hand-written)', (f) => /^encode\w* src\/work-codec\.ts/.test(f)],
+  ['Work: decode of the jobs and answers (hand-written)', (f) => /^\S+ src\/work-codec\.ts/.test(f)],
+  [
+    'Work: decode of the jobs and answers (generated)',
+    (f) => /^\S+ src\/gen\/sepp\/v1\/(work|job)\.ts/.test(f),
+  ],
+  ['Worker: trace lookup per job (trace.ts)', (f) => /^\S+ src\/trace\.ts/.test(f)],
+  [
+    'Worker: JSON payload decode',
+    (f, c) => /^(parse|isJsonContentType) /.test(f) || /^isJsonContentType/.test(c),
+  ],
+  [
+    'Worker: its events emitted (`emit`, listeners)',
+    (f, c) => /^emit node:events/.test(f) && / src\/worker\.ts/.test(c),
+  ],
+  ['Worker: WorkerJob (jobs.ts, worker-job.ts)', (f) => /^\S+ src\/(jobs|worker-job)\.ts/.test(f)],
+  ['Worker: run, settle, lease keeper', (f) => /^\S+ src\/(worker[\w-]*|lease-keeper|results)\.ts/.test(f)],
+  ['Work stream transport (flush, settle, onMessage)', (f) => /^\S+ src\/work-stream-transport\.ts/.test(f)],
+  ['promises, ticks', (f) => /^(runMicrotasks|processTicksAndRejections|nextTick) /.test(f)],
+];
+
+function printClientParts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, jobs: number): void {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const partUs = new Map<string, number>();
+  const rest = 'gRPC, HTTP/2, sockets and the rest';
+  profile.samples.forEach((id, i) => {
+    const stack = stackOf(byId.get(id), parentOf);
+    let part = rest;
+    for (let at = 0; at < stack.length && part === rest; at++) {
+      const named = clientParts.find(([, test]) => test(stack[at]!, stack[at + 1] ?? ''));
+      if (named !== undefined) part = named[0];
+    }
+    partUs.set(part, (partUs.get(part) ?? 0) + sampleUs(profile, byId.get(id), i));
+  });
+  printPartTable(partUs, jobs);
+}
+
+/** Each frame of a sample's stack, leaf first, as `function file`. */
+function stackOf(node: ProfileNode | undefined, parentOf: Map<number, ProfileNode>): string[] {
   const stack: string[] = [];
-  for (let node = byId.get(id); node !== undefined; node = parentOf.get(node.id)) {
+  for (; node !== undefined; node = parentOf.get(node.id)) {
     const { functionName, url } = node.callFrame;
     stack.push(`${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|src|clients)\//, '$1/')}`);
   }
@@ -80,22 +154,14 @@ function printW5Parts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, j
   const timeline: { atUs: number; us: number; part: string; flow: boolean }[] = [];
   let atUs = 0;
   profile.samples.forEach((id, i) => {
-    const stack = stackOf(id, byId, parentOf);
+    const stack = stackOf(byId.get(id), parentOf);
     const part = w5Parts.find(([, pattern]) => stack.some((frame) => pattern.test(frame)))![0];
-    const us = profile.timeDeltas[i] ?? 0;
+    const us = sampleUs(profile, byId.get(id), i);
     atUs += us;
     partUs.set(part, (partUs.get(part) ?? 0) + us);
     timeline.push({ atUs, us, part, flow: part.startsWith('flow enqueue') });
   });
-  const notCpu = (part: string) =>
-    part === 'idle' || part.startsWith('fdatasync') || part.startsWith('the profiler');
-  const cpuUs = [...partUs].reduce((sum, [part, us]) => (notCpu(part) ? sum : sum + us), 0);
-  console.log('| part | µs per job | share of CPU |\n| --- | ---: | ---: |');
-  for (const [part, us] of [...partUs].sort((a, b) => b[1] - a[1])) {
-    const share = notCpu(part) ? '–' : `${((us / cpuUs) * 100).toFixed(1)} %`;
-    console.log(`| ${part} | ${(us / jobs).toFixed(1)} | ${share} |`);
-  }
-  console.log(`| total (without idle, fdatasync and the profiler) | ${(cpuUs / jobs).toFixed(1)} | |`);
+  printPartTable(partUs, jobs);
   const lastFlowUs = timeline.reduce((last, s) => (s.flow ? s.atUs : last), 0);
   console.log('\n| phase | wall ms | server CPU | fdatasync | idle |\n| --- | ---: | ---: | ---: | ---: |');
   for (const [name, inPhase] of [
@@ -113,6 +179,21 @@ function printW5Parts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, j
   }
 }
 
+/** Not the process's CPU: waiting (idle, `fdatasync`) and the profiler's own start. */
+const notCpu = (part: string) =>
+  part === 'idle' || part.startsWith('fdatasync') || part.startsWith('the profiler');
+
+/** µs per job of each part, largest first, and its share of the CPU (idle, `fdatasync` and the profiler left out). */
+function printPartTable(partUs: Map<string, number>, jobs: number): void {
+  const cpuUs = [...partUs].reduce((sum, [part, us]) => (notCpu(part) ? sum : sum + us), 0);
+  console.log('| part | µs per job | share of CPU |\n| --- | ---: | ---: |');
+  for (const [part, us] of [...partUs].sort((a, b) => b[1] - a[1])) {
+    const share = notCpu(part) ? '–' : `${((us / cpuUs) * 100).toFixed(1)} %`;
+    console.log(`| ${part} | ${(us / jobs).toFixed(1)} | ${share} |`);
+  }
+  console.log(`| total (without idle, fdatasync and the profiler) | ${(cpuUs / jobs).toFixed(1)} | |`);
+}
+
 for (const file of positionals) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -122,14 +203,18 @@ for (const file of positionals) {
     printW5Parts(profile, parentOf, Number(values['w5-parts']));
     continue;
   }
+  if (values['client-parts'] !== undefined) {
+    printClientParts(profile, parentOf, Number(values['client-parts']));
+    continue;
+  }
   const under = values.under === undefined ? undefined : new RegExp(values.under);
   const selfUs = new Map<string, number>();
   let totalUs = 0;
   profile.samples.forEach((id, i) => {
-    const delta = profile.timeDeltas[i] ?? 0;
+    const delta = sampleUs(profile, byId.get(id), i);
     const frame = byId.get(id)?.callFrame;
     if (frame === undefined) return;
-    if (under !== undefined && !stackOf(id, byId, parentOf).some((f) => under.test(f))) return;
+    if (under !== undefined && !stackOf(byId.get(id), parentOf).some((f) => under.test(f))) return;
     const where =
       frame.url === ''
         ? ''

@@ -28,7 +28,8 @@
  *
  * --only runs some shapes; --no-bullmq leaves BullMQ out. --against REF (a git ref or a
  * checkout) adds that server's runs, interleaved (bench/lib/trees.ts). --profile DIR writes
- * a CPU profile of this checkout's server per shape (last run). "server busy" is the
+ * a CPU profile of this checkout's server per shape (last run), and one of this process (the
+ * producers and the Worker: client-SHAPE.cpuprofile) over the same span. "server busy" is the
  * server's CPU time over the wall time: well under 100 % means the wall time goes elsewhere.
  *
  * --prefetch N sets the Worker's `prefetch` (jobs leased ahead beyond the 50 slots, held until a
@@ -57,6 +58,7 @@ import { startPostgres } from '../tests/helpers/postgres.ts';
 import { freePort, waitForPort } from './lib/net.ts';
 import { cpuMicros } from './lib/proc-stats.ts';
 import { installCleanupHandlers, spawnTracked, stopAll } from './lib/processes.ts';
+import { Profiler } from './lib/profiler.ts';
 import { BenchServer } from './lib/server-process.ts';
 import { type SourceTree, sourceTree } from './lib/trees.ts';
 import { commandOutput, packageVersion } from './lib/versions.ts';
@@ -242,7 +244,10 @@ async function runSepp(
     if (postgres !== undefined && args['pg-statements'] !== undefined)
       await postgres.cluster.query('SELECT pg_stat_statements_reset()', [], postgres.database);
     const pg0 = pgCpu();
+    // The client's profile (this process: the producers and the Worker) beside the server's.
+    const clientProfiler = profile === undefined ? undefined : new Profiler();
     if (profile !== undefined) await server.profileStart();
+    await clientProfiler?.start();
     const client0 = process.cpuUsage();
     const startedMs = performance.now();
     await produce(s.count, async () => {
@@ -274,6 +279,7 @@ async function runSepp(
     const clientCpu = process.cpuUsage(client0);
     const pgCpuUs = pgCpu() - pg0;
     if (profile !== undefined && !args.prefill) await server.profileStop(profile);
+    if (profile !== undefined) await clientProfiler?.stop(profile.replace(/server-([^/]*)$/, 'client-$1'));
     const after = await server.stats();
     await worker.close();
     return {
