@@ -216,6 +216,22 @@ def test_server_info_names_a_postgres_store() -> None:
     assert store == sepp.StoreInfo("postgres", "db.internal:5432", "jobs", "sepp", True, "synchronous", 1)
 
 
+class Older(queue_service_pb2_grpc.QueueServiceServicer):
+    """Answers GetServerInfo as a server that predates the keepalive fields: limits without them."""
+
+    def GetServerInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
+        return admin_pb2.GetServerInfoResponse(version="0.0.9", limits=admin_pb2.ServerLimits(idle_timeout_ms=300_000))
+
+
+def test_a_server_that_predates_the_keepalive_fields_reads_0() -> None:
+    """0, as docs/python.md says, and no keepalive_ms to connect with."""
+    with stand_in_server(Older()) as address, sepp.Client(address) as client:
+        limits = client.get_server_info().limits
+        assert (limits.idle_timeout_ms, limits.keepalive_ms, limits.keepalive_timeout_ms) == (300_000, 0, 0)
+        with pytest.raises(ValueError, match="keepalive_ms"):
+            sepp.Client(address, keepalive_ms=limits.keepalive_ms)
+
+
 def test_queue_settings_at_run_time_and_reload(client: sepp.Client, queue: str) -> None:
     client.enqueue(queue, "t")
     info = client.set_queue_settings(queue, {"max_attempts": 3, "backoff_base_ms": "2s", "allowed_types": ["t"]})
