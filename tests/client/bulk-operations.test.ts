@@ -6,7 +6,7 @@
  * `background` on the dead-letter calls, a purge and the flat aliases
  * (`cancelJobs`, `requeueDeadLetters`, `deleteDeadLetters`, `purgeQueue`), a
  * count of a priority change, `dryRun` and `background` on `updateMatching` and
- * `updateJobs`, and the refusals (no queue without all_queues,
+ * `updateJobs` (whose changes are `BulkChanges`), and the refusals (no queue without all_queues,
  * unknown operation ids). Beside them, the admin read of the workers' page
  * with the reserves waiting.
  */
@@ -177,11 +177,14 @@ describe('bulk operations over gRPC', () => {
       'run now: the scheduled job',
     );
     assert.equal((await client.jobs.countMatching('update', filter, { priority: 9 })).matched, 3);
-    await assert.rejects(
-      client.jobs.countMatching('cancel', filter, { priority: 9 }),
-      (e) =>
-        e instanceof SeppError && e.code === 'invalid_argument' && /changes of an update/.test(e.message),
-    );
+    const notAnUpdate = (e: unknown) =>
+      e instanceof SeppError && e.code === 'invalid_argument' && /changes of an update/.test(e.message);
+    await assert.rejects(client.jobs.countMatching('cancel', filter, { priority: 9 }), notAnUpdate);
+    // startBulk refuses them too (as Python's start_bulk does) rather than cancel without them.
+    const operationsBefore = (await client.jobs.bulkOperations()).length;
+    await assert.rejects(client.jobs.startBulk('cancel', filter, { priority: 9 }), notAnUpdate);
+    await assert.rejects(client.jobs.startBulk('delete', filter, { runNow: true }), notAnUpdate);
+    assert.equal((await client.jobs.bulkOperations()).length, operationsBefore, 'nothing started');
     const started = await client.cancelJobs(filter, { background: true });
     assert.deepEqual(
       [started.cancelled, started.changed, started.matched, started.operation?.state],
@@ -218,6 +221,12 @@ describe('bulk operations over gRPC', () => {
     assert.deepEqual(priorities, [9, 9, 9]);
     const ranNow: number = await client.jobs.updateMatching(filter, { runNow: true });
     assert.equal(ranNow, 2, 'the scheduled ones');
+    // What changes one job at a time is no bulk change to the types (typecheck runs on this file).
+    // @ts-expect-error delayMs: one job at a time (jobs.update)
+    const delayed = client.jobs.updateMatching(filter, { delayMs: 1_000 }, { dryRun: true });
+    await assert.rejects(delayed, (e) => e instanceof SeppError && e.code === 'invalid_argument');
+    // @ts-expect-error group: one job at a time
+    await assert.rejects(client.jobs.startBulk('update', filter, { group: 'acme' }), SeppError);
   });
 
   test('listWorkersPage: one page of the workers, with the reserves waiting for jobs', async () => {

@@ -211,7 +211,7 @@ describe('job control from the CLI', () => {
     assert.equal((await ended(purge.id)).changed, 2);
   });
 
-  test('cancel and update --queue take --background; chosen ids refuse it', async () => {
+  test('cancel and update --queue take --background; chosen ids refuse it, --queue a one-job change', async () => {
     const enqueued = await client.enqueueBatch([
       { queue: 'bg-control', type: 'digest', delayMs: 3_600_000 },
       { queue: 'bg-control', type: 'digest', delayMs: 3_600_000 },
@@ -249,6 +249,23 @@ describe('job control from the CLI', () => {
       assert.equal(byId.code, 2, `sepp ${args.join(' ')}`);
       assert.match(byId.stderr, /--background goes with --queue: chosen ids change at once/);
     }
+    // What changes one job at a time is refused with --queue in the flags' names, nothing sent.
+    const waiting = await client.enqueue('bg-one-at-a-time', 't', undefined, { delayMs: 3_600_000 });
+    for (const [flags, named] of [
+      [['--delay', '5s'], '--delay'],
+      [['--run-at', '2030-01-01T00:00:00Z', '--dry-run'], '--run-at'],
+      [['--new-group', 'acme', '--priority', '3'], '--new-group'],
+    ] as const) {
+      const args = ['update', '--queue', 'bg-one-at-a-time', ...flags, '--yes'];
+      const refused = await sepp(args, env);
+      assert.equal(refused.code, 2, `sepp ${args.join(' ')}`);
+      assert.equal(
+        refused.stderr,
+        `sepp: ${named} changes one job at a time: name the jobs by id (with --queue: --run-now or --priority)\n`,
+      );
+    }
+    const job = await client.getJob(waiting.id);
+    assert.deepEqual([job.priority, job.group, job.state], [0, null, 'scheduled'], 'nothing changed');
   });
 
   test('purge asks first; audit lists what was done, filtered and as JSON', async () => {

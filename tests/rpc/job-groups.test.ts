@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SeppError } from '../../clients/typescript/src/index.ts';
+import { type JobChanges, SeppError } from '../../clients/typescript/src/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { until } from '../client/helpers.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
@@ -161,7 +161,9 @@ for (const transport of ['stream', 'unary'] as const) {
       const bad = await refusal(served.client.cancelJobs({ queue, group: 'no spaces' }));
       assert.equal(bad.code, 'invalid_argument');
       assert.match(bad.message, /group "no spaces" may use only/);
-      const bulk = await refusal(served.client.updateJobs({ queue }, { group: 'x' }));
+      // The SDK's types take no group in bulk (BulkChanges): a JobChanges, or JavaScript, gets here.
+      const oneJobChange: JobChanges = { group: 'x' };
+      const bulk = await refusal(served.client.updateJobs({ queue }, oneJobChange));
       assert.equal(bulk.code, 'invalid_argument');
       assert.match(bulk.message, /one job at a time/);
       const badChange = await refusal(served.client.updateJob(globexReady[0]!, { group: 'a b' }));

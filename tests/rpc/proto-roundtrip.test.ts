@@ -1,15 +1,18 @@
 // Smoke tests of the generated protocol code: messages survive the wire, the
 // service has exactly the published RPCs, and the protocol's vocabulary (states,
-// reasons, limits, settings) matches the engine's one to one.
+// reasons, limits, settings) matches the engine's one to one; the SDK reads a
+// field an older server does not send as 0.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ServerLimits } from '../../clients/typescript/src/gen/sepp/v1/admin.ts';
+import { serverInfoFromProto } from '../../clients/typescript/src/convert.ts';
+import { GetServerInfoResponse, ServerLimits } from '../../clients/typescript/src/gen/sepp/v1/admin.ts';
 import { DeadReason, JobState, RejectionReason } from '../../clients/typescript/src/gen/sepp/v1/job.ts';
 import { EnqueueRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.ts';
 import { BackoffSettings, QueueSettings } from '../../clients/typescript/src/gen/sepp/v1/queue.ts';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.ts';
 import { MisfirePolicy, OverlapPolicy } from '../../clients/typescript/src/gen/sepp/v1/schedule.ts';
 import { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.ts';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { rejectionCode } from '../../src/engine/errors.ts';
 import { misfirePolicies, overlapPolicies } from '../../src/engine/schedules/types.ts';
 import { defaultEngineLimits, defaultQueueSettings } from '../../src/engine/settings.ts';
@@ -196,5 +199,21 @@ test('ServerLimits and QueueSettings report every engine limit and queue setting
   assert.deepEqual(
     Object.keys(BackoffSettings.create()).sort(),
     Object.keys(defaultQueueSettings.backoff).sort(),
+  );
+});
+
+test('a server that predates the keepalive fields: the SDK reads 0, which is no keepaliveMs to connect with', () => {
+  // Such a server's limits carry the fields it knew (here the idle timeout) and lack fields 20 and 21.
+  const older = new Uint8Array(
+    GetServerInfoResponse.encode({
+      ...GetServerInfoResponse.create(),
+      limits: ServerLimits.fromPartial({ idleTimeoutMs: 300_000 }),
+    }).finish(),
+  );
+  const { limits } = serverInfoFromProto(GetServerInfoResponse.decode(older));
+  assert.deepEqual([limits.idleTimeoutMs, limits.keepaliveMs, limits.keepaliveTimeoutMs], [300_000, 0, 0]);
+  assert.throws(
+    () => SeppClient.connect('127.0.0.1:1', { keepaliveMs: limits.keepaliveMs }),
+    (e) => e instanceof TypeError && /keepaliveMs must be a positive integer/.test(e.message),
   );
 });

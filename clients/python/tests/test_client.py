@@ -10,8 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from conftest import (ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, ServerProcess, counts, eventually, running_server,
-                      stand_in_server)
+from conftest import ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, ServerProcess, counts, eventually, stand_in_server
 
 import sepp
 from sepp.v1 import admin_pb2, queue_service_pb2_grpc
@@ -177,23 +176,22 @@ def test_queues_and_server_info(client: sepp.Client, queue: str) -> None:
     assert server.queue_defaults.max_attempts == 5
 
 
-def test_server_info_reports_the_limits_it_started_with() -> None:
-    """The server's own keepalive settings as it started, here not the defaults, for a client
-    that picks its keepalive_ms from them (a reload leaves them: tests/rpc/reload.test.ts); and
-    the workflow limits, each its own value so that no two can be read in each other's place."""
-    limits_toml = """
-[grpc]
-keepalive_ms = "45s"
-keepalive_timeout_ms = "7s"
+class Configured(queue_service_pb2_grpc.QueueServiceServicer):
+    """Answers GetServerInfo as a server configured off the defaults does: keepalive 45 s and 7 s
+    (a real one: tests/rpc/connection-limits.test.ts, and after a reload tests/rpc/reload.test.ts)."""
 
-[limits]
-max_dependencies_per_job = 7
-max_flow_jobs = 11
-max_flow_depth = 5
-max_dependency_results_bytes = "3KiB"
-max_open_batches_per_key = 13
-"""
-    with running_server(limits_toml) as own, sepp.Client(own.address, api_key=ADMIN_KEY) as client:
+    def GetServerInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
+        limits = admin_pb2.ServerLimits(keepalive_ms=45_000, keepalive_timeout_ms=7_000, max_dependencies_per_job=7,
+                                        max_flow_jobs=11, max_flow_depth=5, max_dependency_results_bytes=3072,
+                                        max_open_batches_per_key=13)
+        return admin_pb2.GetServerInfoResponse(version="0.1.0", limits=limits)
+
+
+def test_server_info_reports_the_limits_it_started_with() -> None:
+    """The server's own keepalive settings, for a client that picks its keepalive_ms from them;
+    and the workflow limits, each its own value so that no two can be read in each other's place.
+    A stand-in answers: a server of its own would cost 2 s of CPU for what the conversion does."""
+    with stand_in_server(Configured()) as address, sepp.Client(address) as client:
         limits = client.get_server_info().limits
     assert (limits.keepalive_ms, limits.keepalive_timeout_ms) == (45_000, 7_000)
     assert (limits.max_dependencies_per_job, limits.max_flow_jobs, limits.max_flow_depth,
@@ -214,6 +212,22 @@ def test_server_info_names_a_postgres_store() -> None:
     with stand_in_server(OnPostgres()) as address, sepp.Client(address) as client:
         store = client.get_server_info().store
     assert store == sepp.StoreInfo("postgres", "db.internal:5432", "jobs", "sepp", True, "synchronous", 1)
+
+
+class Older(queue_service_pb2_grpc.QueueServiceServicer):
+    """Answers GetServerInfo as a server that predates the keepalive fields: limits without them."""
+
+    def GetServerInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
+        return admin_pb2.GetServerInfoResponse(version="0.0.9", limits=admin_pb2.ServerLimits(idle_timeout_ms=300_000))
+
+
+def test_a_server_that_predates_the_keepalive_fields_reads_0() -> None:
+    """0, as docs/python.md says, and no keepalive_ms to connect with."""
+    with stand_in_server(Older()) as address, sepp.Client(address) as client:
+        limits = client.get_server_info().limits
+        assert (limits.idle_timeout_ms, limits.keepalive_ms, limits.keepalive_timeout_ms) == (300_000, 0, 0)
+        with pytest.raises(ValueError, match="keepalive_ms"):
+            sepp.Client(address, keepalive_ms=limits.keepalive_ms)
 
 
 def test_queue_settings_at_run_time_and_reload(client: sepp.Client, queue: str) -> None:

@@ -17,6 +17,7 @@ import { SeppError } from './errors.ts';
 import { Job } from './jobs.ts';
 import type {
   BulkAction,
+  BulkChanges,
   BulkOperation,
   BulkOptions,
   BulkResult,
@@ -33,6 +34,16 @@ export interface CountOptions extends CallOptions {
   priority?: number;
   /** An update's run now (the default change of a count): counts the scheduled jobs that match. */
   runNow?: boolean;
+}
+
+/** Refuses a priority or a run now given to a bulk action other than an update (they would go unused). */
+function changesOfAnUpdate(action: BulkAction, changes: BulkChanges): void {
+  if (changes.priority !== undefined || changes.runNow === true) {
+    throw new SeppError(
+      status.INVALID_ARGUMENT,
+      `priority and runNow are changes of an update, not of a ${action}`,
+    );
+  }
 }
 
 /** The job calls of a client (`client.jobs`). */
@@ -86,18 +97,22 @@ export class Jobs {
    */
   updateMatching(
     filter: JobFilter,
-    changes: JobChanges,
+    changes: BulkChanges,
     options?: BulkOptions & { dryRun?: false; background?: false },
   ): Promise<number>;
   updateMatching(
     filter: JobFilter,
-    changes: JobChanges,
+    changes: BulkChanges,
     options: BulkOptions & ({ dryRun: true } | { background: true }),
   ): Promise<BulkResult>;
-  updateMatching(filter: JobFilter, changes: JobChanges, options?: BulkOptions): Promise<number | BulkResult>;
+  updateMatching(
+    filter: JobFilter,
+    changes: BulkChanges,
+    options?: BulkOptions,
+  ): Promise<number | BulkResult>;
   async updateMatching(
     filter: JobFilter,
-    changes: JobChanges,
+    changes: BulkChanges,
     options: BulkOptions = {},
   ): Promise<number | BulkResult> {
     const result = await updateJobsCall(this.conn, filter, changes, options);
@@ -140,11 +155,8 @@ export class Jobs {
     if (action === 'update') {
       changes = { runNow: runNow === true || priority === undefined };
       if (priority !== undefined) changes.priority = priority;
-    } else if (priority !== undefined || runNow === true) {
-      throw new SeppError(
-        status.INVALID_ARGUMENT,
-        `priority and runNow are changes of an update, not of a ${action}`,
-      );
+    } else {
+      changesOfAnUpdate(action, { priority, runNow });
     }
     const result = await this.bulk(action, filter, changes, { ...call, dryRun: true });
     return { matched: result.matched, matchedAtLeast: result.matchedAtLeast };
@@ -157,9 +169,10 @@ export class Jobs {
   async startBulk(
     action: BulkAction,
     filter: JobFilter,
-    changes: JobChanges = {},
+    changes: BulkChanges = {},
     options: CallOptions = {},
   ): Promise<BulkOperation> {
+    if (action !== 'update') changesOfAnUpdate(action, changes);
     const { operation } = await this.bulk(action, filter, changes, { ...options, background: true });
     if (operation === null) throw new SeppError(status.INTERNAL, 'the server sent no operation');
     return operation;

@@ -55,6 +55,7 @@ import type {
   AckSpec,
   AuditEntry,
   AuditQuery,
+  BulkChanges,
   BulkOptions,
   BulkResult,
   CallOptions,
@@ -506,18 +507,18 @@ export class SeppClient {
    */
   updateJobs(
     filter: JobFilter,
-    changes: JobChanges,
+    changes: BulkChanges,
     options?: BulkOptions & { dryRun?: false; background?: false },
   ): Promise<number>;
   updateJobs(
     filter: JobFilter,
-    changes: JobChanges,
+    changes: BulkChanges,
     options: BulkOptions & ({ dryRun: true } | { background: true }),
   ): Promise<BulkResult>;
-  updateJobs(filter: JobFilter, changes: JobChanges, options?: BulkOptions): Promise<number | BulkResult>;
+  updateJobs(filter: JobFilter, changes: BulkChanges, options?: BulkOptions): Promise<number | BulkResult>;
   updateJobs(
     filter: JobFilter,
-    changes: JobChanges,
+    changes: BulkChanges,
     options: BulkOptions = {},
   ): Promise<number | BulkResult> {
     return this.jobs.updateMatching(filter, changes, options);

@@ -148,6 +148,12 @@ export interface JobChanges {
   group?: string | null;
 }
 
+/**
+ * The changes of a bulk update (`updateMatching`, `updateJobs`, `startBulk('update')`): run
+ * now, a priority, or both. A run time, a delay and a group change one job at a time (`update`).
+ */
+export type BulkChanges = Pick<JobChanges, 'priority' | 'runNow'>;
+
 /** One change an operator made, from the audit log. */
 export interface AuditEntry {
   /** Increases with every entry. */

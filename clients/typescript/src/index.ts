@@ -64,6 +64,7 @@ export type {
   AuditQuery,
   BackoffSettings,
   BulkAction,
+  BulkChanges,
   BulkOperation,
   BulkOptions,
   BulkResult,

@@ -259,10 +259,14 @@ export interface ServerLimits {
   /**
    * The server pings every connection this long after its last ping was answered, in ms
    * (grpc.keepalive_ms; the value it started with: a reload does not change it). A client
-   * may pick its own `keepaliveMs` from it.
+   * may pick its own `keepaliveMs` from it. 0 from a server that predates the field (it does
+   * not say): not a value to connect with (`keepaliveMs` is positive), keep your own then.
    */
   keepaliveMs: number;
-  /** A server ping unanswered this long closes the connection, in ms (grpc.keepalive_timeout_ms, as it started). */
+  /**
+   * A server ping unanswered this long closes the connection, in ms (grpc.keepalive_timeout_ms,
+   * as it started); 0 from a server that predates the field.
+   */
   keepaliveTimeoutMs: number;
   /** A call must send its first message within this, in ms (grpc.first_message_timeout_ms). */
   firstMessageTimeoutMs: number;

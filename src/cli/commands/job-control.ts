@@ -191,6 +191,17 @@ async function updateMatching(
   filter: JobFilter,
   changes: JobChanges,
 ): Promise<void> {
+  // Refused here, before any call, in the flags' names (the server's refusal names its fields).
+  const oneAtATime = [
+    changes.runAt !== undefined ? '--run-at' : '',
+    changes.delayMs !== undefined ? '--delay' : '',
+    changes.group !== undefined ? '--new-group' : '',
+  ].filter((flag) => flag !== '');
+  if (oneAtATime.length > 0) {
+    throw new UsageError(
+      `${oneAtATime.join(' and ')} ${oneAtATime.length === 1 ? 'changes' : 'change'} one job at a time: name the jobs by id (with --queue: --run-now or --priority)`,
+    );
+  }
   // Run now alone changes the scheduled jobs only: a ready job is due already.
   const states = changes.priority === undefined ? (['scheduled'] as const) : updatable;
   const change = { action: 'update', changes, states, verb: 'change', done: 'changed' } as const;

@@ -424,10 +424,11 @@ class ServerLimits:
     keepalive_ms: int = 0
     """The server pings every connection this long after its last ping was answered, in ms
     (grpc.keepalive_ms; the value it started with: a reload does not change it). A client may
-    pick its own `keepalive_ms` from it."""
+    pick its own `keepalive_ms` from it. 0 from a server that predates the field (it does not
+    say): not a value to connect with (`keepalive_ms` is positive), keep your own then."""
     keepalive_timeout_ms: int = 0
     """A server ping unanswered this long closes the connection, in ms (grpc.keepalive_timeout_ms,
-    as it started)."""
+    as it started); 0 from a server that predates the field."""
     max_dependencies_per_job: int = 0
     """Jobs one job may name in `depends_on` (limits.max_dependencies_per_job)."""
     max_flow_jobs: int = 0
