@@ -598,5 +598,8 @@ class Client:
             workers = list(self._workers)
         for worker in workers:
             worker.close()
-        self._batcher.close(self._conn.timeout_s(timeout_ms))
+        # 0: send what is queued, wait for no answer.
+        wait_s = 0.0 if timeout_ms == 0 and not isinstance(timeout_ms, bool) else self._conn.timeout_s(
+            timeout_ms, "timeout_ms")
+        self._batcher.close(wait_s)
         self._conn.close()
