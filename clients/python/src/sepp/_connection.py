@@ -73,14 +73,6 @@ def _positive(value: float, name: str) -> float:
     return value
 
 
-def _deadline_ms(value: float, name: str) -> float:
-    """A call's deadline or a wait: a positive number of ms, at most TIMER_MS_MAX (about 24.8 days).
-    NaN, infinity, 0 or less, or more would reach grpc as a deadline already past."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= TIMER_MS_MAX:
-        raise ValueError(f"{name} must be a positive number of ms, at most {TIMER_MS_MAX}")
-    return value
-
-
 class Connection:
     """The channel and the call helper shared by a Client, its Produce stream and its Workers."""
 
@@ -101,7 +93,7 @@ class Connection:
         if transport not in ("stream", "unary"):
             raise ValueError("transport must be 'stream' or 'unary'")
         self.address = address
-        self.default_deadline_ms = _deadline_ms(default_deadline_ms, "default_deadline_ms")
+        self.default_deadline_ms = _positive(default_deadline_ms, "default_deadline_ms")
         self.retry = retry
         if retry is not None:
             _positive(retry.max_attempts, "retry.max_attempts")
@@ -154,9 +146,9 @@ class Connection:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    def timeout_s(self, deadline_ms: float | None, name: str = "deadline_ms") -> float:
-        """A call's timeout in seconds, from its own deadline (`name`, checked) or the default."""
-        return (_deadline_ms(deadline_ms, name) if deadline_ms is not None else self.default_deadline_ms) / 1000
+    def timeout_s(self, deadline_ms: float | None) -> float:
+        """A call's timeout in seconds, from its own deadline or the default."""
+        return (deadline_ms if deadline_ms is not None else self.default_deadline_ms) / 1000
 
     def invoke(
         self,
@@ -194,7 +186,7 @@ class Connection:
         """Waits until the channel is connected, or raises UnavailableError after the timeout."""
         future = grpc.channel_ready_future(self.channel)
         try:
-            future.result(timeout=self.timeout_s(timeout_ms, "timeout_ms"))
+            future.result(timeout=self.timeout_s(timeout_ms))
         except grpc.FutureTimeoutError:
             future.cancel()
             raise from_status(grpc.StatusCode.UNAVAILABLE, f"cannot reach sepp at {self.address}") from None

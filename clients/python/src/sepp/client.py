@@ -598,8 +598,5 @@ class Client:
             workers = list(self._workers)
         for worker in workers:
             worker.close()
-        # 0: send what is queued, wait for no answer.
-        wait_s = 0.0 if timeout_ms == 0 and not isinstance(timeout_ms, bool) else self._conn.timeout_s(
-            timeout_ms, "timeout_ms")
-        self._batcher.close(wait_s)
+        self._batcher.close(self._conn.timeout_s(timeout_ms))
         self._conn.close()
