@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Mapping, Seq
 
 import grpc
 
+from ._arguments import checked_arguments
 from ._connection import Connection, RetryOptions, TlsOptions, Transport
 from ._convert import (
     job_from_spec,
@@ -73,6 +74,7 @@ _SETTLE_OUTCOMES: dict[int, Literal["ok", "not_found", "lease_lost", "cancelled"
 }
 
 
+@checked_arguments
 class Client:
     """A connection to a sepp server. Enqueueing, leasing, settling and waiting are its
     methods; the rest is grouped by what it acts on: `client.jobs`, `client.queues`,
