@@ -1,7 +1,9 @@
 """A value the protocol cannot carry (a float, NaN or a string where an integer goes, an
 integer past the field's range), given to the Python SDK against a real server: a
 `SeppError` with code `invalid_argument` naming the call, raised before anything is sent
-(docs/python.md, "Errors"), not protobuf's TypeError or ValueError; the client goes on."""
+(docs/python.md, "Errors"), not protobuf's TypeError or ValueError; the client goes on.
+A handler's RetryAfter whose delay is not a number of ms retries with the queue's backoff
+instead of failing its nack; the other jobs complete."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -9,6 +11,7 @@ from typing import Any, Callable
 import pytest
 
 import sepp
+from test_worker import TRANSPORTS, start
 
 BAD_INTEGERS: list[Any] = [1.5, float("nan"), "3", 2**40]
 
@@ -33,3 +36,21 @@ def test_integer_options_are_invalid_argument_naming_the_call(
 def test_a_type_error_of_the_sdk_itself_is_left_alone(client: sepp.Client) -> None:
     with pytest.raises(TypeError, match="queues: give a list of queue names"):
         client.reserve("not-a-list")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_retry_after_that_is_not_a_number_of_ms_fails_no_other_job(
+        client: sepp.Client, queue: str, transport: str) -> None:
+    client.enqueue(queue, "bad", max_attempts=2)
+    client.enqueue(queue, "good")
+
+    def bad(job: sepp.WorkerJob) -> None:
+        raise sepp.RetryAfter(float("nan"))  # type: ignore[arg-type]
+
+    worker, events = start(client, queue, transport, concurrency=2,
+                           handlers={"bad": bad, "good": lambda job: None})
+    try:
+        assert [e.job.type for e in events.wait("completed", 1) if e.job] == ["good"]
+        assert events.wait("failed", 1)
+    finally:
+        worker.close()
