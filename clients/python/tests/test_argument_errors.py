@@ -54,3 +54,18 @@ def test_a_retry_after_that_is_not_a_number_of_ms_fails_no_other_job(
         assert events.wait("failed", 1)
     finally:
         worker.close()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 2**60, "3"], ids=["nan", "inf", "huge", "string"])
+def test_a_deadline_that_is_not_a_number_of_ms_is_invalid_argument(
+        client: sepp.Client, queue: str, value: Any) -> None:
+    calls: list[Callable[[], object]] = [
+        lambda: client.get_server_info(deadline_ms=value),
+        lambda: client.enqueue(queue, "t", deadline_ms=value),
+    ]
+    for call in calls:
+        with pytest.raises(sepp.SeppError) as raised:
+            call()
+        assert raised.value.code == "invalid_argument"
+        assert raised.value.message.startswith("deadline_ms: ")
+    assert client.enqueue(queue, "t").id

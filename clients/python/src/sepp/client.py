@@ -596,9 +596,10 @@ class Client:
         """Closes the Workers started with `worker()` (waiting for their jobs), sends enqueues
         still queued and waits for their answers (up to `timeout_ms`, default the default
         deadline), then closes the connection. Calls made afterwards fail."""
+        timeout_s = self._conn.timeout_s(timeout_ms, "timeout_ms")  # a bad one raises before anything closes
         with self._lock:
             workers = list(self._workers)
         for worker in workers:
             worker.close()
-        self._batcher.close(self._conn.timeout_s(timeout_ms))
+        self._batcher.close(timeout_s)
         self._conn.close()
