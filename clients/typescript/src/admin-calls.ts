@@ -3,7 +3,9 @@
  * audit log — behind SeppClient's methods of the same names. All but the
  * dead-letter listing need an admin API key.
  */
+
 import { status } from '@grpc/grpc-js';
+import { int32Argument, msArgument, optionalInt32 } from './arguments.ts';
 import { bulkCallOptions, bulkResult, filterToProto } from './bulk-calls.ts';
 import type { Connection } from './connection.ts';
 import { timeMs } from './convert.ts';
@@ -46,7 +48,13 @@ export async function listDeadLettersCall(
     conn.rpc.listDeadLetters,
     {
       queue,
-      pageSize: query.pageSize ?? 0,
+      pageSize: optionalInt32(
+        query.pageSize,
+        'pageSize',
+        0,
+        0,
+        "an integer from 1 to the server's max_page_size",
+      ),
       pageToken: query.pageToken ?? '',
       reason: query.reason === undefined ? 0 : deadReasonToProto[query.reason],
     },
@@ -125,10 +133,15 @@ function changesToProto(changes: JobChanges): ProtoJobChanges {
   else if (changes.runAt !== undefined)
     scheduleChange = { $case: 'runAtMs', value: timeMs(changes.runAt, 'runAt') };
   else if (changes.delayMs !== undefined)
-    scheduleChange = { $case: 'delayMs', value: Math.round(changes.delayMs) };
+    scheduleChange = { $case: 'delayMs', value: msArgument(changes.delayMs, 'delayMs') };
   return {
     priorityChange:
-      changes.priority === undefined ? undefined : { $case: 'priority', value: changes.priority },
+      changes.priority === undefined
+        ? undefined
+        : {
+            $case: 'priority',
+            value: int32Argument(changes.priority, 'priority', 0, 'an integer from 0 to 9'),
+          },
     scheduleChange,
     groupChange: changes.group === undefined ? undefined : { $case: 'group', value: changes.group ?? '' },
   };
@@ -220,7 +233,13 @@ export async function listAuditCall(
       actor: query.actor ?? '',
       action: query.action ?? '',
       target: query.target ?? '',
-      pageSize: query.pageSize ?? 0,
+      pageSize: optionalInt32(
+        query.pageSize,
+        'pageSize',
+        0,
+        0,
+        "an integer from 1 to the server's max_page_size",
+      ),
       pageToken: query.pageToken ?? '',
     },
     repeatable(query),

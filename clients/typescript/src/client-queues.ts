@@ -2,7 +2,9 @@
  * A client's queue calls (`client.queues`): every queue with its counts, pause,
  * resume, purge and delete, and run-time settings.
  */
+
 import { purgeQueueCall } from './admin-calls.ts';
+import { optionalInt32 } from './arguments.ts';
 import { type Connection, retrySafe } from './connection.ts';
 import { queueInfoFromProto } from './convert.ts';
 import { resetQueueSettingsCall, type SettingInput, setQueueSettingsCall } from './settings-calls.ts';
@@ -48,7 +50,16 @@ export class Queues {
   async listPage(options: QueuePageOptions = {}): Promise<QueuePage> {
     const response = await this.conn.invoke(
       this.conn.rpc.listQueues,
-      { pageSize: options.pageSize ?? 0, pageToken: options.pageToken ?? '' },
+      {
+        pageSize: optionalInt32(
+          options.pageSize,
+          'pageSize',
+          0,
+          0,
+          "an integer from 1 to the server's max_page_size",
+        ),
+        pageToken: options.pageToken ?? '',
+      },
       retrySafe(options),
     );
     return { queues: response.queues.map(queueInfoFromProto), nextPageToken: response.nextPageToken };

@@ -9,7 +9,9 @@
  * The flat methods of earlier versions (`client.pauseQueue(…)`, …) stay as
  * aliases of those.
  */
+
 import { status } from '@grpc/grpc-js';
+import { optionalInt32 } from './arguments.ts';
 import { type BatchSender, ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
 import {
   addToBatchCall,
@@ -160,8 +162,8 @@ export class SeppClient {
 
   /** Waits until the connection is up, or fails with UNAVAILABLE after `timeoutMs` (default: the default deadline). */
   ready(timeoutMs?: number): Promise<void> {
-    const deadline = this.connection.deadline(timeoutMs);
     return new Promise((resolve, reject) => {
+      const deadline = this.connection.deadline(timeoutMs, 'timeoutMs');
       this.connection.rpc.waitForReady(deadline, (error) => {
         if (error) {
           reject(
@@ -446,7 +448,16 @@ export class SeppClient {
   async listWorkersPage(options: WorkerPageOptions = {}): Promise<WorkerPage> {
     const response = await this.connection.invoke(
       this.connection.rpc.listWorkers,
-      { pageSize: options.pageSize ?? 0, pageToken: options.pageToken ?? '' },
+      {
+        pageSize: optionalInt32(
+          options.pageSize,
+          'pageSize',
+          0,
+          0,
+          "an integer from 1 to the server's max_page_size",
+        ),
+        pageToken: options.pageToken ?? '',
+      },
       retrySafe(options),
     );
     return {

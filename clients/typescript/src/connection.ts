@@ -12,10 +12,11 @@ import {
   type ServiceError,
   status,
 } from '@grpc/grpc-js';
+import { deadlineArgument, deadlineMsMax, serializationFailure } from './arguments.ts';
 import { backoffDelayMs, sleep } from './backoff.ts';
 import { cancelCall } from './cancel-call.ts';
 import { connectionClosedByServer, SeppError, toSeppError } from './errors.ts';
-import { QueueServiceClient } from './gen/sepp/v1/queue_service.js';
+import { QueueServiceClient, QueueServiceService } from './gen/sepp/v1/queue_service.js';
 
 /** TLS settings; PEM contents, not file names. */
 export interface TlsOptions {
@@ -149,6 +150,12 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
+function defaultDeadlineMs(value: number | undefined): number {
+  const ms = positive(value, 10_000, 'defaultDeadlineMs');
+  if (ms > deadlineMsMax) throw new TypeError(`defaultDeadlineMs must be at most ${deadlineMsMax} (a year)`);
+  return ms;
+}
+
 /** The longest delay Node's timers take (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms. */
 const timerMsMax = 2_147_483_647;
 
@@ -160,6 +167,14 @@ function timerMs(value: number | undefined, fallback: number, name: string): num
   return value;
 }
 
+/** The RPC's name ("ListWorkers") of each method of the generated client, for messages. */
+const rpcNames: ReadonlyMap<unknown, string> = new Map(
+  Object.entries(QueueServiceService).map(([key, definition]) => [
+    (QueueServiceClient.prototype as unknown as Record<string, unknown>)[key],
+    definition.path.slice(definition.path.lastIndexOf('/') + 1),
+  ]),
+);
+
 export class Connection {
   readonly rpc: QueueServiceClient;
   readonly options: ResolvedOptions;
@@ -170,7 +185,7 @@ export class Connection {
   constructor(address: string, options: ConnectOptions) {
     this.address = address;
     this.options = {
-      defaultDeadlineMs: positive(options.defaultDeadlineMs, 10_000, 'defaultDeadlineMs'),
+      defaultDeadlineMs: defaultDeadlineMs(options.defaultDeadlineMs),
       retry: {
         unavailable: options.retry?.unavailable ?? false,
         maxAttempts: positive(options.retry?.maxAttempts, 3, 'retry.maxAttempts'),
@@ -214,9 +229,9 @@ export class Connection {
     return this.baseMetadata.clone();
   }
 
-  /** An absolute deadline for a call of `deadlineMs` (or the default). */
-  deadline(deadlineMs: number | undefined): number {
-    return Date.now() + (deadlineMs ?? this.options.defaultDeadlineMs);
+  /** An absolute deadline for a call of `deadlineMs` (or the default); INVALID_ARGUMENT for one that is not a number of ms up to a year. */
+  deadline(deadlineMs: number | undefined, name = 'deadlineMs'): number {
+    return Date.now() + deadlineArgument(deadlineMs ?? this.options.defaultDeadlineMs, name);
   }
 
   /** One unary call with deadline, cancellation and (when enabled and safe) retries of UNAVAILABLE and of a connection the server closed (connectionClosedByServer). */
@@ -229,7 +244,11 @@ export class Connection {
       try {
         return await this.once(method, request, deadlineAtMs, options.signal);
       } catch (thrown) {
-        const error = toSeppError(thrown, options.leaseCall);
+        const seppError = toSeppError(thrown, options.leaseCall);
+        const error =
+          (seppError.grpcCode === status.INTERNAL &&
+            serializationFailure(rpcNames.get(method) ?? 'the call', seppError.message)) ||
+          seppError;
         const again = error.grpcCode === status.UNAVAILABLE || connectionClosedByServer(error);
         if (!again || attempt >= attempts || this.closedFlag) throw error;
         const delayMs = backoffDelayMs(attempt - 1, retry.baseDelayMs, retry.maxDelayMs);

@@ -3,6 +3,7 @@
  * generated messages. Proto3 zero values stand for "not set" both ways.
  */
 import { status } from '@grpc/grpc-js';
+import { msArgument, optionalInt32, optionalMs } from './arguments.ts';
 import { type RejectionReason, SeppError } from './errors.ts';
 import type { GetServerInfoResponse } from './gen/sepp/v1/admin.js';
 import { DurabilityMode } from './gen/sepp/v1/admin.js';
@@ -53,7 +54,7 @@ function payloadBytes(payload: Payload | undefined): Buffer {
 export function timeMs(value: TimeInput, field: string): number {
   const ms = value instanceof Date ? value.getTime() : value;
   if (!Number.isFinite(ms)) throw invalid(`${field}: not a valid time`);
-  return Math.round(ms);
+  return msArgument(ms, field);
 }
 
 /** Builds the protocol's job from the SDK's arguments; throws INVALID_ARGUMENT for what the server could not make sense of. */
@@ -70,8 +71,7 @@ export function toEnqueueJob(
   }
   if (options.runAt !== undefined) schedule = { $case: 'runAtMs', value: timeMs(options.runAt, 'runAt') };
   else if (options.delayMs !== undefined) {
-    if (!Number.isFinite(options.delayMs)) throw invalid('delayMs: not a number');
-    schedule = { $case: 'delayMs', value: Math.round(options.delayMs) };
+    schedule = { $case: 'delayMs', value: msArgument(options.delayMs, 'delayMs') };
   }
   if (options.ttlMs !== undefined && options.expiresAt !== undefined) {
     throw invalid('give ttlMs or expiresAt, not both');
@@ -80,8 +80,7 @@ export function toEnqueueJob(
   if (options.expiresAt !== undefined) {
     expiry = { $case: 'expiresAtMs', value: timeMs(options.expiresAt, 'expiresAt') };
   } else if (options.ttlMs !== undefined) {
-    if (!Number.isFinite(options.ttlMs)) throw invalid('ttlMs: not a number');
-    expiry = { $case: 'ttlMs', value: Math.round(options.ttlMs) };
+    expiry = { $case: 'ttlMs', value: msArgument(options.ttlMs, 'ttlMs') };
   }
   const trace =
     options.traceparent === undefined
@@ -92,9 +91,9 @@ export function toEnqueueJob(
     type,
     payload,
     contentType,
-    priority: options.priority ?? 0,
+    priority: optionalInt32(options.priority, 'priority', 0, undefined, 'an integer from 0 to 9'),
     schedule,
-    maxAttempts: options.maxAttempts ?? 0,
+    maxAttempts: optionalInt32(options.maxAttempts, 'maxAttempts', 0, undefined, 'an integer from 1 to 1000'),
     idempotencyKey: options.idempotencyKey ?? '',
     metadata: options.metadata === undefined ? {} : { ...options.metadata },
     traceparent: trace.traceparent,
@@ -103,24 +102,12 @@ export function toEnqueueJob(
     uniqueWhileActive: options.uniqueWhileActive === true,
     group: options.group ?? '',
     dependsOn: options.dependsOn === undefined ? [] : [...options.dependsOn],
-    onDependencyFailure: dependencyPolicyToProto[options.onDependencyFailure ?? 'unspecified'],
-    timeoutMs: timeoutMsOf(options.executionTimeoutMs),
+    onDependencyFailure: dependencyPolicyOf(options.onDependencyFailure),
+    timeoutMs: optionalMs(options.executionTimeoutMs, 'executionTimeoutMs', 0),
     debounceKey: options.debounceKey ?? '',
-    debounceMs: msOption(options.debounceMs, 'debounceMs'),
-    debounceMaxMs: msOption(options.debounceMaxMs, 'debounceMaxMs'),
+    debounceMs: optionalMs(options.debounceMs, 'debounceMs', 0),
+    debounceMaxMs: optionalMs(options.debounceMaxMs, 'debounceMaxMs', 0),
   };
-}
-
-function msOption(ms: number | undefined, name: string): number {
-  if (ms === undefined) return 0;
-  if (!Number.isFinite(ms)) throw invalid(`${name}: not a number`);
-  return Math.round(ms);
-}
-
-function timeoutMsOf(timeoutMs: number | undefined): number {
-  if (timeoutMs === undefined) return 0;
-  if (!Number.isFinite(timeoutMs)) throw invalid('executionTimeoutMs: not a number');
-  return Math.round(timeoutMs);
 }
 
 const dependencyPolicyToProto = {
@@ -129,6 +116,16 @@ const dependencyPolicyToProto = {
   run: DependencyFailurePolicy.RUN,
   wait: DependencyFailurePolicy.WAIT,
 } as const;
+
+function dependencyPolicyOf(policy: EnqueueOptions['onDependencyFailure']): DependencyFailurePolicy {
+  const proto = Object.hasOwn(dependencyPolicyToProto, policy ?? 'unspecified')
+    ? dependencyPolicyToProto[policy ?? 'unspecified']
+    : undefined;
+  if (proto === undefined) {
+    throw invalid(`onDependencyFailure: ${JSON.stringify(policy)} is not one of cancel, run, wait`);
+  }
+  return proto;
+}
 
 /** `enqueue(queue, type, payload, options)` → the protocol's job. */
 export function jobFromArgs(
@@ -195,7 +192,7 @@ export function nackDirective(options: {
 }): NackRequest['directive'] {
   if (options.deadLetter === true) return { $case: 'deadLetter', value: true };
   if (options.retryAfterMs !== undefined) {
-    return { $case: 'retryDelayMs', value: Math.max(0, Math.round(options.retryAfterMs)) };
+    return { $case: 'retryDelayMs', value: Math.max(0, msArgument(options.retryAfterMs, 'retryAfterMs')) };
   }
   return undefined;
 }

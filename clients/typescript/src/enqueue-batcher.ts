@@ -67,6 +67,8 @@ export class EnqueueBatcher {
       done(closedError('enqueue'), undefined, 0);
       return;
     }
+    // First: a deadline that is not a number of ms throws before anything counts this entry.
+    const deadlineAtMs = this.conn.deadline(deadlineMs);
     let bytes = 0;
     let keyed = true;
     const retried = this.conn.options.retry.unavailable;
@@ -88,7 +90,7 @@ export class EnqueueBatcher {
       atomic,
       keyed,
       retries: 0,
-      deadlineAtMs: this.conn.deadline(deadlineMs),
+      deadlineAtMs,
       done: (error, answer, offset) => {
         this.outstanding--;
         done(error, answer, offset);

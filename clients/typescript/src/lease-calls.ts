@@ -8,6 +8,7 @@
  * worst it finds the job already settled (NOT_FOUND).
  */
 
+import { optionalInt32, optionalMs } from './arguments.ts';
 import type { Connection } from './connection.ts';
 import { nackDirective, nackResultFromProto } from './convert.ts';
 import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
@@ -26,13 +27,19 @@ const anyAnswerBytes = 256 * 1024 * 1024;
 export const longPollMarginMs = 5000;
 
 export async function reserveCall(conn: Connection, options: ReserveOptions): Promise<ProtoLeasedJob[]> {
-  const waitMs = options.waitMs ?? 0;
+  const waitMs = optionalMs(options.waitMs, 'waitMs', 0);
   const response = await conn.invoke(
     conn.rpc.reserve,
     {
       queues: [...options.queues],
-      maxJobs: options.maxJobs ?? 1,
-      leaseDurationMs: options.leaseMs ?? 0,
+      maxJobs: optionalInt32(
+        options.maxJobs,
+        'maxJobs',
+        1,
+        1,
+        "an integer from 1 to the server's max_reserve_jobs",
+      ),
+      leaseDurationMs: optionalMs(options.leaseMs, 'leaseMs', 0),
       waitTimeoutMs: waitMs,
       workerId: options.workerId ?? '',
       // This client reads answers of any size: the server's own send limit is the bound.
@@ -150,7 +157,7 @@ export async function extendCall(
 ): Promise<Date> {
   const response = await conn.invoke(
     conn.rpc.extend,
-    { jobId: lease.id, attempt: lease.attempt, leaseDurationMs: leaseMs ?? 0 },
+    { jobId: lease.id, attempt: lease.attempt, leaseDurationMs: optionalMs(leaseMs, 'leaseMs', 0) },
     { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true, leaseCall: true },
   );
   return new Date(response.leaseDeadlineMs);

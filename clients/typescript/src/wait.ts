@@ -12,7 +12,9 @@
  * longer serve the resume (it restarted, or the backlog moved on) the wait
  * starts over the same way, so no outcome is missed.
  */
+
 import { status } from '@grpc/grpc-js';
+import { timerArgument } from './arguments.ts';
 import type { Connection } from './connection.ts';
 import { connectionClosedByServer, SeppError, toSeppError } from './errors.ts';
 import { EventSubscription, type JobEvent } from './events.ts';
@@ -123,6 +125,7 @@ export async function enqueueThenWait(
   enqueue: () => Promise<{ id: string }>,
   options: WaitOptions,
 ): Promise<JobOutcome> {
+  timerArgument(options.timeoutMs, 'timeoutMs');
   const keeper = new EventSubscription(conn, { jobIds: ['sepp-client-backlog-keeper'], reconnect: false });
   try {
     // Caught up (recording on), or failed (events turned off: the wait still reads GetJob).
@@ -143,6 +146,7 @@ export function waitForJob(
   onCaughtUp?: () => void,
 ): Promise<JobOutcome> {
   return new Promise<JobOutcome>((resolve, reject) => {
+    const timeoutMs = timerArgument(options.timeoutMs, 'timeoutMs');
     const stop = new AbortController();
     let settled = false;
     let lastState: JobState | null = null;
@@ -156,7 +160,6 @@ export function waitForJob(
       else resolve(outcome);
     };
     const onAbort = () => finish(new SeppError(status.CANCELLED, `stopped waiting for job ${jobId}`));
-    const timeoutMs = options.timeoutMs;
     const timer =
       timeoutMs === undefined
         ? undefined

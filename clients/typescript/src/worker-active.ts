@@ -3,6 +3,7 @@
  * (Lane), and the small rules around a handler: how it is called, what a
  * failure becomes, which nack ends a failed attempt. For worker.ts.
  */
+import { isMs } from './arguments.ts';
 import type { JobCancelledError } from './errors.ts';
 import type { ProgressReporter } from './progress-reporter.ts';
 import type { NackOptions } from './types.ts';
@@ -90,7 +91,11 @@ function causeOf(marker: DeadLetter | RetryAfter): Error {
 export function nackOptions(active: Active, error: Error): NackOptions {
   // The Error itself: its class and stack go with the message (lease-calls.ts errorFields).
   if (error instanceof DeadLetter) return { error: causeOf(error), deadLetter: true };
-  if (error instanceof RetryAfter) return { error: causeOf(error), retryAfterMs: error.delayMs };
+  if (error instanceof RetryAfter) {
+    // A delay the protocol cannot carry (NaN, Infinity, "5s"): the queue's backoff, not a failed nack.
+    if (!isMs(error.delayMs)) return { error: causeOf(error) };
+    return { error: causeOf(error), retryAfterMs: error.delayMs };
+  }
   // Stopped by our own shutdown: let another worker have it at once.
   if (active.stoppedForShutdown) return { error, retryAfterMs: 0 };
   return { error };

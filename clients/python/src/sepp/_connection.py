@@ -3,6 +3,7 @@ API key, and the unary call helper every RPC method goes through (deadline,
 opt-in retry of UNAVAILABLE where repeating is safe)."""
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -11,12 +12,16 @@ from typing import Any, Callable, Literal, TypeVar
 
 import grpc
 
-from .errors import closed_error, connection_closed_by_server, from_status, to_sepp_error
+from .errors import SeppError, closed_error, connection_closed_by_server, from_status, to_sepp_error
 from .v1 import queue_service_pb2_grpc
 
 Transport = Literal["stream", "unary"]
 
 Response = TypeVar("Response")
+
+
+DEADLINE_MS_MAX = 365 * 24 * 3600 * 1000
+"""The longest deadline a call takes, in ms (a year), as the TypeScript SDK's."""
 
 
 @dataclass(frozen=True)
@@ -146,9 +151,15 @@ class Connection:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    def timeout_s(self, deadline_ms: float | None) -> float:
-        """A call's timeout in seconds, from its own deadline or the default."""
-        return (deadline_ms if deadline_ms is not None else self.default_deadline_ms) / 1000
+    def timeout_s(self, deadline_ms: float | None, name: str = "deadline_ms") -> float:
+        """A call's timeout in seconds, from its own deadline or the default; INVALID_ARGUMENT
+        for one that is not a number of ms up to a year (NaN read as "already passed", a
+        string or an overflow raised from inside the call)."""
+        ms = deadline_ms if deadline_ms is not None else self.default_deadline_ms
+        if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not math.isfinite(ms) or ms > DEADLINE_MS_MAX:
+            raise SeppError(grpc.StatusCode.INVALID_ARGUMENT,
+                            f"{name}: {ms!r} is not a number of ms up to {DEADLINE_MS_MAX} (a year)")
+        return ms / 1000
 
     def invoke(
         self,
@@ -186,7 +197,7 @@ class Connection:
         """Waits until the channel is connected, or raises UnavailableError after the timeout."""
         future = grpc.channel_ready_future(self.channel)
         try:
-            future.result(timeout=self.timeout_s(timeout_ms))
+            future.result(timeout=self.timeout_s(timeout_ms, "timeout_ms"))
         except grpc.FutureTimeoutError:
             future.cancel()
             raise from_status(grpc.StatusCode.UNAVAILABLE, f"cannot reach sepp at {self.address}") from None

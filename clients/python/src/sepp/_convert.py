@@ -5,7 +5,7 @@ import datetime
 import json as _json
 import math
 import traceback
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence, TypeGuard
 
 import grpc
 
@@ -72,8 +72,14 @@ def time_ms(value: TimeInput, name: str) -> int:
     return round(value)
 
 
+def is_ms(value: Any) -> TypeGuard[float]:
+    """True for a number the protocol carries as ms once rounded: finite, within ±2^53."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+            and abs(value) <= 2**53)
+
+
 def _whole_ms(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_ms(value):
         raise invalid(f"{name}: not a number of milliseconds")
     return round(value)
 
@@ -170,7 +176,7 @@ def outcome_from_proto(result: job_pb2.EnqueueResult | None) -> EnqueueOutcome:
 
 
 def nack_request(
-    job_id: str, attempt: int, error: str | BaseException | None, retry_after_ms: int | None, dead_letter: bool,
+    job_id: str, attempt: int, error: str | BaseException | None, retry_after_ms: float | None, dead_letter: bool,
     raised: BaseException | None = None,
 ) -> work_pb2.NackRequest:
     """The protocol's nack: dead-letter wins over a delay; neither means the queue's backoff.

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Sequence, ov
 
 import grpc
 
+from ._arguments import checked_arguments
 from ._convert import dead_reason_to_proto, invalid, time_ms
 from .errors import SeppError
 from .jobs import Job, job_state_name
@@ -264,6 +265,7 @@ def _details(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+@checked_arguments
 class Jobs:
     """The calls on jobs already enqueued (`client.jobs`): read one; cancel or change (admin
     key) one, or every job of a queue that a filter matches."""
@@ -495,6 +497,7 @@ class Jobs:
         return changed(response), response
 
 
+@checked_arguments
 class AuditLog:
     """The audit log (`client.audit`, admin key): every change made over gRPC, the CLI or the
     admin UI, newest first."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence, overload
 
+from ._arguments import checked_arguments
 from ._convert import dead_reason_to_proto, queue_info_from_proto, setting_texts
 from ._job_control import BulkResult, change_result
 from .jobs import DeadLetterPage, Job
@@ -36,6 +37,7 @@ def read_call(conn: Connection, method: Any, request: Any, deadline_ms: int | No
     # Calls that change nothing, or whose repeat has no further effect: safe to retry.
     return conn.invoke(method, request, deadline_ms=deadline_ms, retry_safe=True)
 
+@checked_arguments
 class Queues:
     """The queue calls of a Client (`client.queues`): every queue with its counts, pause,
     resume, purge and delete, and run-time settings."""
@@ -116,6 +118,7 @@ class Queues:
         return queue_info_from_proto(read_call(self._conn, self._conn.stub.ResetQueueSettings, request, deadline_ms).queue)
 
 
+@checked_arguments
 class DeadLetters:
     """The dead-letter calls of a Client (`client.dlq`): page through, requeue, delete."""
 

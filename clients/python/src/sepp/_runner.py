@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 import grpc
 
 from ._connection import backoff_delay_ms
-from ._convert import error_text, nack_request
+from ._convert import error_text, is_ms, nack_request
 from ._progress import ProgressReporter
 from ._scheduler import Scheduler, Timer
 from ._work_transport import WorkTransport
@@ -307,7 +307,9 @@ class JobRunner:
         if isinstance(error, DeadLetter):
             return nack_request(job.id, job.attempt, str(error), None, True, cause)
         if isinstance(error, RetryAfter):
-            return nack_request(job.id, job.attempt, str(error), error.delay_ms, False, cause)
+            # A delay the protocol cannot carry (NaN, "5s"): the queue's backoff, not a failed nack.
+            delay_ms = error.delay_ms if is_ms(error.delay_ms) else None
+            return nack_request(job.id, job.attempt, str(error), delay_ms, False, cause)
         # Stopped by our own shutdown: let another worker have it at once.
         retry_after_ms = 0 if active.stopped_for_shutdown else None
         return nack_request(job.id, job.attempt, error_text(error), retry_after_ms, False, error)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Mapping, Seq
 
 import grpc
 
+from ._arguments import checked_arguments
 from ._connection import Connection, RetryOptions, TlsOptions, Transport
 from ._convert import (
     job_from_spec,
@@ -73,6 +74,7 @@ _SETTLE_OUTCOMES: dict[int, Literal["ok", "not_found", "lease_lost", "cancelled"
 }
 
 
+@checked_arguments
 class Client:
     """A connection to a sepp server. Enqueueing, leasing, settling and waiting are its
     methods; the rest is grouped by what it acts on: `client.jobs`, `client.queues`,
@@ -594,9 +596,10 @@ class Client:
         """Closes the Workers started with `worker()` (waiting for their jobs), sends enqueues
         still queued and waits for their answers (up to `timeout_ms`, default the default
         deadline), then closes the connection. Calls made afterwards fail."""
+        timeout_s = self._conn.timeout_s(timeout_ms, "timeout_ms")  # a bad one raises before anything closes
         with self._lock:
             workers = list(self._workers)
         for worker in workers:
             worker.close()
-        self._batcher.close(self._conn.timeout_s(timeout_ms))
+        self._batcher.close(timeout_s)
         self._conn.close()

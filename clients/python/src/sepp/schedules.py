@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 import grpc
 
+from ._arguments import checked_arguments
 from ._convert import payload_bytes, time_ms
 from .errors import SeppError
 from .models import UNSET, Enqueued, Payload, TimeInput
@@ -239,6 +240,7 @@ def spec_to_proto(
     return spec
 
 
+@checked_arguments
 class Schedules:
     """The schedule calls of a client (`client.schedules`). Changes need an admin key."""
 
