@@ -9,11 +9,17 @@
  * messages of their own reach the server a few at a time and take as many
  * commits), or the unary EnqueueFlow.
  *
- * The Produce stream: opened on first use; answers are matched to messages by
- * sequence number. When it breaks, every message in flight fails with the
- * stream's status (UNAVAILABLE for a lost connection) and the next message
- * opens a new stream. An idle stream is half-closed after `streamIdleMs`, so
- * an application that forgets `close()` still exits.
+ * The Produce stream: opened on first use. The server answers messages in the
+ * order they arrived, so an answer answers the oldest message on the stream not
+ * yet answered; its sequence number must be that message's, or 0 when the
+ * server could not decode the message at all (an answer that is neither means
+ * the answers are out of step: the stream is ended, and its messages fail with
+ * INTERNAL). A message whose caller's deadline passed keeps its place in that
+ * order until its answer comes. When the stream breaks, every message in flight
+ * fails with the stream's status (UNAVAILABLE for a lost connection) and the next
+ * message opens a new stream, with an order of its own. An idle stream is
+ * half-closed after `streamIdleMs`, so an application that forgets `close()`
+ * still exits.
  */
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import type { Connection } from './connection.ts';
@@ -71,13 +77,30 @@ function remainingMs(deadlineAtMs: number): number {
   return Math.max(0, deadlineAtMs - Date.now());
 }
 
-interface InFlight {
+/** A caller waiting for the answer to its message, until `timer` (its deadline) fires. */
+interface Caller {
   resolve(answer: ProduceResponse): void;
   reject(error: SeppError): void;
   timer: NodeJS.Timeout;
 }
 
+/**
+ * A message sent on a stream and not yet answered. It keeps its place in the stream's order
+ * once its caller's deadline has passed (`caller` is then undefined): the server still
+ * answers it, in its turn, and the answers after it belong to the messages after it.
+ */
+interface Unanswered {
+  sequence: number;
+  caller: Caller | undefined;
+}
+
 type ProduceStream = ClientDuplexStream<ProduceRequest, ProduceResponse>;
+
+/** One Produce stream and its messages not yet answered, oldest first: the order of its answers. */
+interface OpenStream {
+  call: ProduceStream;
+  unanswered: Unanswered[];
+}
 
 /** A flow waiting for this turn's message. */
 interface QueuedFlow {
@@ -104,10 +127,11 @@ function isOlderServerRefusal(error: unknown): boolean {
 
 const missingFlowOutcome = 'the server answered a flow on the Produce stream without its outcome';
 
-/** Batches as messages on one Produce stream, matched to their answers by sequence number. */
+/** Batches as messages on one Produce stream, each answered in the order they were sent. */
 export class ProduceStreamSender implements BatchSender {
-  private stream: ProduceStream | undefined;
-  private readonly inFlight = new Map<number, InFlight>();
+  private stream: OpenStream | undefined;
+  /** Callers waiting for an answer on the stream (its messages whose deadline has not passed). */
+  private waiting = 0;
   private nextSequence = 1;
   private lastSendMs = 0;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -245,60 +269,80 @@ export class ProduceStreamSender implements BatchSender {
   /** Sends one message and resolves with its answer once durable; rejects with the answer's error. */
   private post(message: Omit<ProduceRequest, 'sequence'>, deadlineAtMs: number): Promise<ProduceResponse> {
     const stream = this.stream ?? this.open();
-    const sequence = this.nextSequence++;
+    const sent: Unanswered = { sequence: this.nextSequence++, caller: undefined };
     this.lastSendMs = Date.now();
     this.messagesSent++;
     return new Promise<ProduceResponse>((resolve, reject) => {
       const timer = setTimeout(
         () => {
-          if (!this.inFlight.delete(sequence)) return;
+          if (this.release(sent) === undefined) return;
           // Like a unary deadline: the jobs may still be stored, the answer will not be waited for.
           reject(new SeppError(status.DEADLINE_EXCEEDED, 'no answer from sepp before the deadline'));
           this.maybeIdle();
         },
         Math.max(0, deadlineAtMs - this.lastSendMs),
       );
-      this.inFlight.set(sequence, { resolve, reject, timer });
-      stream.write({ ...message, sequence });
+      sent.caller = { resolve, reject, timer };
+      this.waiting++;
+      stream.unanswered.push(sent);
+      stream.call.write({ ...message, sequence: sent.sequence });
     });
   }
 
-  private open(): ProduceStream {
-    const stream = this.conn.rpc.produce(this.conn.metadata());
+  /** Takes the caller of a message (undefined once its deadline passed): nobody else answers it. */
+  private release(sent: Unanswered): Caller | undefined {
+    const caller = sent.caller;
+    if (caller === undefined) return undefined;
+    sent.caller = undefined;
+    clearTimeout(caller.timer);
+    this.waiting--;
+    return caller;
+  }
+
+  private open(): OpenStream {
+    const call = this.conn.rpc.produce(this.conn.metadata());
+    const stream: OpenStream = { call, unanswered: [] };
     this.stream = stream;
-    stream.on('data', (answer: ProduceResponse) => this.onAnswer(answer));
-    stream.on('error', (error: ServiceError) => this.onBroken(stream, toSeppError(error)));
-    stream.on('end', () =>
+    call.on('data', (answer: ProduceResponse) => this.onAnswer(stream, answer));
+    call.on('error', (error: ServiceError) => this.onBroken(stream, toSeppError(error)));
+    call.on('end', () =>
       this.onBroken(stream, new SeppError(status.UNAVAILABLE, 'the server ended the Produce stream')),
     );
     return stream;
   }
 
-  private onAnswer(answer: ProduceResponse): void {
-    const pending = this.inFlight.get(answer.sequence);
-    if (pending === undefined) return; // Its deadline passed; nobody waits for it any more.
-    this.inFlight.delete(answer.sequence);
-    clearTimeout(pending.timer);
-    if (answer.code !== status.OK) pending.reject(fromStatus(answer.code, answer.message));
-    else pending.resolve(answer);
+  /** An answer answers the oldest message on its stream not yet answered. */
+  private onAnswer(stream: OpenStream, answer: ProduceResponse): void {
+    const sent = stream.unanswered[0];
+    if (sent === undefined || (answer.sequence !== 0 && answer.sequence !== sent.sequence)) {
+      // Whatever the later answers say could be another message's: none of them is trusted.
+      const next = sent === undefined ? 'no message was waiting' : `message ${sent.sequence} was next`;
+      const message = `the server answered Produce message ${answer.sequence} where ${next}; the stream was ended`;
+      this.onBroken(stream, new SeppError(status.INTERNAL, message));
+      stream.call.cancel();
+      return;
+    }
+    stream.unanswered.shift();
+    const caller = this.release(sent);
+    if (caller === undefined) return; // Its deadline passed; nobody waits for it any more.
+    // A sequence of 0: the message did not decode; its answer's code says why.
+    if (answer.code !== status.OK) caller.reject(fromStatus(answer.code, answer.message));
+    else caller.resolve(answer);
     this.maybeIdle();
   }
 
   /** The stream ended or failed: whatever was in flight on it fails with its status. */
-  private onBroken(stream: ProduceStream, error: SeppError): void {
-    if (this.stream !== stream) return;
-    this.stream = undefined;
+  private onBroken(stream: OpenStream, error: SeppError): void {
+    if (this.stream === stream) this.stream = undefined;
     const failed = error.grpcCode === status.OK ? new SeppError(status.UNAVAILABLE, error.message) : error;
-    for (const pending of this.inFlight.values()) {
-      clearTimeout(pending.timer);
-      pending.reject(failed);
-    }
-    this.inFlight.clear();
+    const unanswered = stream.unanswered;
+    stream.unanswered = [];
+    for (const sent of unanswered) this.release(sent)?.reject(failed);
     this.maybeIdle();
   }
 
   private maybeIdle(): void {
-    if (this.inFlight.size > 0) return;
+    if (this.waiting > 0) return;
     if (this.drained !== undefined) {
       this.drained();
       return;
@@ -307,7 +351,7 @@ export class ProduceStreamSender implements BatchSender {
     const check = () => {
       this.idleTimer = undefined;
       const idleMs = Date.now() - this.lastSendMs;
-      if (this.inFlight.size > 0 || this.stream === undefined) return;
+      if (this.waiting > 0 || this.stream === undefined) return;
       if (idleMs < this.conn.options.streamIdleMs) {
         this.idleTimer = setTimeout(check, this.conn.options.streamIdleMs - idleMs).unref();
         return;
@@ -322,15 +366,15 @@ export class ProduceStreamSender implements BatchSender {
     const stream = this.stream;
     if (stream === undefined) return;
     this.stream = undefined;
-    stream.on('error', () => {}); // Nothing depends on this stream any more.
-    stream.end();
+    stream.call.on('error', () => {}); // Nothing depends on this stream any more.
+    stream.call.end();
   }
 
   async close(): Promise<void> {
     // The flows sent before the close go as they would have (on the stream, or as unary calls).
     this.flushFlows();
     this.closing = true;
-    if (this.inFlight.size > 0) {
+    if (this.waiting > 0) {
       await new Promise<void>((resolve) => {
         this.drained = resolve;
       });
