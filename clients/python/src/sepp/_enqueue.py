@@ -18,10 +18,15 @@ the stored job's id instead of storing it again.
 
 The Produce stream: opened by the first enqueue; its request generator (which
 grpc pulls from its own thread) takes what is pending whenever grpc can send,
-and a reader thread matches answers to messages by sequence number. When the
-stream breaks, every entry on it or waiting for it fails with the stream's
-status (UNAVAILABLE when the server is gone) and the next enqueue opens a new
-one. An idle stream is half-closed after `stream_idle_ms`.
+and a reader thread matches answers to messages. The server answers messages in
+the order they arrived, so an answer answers the oldest message on the stream
+not yet answered, whether or not its caller still waits; its sequence number
+must be that message's, or 0 when the server could not decode the message at
+all. An answer that is neither means the answers are out of step: the stream is
+cancelled and its messages fail with INTERNAL (the entries not yet sent go on a
+new stream). When the stream breaks, every entry on it or waiting for it fails
+with the stream's status (UNAVAILABLE when the server is gone) and the next
+enqueue opens a new one. An idle stream is half-closed after `stream_idle_ms`.
 
 A flow (`client.enqueue_flow`) is an entry of its own, never retried. The flows
 pending together (up to `MAX_FLOWS_PER_MESSAGE` and `max_message_bytes`) go in
@@ -105,12 +110,17 @@ class _Entry:
         return self.atomic or self.flow is not None
 
 
+class _OutOfStep(Exception):
+    """The server answered a message other than the oldest one in flight."""
+
+
 class _Stream:
-    """One Produce stream: its messages in flight by sequence number."""
+    """One Produce stream: its messages in flight (sequence number and entries), oldest first,
+    the order their answers come in."""
 
     def __init__(self) -> None:
         self.ended = False
-        self.in_flight: dict[int, list[_Entry]] = {}
+        self.in_flight: deque[tuple[int, list[_Entry]]] = deque()
         self.call: grpc.Future | None = None
         self.reader: threading.Thread | None = None
 
@@ -262,7 +272,7 @@ class EnqueueBatcher:
                     return  # Half-close: the server answers what is in flight and ends the stream.
                 self._sequence += 1
                 sequence = self._sequence
-                stream.in_flight[sequence] = batch
+                stream.in_flight.append((sequence, batch))
                 flow = batch[0].flow
                 jobs = self._count(batch) if flow is None else []
                 self._stats.produce_messages += 1
@@ -276,11 +286,18 @@ class EnqueueBatcher:
 
     def _read(self, stream: _Stream) -> None:
         error: SeppError | None = None
+        out_of_step = False
         try:
             responses = self._conn.stub.Produce(self._requests(stream), metadata=self._conn.metadata)
             stream.call = responses
             for answer in responses:
                 self._on_answer(stream, answer)
+        except _OutOfStep as thrown:
+            # Whatever the later answers say could be another message's: none of them is trusted.
+            out_of_step = True
+            error = SeppError(grpc.StatusCode.INTERNAL, str(thrown))
+            if stream.call is not None:
+                stream.call.cancel()
         except grpc.RpcError as thrown:
             error = to_sepp_error(thrown)
         except Exception as thrown:  # noqa: BLE001 - a bug must not leave enqueues hanging
@@ -297,10 +314,11 @@ class EnqueueBatcher:
                 # The server ended the stream without answering everything, or it broke.
                 if error is None or error.grpc_code == grpc.StatusCode.OK:
                     error = from_status(grpc.StatusCode.UNAVAILABLE, "the server ended the Produce stream")
-                failed = [entry for batch in stream.in_flight.values() for entry in batch]
-                # Entries waiting for this stream would wait for a server that is gone.
-                failed.extend(self._pending)
-                self._pending.clear()
+                failed = [entry for _, batch in stream.in_flight for entry in batch]
+                if not out_of_step:
+                    # Entries waiting for this stream would wait for a server that is gone.
+                    failed.extend(self._pending)
+                    self._pending.clear()
             stream.in_flight.clear()
             if self._pending and not self._closing:
                 self._open_stream()
@@ -309,14 +327,19 @@ class EnqueueBatcher:
             self._fail(failed, error)
 
     def _on_answer(self, stream: _Stream, answer: produce_pb2.ProduceResponse) -> None:
+        """An answer answers the oldest message in flight; raises _OutOfStep when it cannot."""
         with self._lock:
-            batch = stream.in_flight.pop(answer.sequence, None)
+            sequence = stream.in_flight[0][0] if stream.in_flight else None
+            if sequence is None or answer.sequence not in (0, sequence):
+                next_one = "no message was waiting" if sequence is None else f"message {sequence} was next"
+                raise _OutOfStep(f"the server answered Produce message {answer.sequence} where {next_one}; "
+                                 "the stream was ended")
+            _, batch = stream.in_flight.popleft()
             self._lock.notify_all()
-        if batch is None:
-            return
         if len(batch) > 1 and batch[0].flow is not None:
             self._on_flows_answer(batch, answer)
         elif answer.code != 0:
+            # A sequence of 0: the message did not decode; its answer's code says why.
             self._fail(batch, from_status(status_from_number(answer.code), answer.message))
         elif answer.HasField("atomic"):
             self._distribute(batch, Answer(atomic=answer.atomic))
