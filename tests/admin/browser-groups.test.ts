@@ -116,6 +116,9 @@ test("a waiting job's page changes its group or takes it out; a leased job's pag
   await shot(page, 'job-group-change-dialog-desktop');
   await dialog.getByRole('button', { name: 'Change group' }).click();
   await page.getByText(/moved to group initech/).waitFor();
+  // The page's own "Change group" is the only one again once the dialog is gone (until then the
+  // dialog's submit button has the same name, and clicking by name finds two).
+  await dialog.waitFor({ state: 'hidden' });
   assert.equal((await engine.getJob(waiting!)).group, 'initech');
   assert.equal((await engine.getJob(other!)).group, 'globex');
   await page.locator('.facts').getByText('initech').waitFor();
@@ -125,6 +128,7 @@ test("a waiting job's page changes its group or takes it out; a leased job's pag
   await dialog.getByLabel('Group').fill('');
   await dialog.getByRole('button', { name: 'Change group' }).click();
   await page.getByText(/has no group now/).waitFor();
+  await dialog.waitFor({ state: 'hidden' });
   assert.equal((await engine.getJob(waiting!)).group, null);
 
   // A name the server refuses: its message shows in the page's banner.
