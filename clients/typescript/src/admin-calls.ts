@@ -5,7 +5,7 @@
  */
 
 import { status } from '@grpc/grpc-js';
-import { int32Argument, msArgument, optionalInt32 } from './arguments.ts';
+import { int32Argument, msArgument, pageSizeArgument } from './arguments.ts';
 import { bulkCallOptions, bulkResult, filterToProto } from './bulk-calls.ts';
 import type { Connection } from './connection.ts';
 import { timeMs } from './convert.ts';
@@ -48,13 +48,7 @@ export async function listDeadLettersCall(
     conn.rpc.listDeadLetters,
     {
       queue,
-      pageSize: optionalInt32(
-        query.pageSize,
-        'pageSize',
-        0,
-        0,
-        "an integer from 1 to the server's max_page_size",
-      ),
+      pageSize: pageSizeArgument(query.pageSize),
       pageToken: query.pageToken ?? '',
       reason: query.reason === undefined ? 0 : deadReasonToProto[query.reason],
     },
@@ -233,13 +227,7 @@ export async function listAuditCall(
       actor: query.actor ?? '',
       action: query.action ?? '',
       target: query.target ?? '',
-      pageSize: optionalInt32(
-        query.pageSize,
-        'pageSize',
-        0,
-        0,
-        "an integer from 1 to the server's max_page_size",
-      ),
+      pageSize: pageSizeArgument(query.pageSize),
       pageToken: query.pageToken ?? '',
     },
     repeatable(query),

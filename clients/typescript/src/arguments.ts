@@ -46,6 +46,11 @@ export function optionalInt32(
   return value === undefined ? fallback : int32Argument(value, name, min, what);
 }
 
+/** A page's `pageSize`: an int32 from 1 up (the server caps it at its max_page_size); 0 when not given. */
+export function pageSizeArgument(value: unknown): number {
+  return optionalInt32(value, 'pageSize', 0, 0, "an integer from 1 to the server's max_page_size");
+}
+
 /** True for a number the protocol carries as ms once rounded: finite, within ±2^53. */
 export function isMs(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER;

@@ -4,7 +4,7 @@
  */
 
 import { purgeQueueCall } from './admin-calls.ts';
-import { optionalInt32 } from './arguments.ts';
+import { pageSizeArgument } from './arguments.ts';
 import { type Connection, retrySafe } from './connection.ts';
 import { queueInfoFromProto } from './convert.ts';
 import { resetQueueSettingsCall, type SettingInput, setQueueSettingsCall } from './settings-calls.ts';
@@ -51,13 +51,7 @@ export class Queues {
     const response = await this.conn.invoke(
       this.conn.rpc.listQueues,
       {
-        pageSize: optionalInt32(
-          options.pageSize,
-          'pageSize',
-          0,
-          0,
-          "an integer from 1 to the server's max_page_size",
-        ),
+        pageSize: pageSizeArgument(options.pageSize),
         pageToken: options.pageToken ?? '',
       },
       retrySafe(options),

@@ -11,7 +11,7 @@
  */
 
 import { status } from '@grpc/grpc-js';
-import { optionalInt32 } from './arguments.ts';
+import { pageSizeArgument } from './arguments.ts';
 import { type BatchSender, ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
 import {
   addToBatchCall,
@@ -449,13 +449,7 @@ export class SeppClient {
     const response = await this.connection.invoke(
       this.connection.rpc.listWorkers,
       {
-        pageSize: optionalInt32(
-          options.pageSize,
-          'pageSize',
-          0,
-          0,
-          "an integer from 1 to the server's max_page_size",
-        ),
+        pageSize: pageSizeArgument(options.pageSize),
         pageToken: options.pageToken ?? '',
       },
       retrySafe(options),
