@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { LeasedJob } from '../clients/typescript/src/gen/sepp/v1/job.js';
 import { WorkRequest, WorkResponse } from '../clients/typescript/src/gen/sepp/v1/work.js';
 import { decodeWorkResponse, encodeWorkRequest } from '../clients/typescript/src/work-codec.ts';
-import { median } from './engine-lib.ts';
+import { compareCodecs } from './lib/codec-ab.ts';
 
 const { values: args } = parseArgs({
   options: { rounds: { type: 'string', default: '15' }, batches: { type: 'string', default: '2000' } },
@@ -117,23 +117,10 @@ const cases: Record<string, Record<Code, () => number>> = {
   },
 };
 
-for (const [label, codes] of Object.entries(cases)) {
-  const samples: Record<Code, number[]> = { generated: [], 'hand-written': [] };
-  for (let round = 0; round < rounds; round++) {
-    const order: Code[] = round % 2 === 0 ? ['generated', 'hand-written'] : ['hand-written', 'generated'];
-    for (const name of order) {
-      const run = codes[name];
-      const start = process.cpuUsage();
-      let check = 0;
-      for (let b = 0; b < batches; b++) check += run();
-      const used = process.cpuUsage(start);
-      if (check === 0) throw new Error(`${label}: nothing done`);
-      samples[name].push((used.user + used.system) / (batches * perBatch));
-    }
-  }
-  const [generated, hand] = [median(samples.generated), median(samples['hand-written'])];
-  const cheaper = samples['hand-written'].filter((d, i) => d < samples.generated[i]!).length;
-  console.log(
-    `${label}: generated ${generated.toFixed(3)}, hand-written ${hand.toFixed(3)} µs CPU per job (medians of ${rounds}; rounds where hand-written is cheaper: ${cheaper}/${rounds})`,
-  );
-}
+compareCodecs(
+  ['generated', 'hand-written'],
+  Object.fromEntries(
+    Object.entries(cases).map(([label, c]) => [label, [c.generated, c['hand-written']] as const]),
+  ),
+  { rounds, batches, perBatch },
+);

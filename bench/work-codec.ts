@@ -17,7 +17,7 @@ import { encodeProduceResponse } from '../src/rpc/produce-response-codec.ts';
 import { Utf8Fields } from '../src/rpc/utf8-fields.ts';
 import { decodeWorkRequestDirect } from '../src/rpc/work-request-codec.ts';
 import { encodeWorkResponse } from '../src/rpc/work-response-codec.ts';
-import { median } from './engine-lib.ts';
+import { compareCodecs } from './lib/codec-ab.ts';
 
 const { values: args } = parseArgs({
   options: { rounds: { type: 'string', default: '15' }, batches: { type: 'string', default: '2000' } },
@@ -143,22 +143,8 @@ if (
   throw new Error('the encoders differ');
 }
 
-for (const [label, codes] of Object.entries(cases)) {
-  const samples: Record<Code, number[]> = { generated: [], direct: [] };
-  for (let round = 0; round < rounds; round++) {
-    const order: Code[] = round % 2 === 0 ? ['generated', 'direct'] : ['direct', 'generated'];
-    for (const name of order) {
-      const run = codes[name];
-      const start = process.cpuUsage();
-      let check = 0;
-      for (let b = 0; b < batches; b++) check += run();
-      const used = process.cpuUsage(start);
-      if (check === 0) throw new Error(`${label}: nothing done`);
-      samples[name].push((used.user + used.system) / (batches * perBatch));
-    }
-  }
-  const [generated, direct] = [median(samples.generated), median(samples.direct)];
-  console.log(
-    `${label}: generated ${generated.toFixed(3)}, direct ${direct.toFixed(3)} µs CPU per job (medians of ${rounds}; pairs where direct is cheaper: ${samples.direct.filter((d, i) => d < samples.generated[i]!).length}/${rounds})`,
-  );
-}
+compareCodecs(
+  ['generated', 'direct'],
+  Object.fromEntries(Object.entries(cases).map(([label, c]) => [label, [c.generated, c.direct] as const])),
+  { rounds, batches, perBatch },
+);
