@@ -328,9 +328,23 @@ test('depends_on at enqueue: unknown, failed, completed, duplicated and too many
   await withEngine(
     { options: { limits: { ...defaultEngineLimits, maxDependenciesPerJob: 3 } } },
     async ({ engine }) => {
-      const unknown = await expectCode(engine.enqueue(job(fresh(), { dependsOn: ['nope'] })), 'not_found');
+      const unknown = await expectCode(
+        engine.enqueue(job(fresh(), { dependsOn: ['01a2365f-985c-7000-b7f9-d57e51622832'] })),
+        'not_found',
+      );
       assert.equal(unknown.rejection?.reason, 'unknown_dependency');
-      assert.match(unknown.message, /depends_on\[0\]: job nope does not exist/);
+      assert.match(
+        unknown.message,
+        /depends_on\[0\]: job 01a2365f-985c-7000-b7f9-d57e51622832 does not exist/,
+      );
+      // No UUID names no job, and the message says it is not an id (not that a job is missing).
+      const noId = await expectCode(engine.enqueue(job(fresh(), { dependsOn: ['nope'] })), 'not_found');
+      assert.equal(noId.rejection?.reason, 'unknown_dependency');
+      assert.match(noId.message, /depends_on\[0\]: "nope" is not a job id \(a UUID/);
+      // A job id copied in upper case names the same job, as GetJob takes it.
+      const upper = await add(engine);
+      const { jobId } = await engine.enqueue(job(fresh(), { dependsOn: [upper.id.toUpperCase()] }));
+      assert.equal(await stateOf(engine, { id: jobId }), 'waiting');
 
       const dead = await add(engine);
       await kill(engine, dead);

@@ -50,7 +50,7 @@ export class WorkflowActs {
       function* (this: WorkflowActs, tx: StoreTx): Op<WorkflowCancelResult> {
         const deps = capability(tx.dependencies, this.ctx.store.kind) as Dependencies;
         const jobs = yield* deps.flowJobs({ jobId, limit: maxFlowGraphJobs + 1 });
-        if (jobs.length === 0) throw new SeppError('not_found', `job ${jobId} does not exist`);
+        if (jobs.length === 0) throw noFlow(jobId);
         if (jobs.length > maxFlowGraphJobs) {
           throw new SeppError(
             'resource_exhausted',
@@ -84,6 +84,18 @@ export class WorkflowActs {
   }
 }
 
+/**
+ * A flow is its stored jobs: once they are swept (a completed job goes at its ack unless its
+ * queue keeps completed jobs), nothing names it any more, and the message says so.
+ */
+function noFlow(jobId: string): SeppError {
+  return new SeppError(
+    'not_found',
+    `job ${jobId} does not exist, so it names no flow: a flow is read through jobs still stored ` +
+      '(completed jobs are deleted at their ack unless their queue keeps them: completed_retention_ms)',
+  );
+}
+
 function capability<T extends DependencyReads>(deps: T | undefined, kind: string): T {
   if (deps === undefined) {
     throw new SeppError('failed_precondition', `the ${kind} store keeps no job dependencies or batches`);
@@ -93,7 +105,7 @@ function capability<T extends DependencyReads>(deps: T | undefined, kind: string
 
 function* readFlow(deps: DependencyReads, jobId: string, bound: number): Op<FlowGraph> {
   const rows = yield* deps.flowJobs({ jobId, limit: bound + 1 });
-  if (rows.length === 0) throw new SeppError('not_found', `job ${jobId} does not exist`);
+  if (rows.length === 0) throw noFlow(jobId);
   const truncated = rows.length > bound;
   const jobs = rows.sort((a, b) => a.seq - b.seq).slice(0, bound);
   const edges: FlowEdge[] = [];

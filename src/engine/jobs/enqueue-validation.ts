@@ -8,6 +8,7 @@ import type { JobRejection, RejectionReason } from '../errors.ts';
 import type { QueueRegistry } from '../queue-registry.ts';
 import { type EngineLimits, type QueueSettings, queueSettingRanges } from '../settings.ts';
 import type { DependencyPolicy, EnqueueRequest } from '../types.ts';
+import { normalizeJobId } from './job-id.ts';
 
 /** A job that passed validation, ready to insert. */
 export interface ValidJob {
@@ -58,14 +59,23 @@ function checkDependencies(
     );
   }
   const seen = new Set<string>();
-  for (const [i, id] of ids.entries()) {
-    if (typeof id !== 'string' || id.length === 0 || id.length > 64) {
+  for (const [i, given] of ids.entries()) {
+    if (typeof given !== 'string' || given.length === 0 || given.length > 64) {
       return reject('invalid_job', `depends_on[${i}] is not a job id`);
+    }
+    // A job id is a UUID, stored in lower case; GetJob takes one in either case, and so does
+    // depends_on. Anything else names no job: unknown, with a message that says why.
+    const id = normalizeJobId(given);
+    if (id === null) {
+      return reject(
+        'unknown_dependency',
+        `depends_on[${i}]: ${JSON.stringify(given)} is not a job id (a UUID such as 01a2365f-985c-7000-b7f9-d57e51622832), so it names no job`,
+      );
     }
     if (seen.has(id)) return reject('invalid_job', `depends_on names job ${id} twice`);
     seen.add(id);
   }
-  return { ids, policy };
+  return { ids: [...seen], policy };
 }
 
 const traceparentPattern = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
