@@ -87,8 +87,8 @@ export const commandGroups: Readonly<Record<string, readonly string[]>> = {
   schedules: ['list', 'show', 'pause', 'resume', 'trigger', 'delete'],
   admin: ['hash-password', 'new-api-key'],
   bulk: ['requeue', 'cancel', 'run-now', 'delete', 'list', 'status', 'stop'],
-  flow: ['show'],
-  batch: ['show'],
+  flow: ['show', 'cancel'],
+  batch: ['show', 'seal', 'cancel'],
 };
 
 /** The flags of `sepp serve`: given without a command, they were meant for it. */

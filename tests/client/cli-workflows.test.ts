@@ -1,7 +1,8 @@
 /**
  * The workflow commands as a user runs them (issue 33): `sepp enqueue --depends-on`,
- * `sepp flow show ID` and `sepp batch show ID`, human and --json output, against a
- * real server (the commands in-process, tests/helpers/cli.ts).
+ * `sepp flow show ID`, `sepp batch show ID`, and `sepp flow cancel`, `sepp batch cancel`,
+ * `sepp batch seal`, human and --json output, against a real server (the commands
+ * in-process, tests/helpers/cli.ts).
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
@@ -94,7 +95,72 @@ describe('workflow CLI', () => {
     assert.equal(json.truncated, false);
     const missing = await sepp(['flow', 'show', '01900000-0000-7000-8000-000000000000'], env);
     assert.notEqual(missing.code, 0);
-    assert.match(missing.stderr, /does not exist/);
+    // A finished flow's jobs are swept: the message says why the id names nothing.
+    assert.match(missing.stderr, /does not exist, so it names no flow: .*completed_retention_ms/);
+  });
+
+  test('flow cancel: asks (--yes off a terminal), cancels what has not ended, --json', async () => {
+    const { Flow } = await import('../../clients/typescript/src/index.ts');
+    const ids = await served.client.enqueueFlow(
+      new Flow()
+        .add('a', { queue: 'cw-cancel', type: 'a' })
+        .add('b', { queue: 'cw-cancel', type: 'b', after: ['a'] })
+        .add('c', { queue: 'cw-cancel', type: 'c', after: ['b'] }),
+    );
+    const unasked = await sepp(['flow', 'cancel', ids.c!.id], env);
+    assert.equal(unasked.code, 2, 'off a terminal it needs --yes');
+    assert.match(unasked.stderr, /refusing to cancel the flow of .* without --yes/);
+    assert.equal((await served.client.getJob(ids.a!.id)).state, 'ready', 'nothing was cancelled');
+    const human = await sepp(['flow', 'cancel', ids.c!.id, '--yes'], env);
+    assert.equal(human.code, 0, human.stderr);
+    assert.equal(human.stdout.trim(), `cancelled 3 jobs of the flow of ${ids.c!.id}`);
+    for (const name of ['a', 'b', 'c'])
+      assert.equal((await served.client.getJob(ids[name]!.id)).state, 'cancelled');
+    const again = cliJson<{ jobId: string; cancelled: number; cancelRequested: number }>(
+      await sepp(['flow', 'cancel', ids.a!.id, '--yes', '--json'], env),
+    );
+    assert.deepEqual(again, { jobId: ids.a!.id, cancelled: 0, cancelRequested: 0 });
+  });
+
+  test('batch cancel and seal: an open batch stays open until sealed, then ends', async () => {
+    const { batch } = await served.client.createBatch({
+      onComplete: { queue: 'cw-bdone', type: 'done' },
+      jobs: [
+        { queue: 'cw-bmembers', type: 'm' },
+        { queue: 'cw-bmembers', type: 'm' },
+      ],
+    });
+    const unasked = await sepp(['batch', 'cancel', batch.id], env);
+    assert.equal(unasked.code, 2);
+    assert.match(unasked.stderr, /refusing to cancel batch .* without --yes/);
+    const cancelled = await sepp(['batch', 'cancel', batch.id, '-y'], env);
+    assert.equal(cancelled.code, 0, cancelled.stderr);
+    assert.equal(
+      cancelled.stdout.trim(),
+      `cancelled 2 jobs of batch ${batch.id}; the batch is open, and ends once sealed (sepp batch seal ${batch.id})`,
+    );
+    const sealed = await sepp(['batch', 'seal', batch.id], env);
+    assert.equal(sealed.code, 0, sealed.stderr);
+    assert.equal(sealed.stdout.trim(), `batch ${batch.id} is ended: 0 completed, 0 dead, 2 cancelled`);
+    const info = (await served.client.getBatch(batch.id)).batch;
+    assert.equal(info.state, 'ended');
+    assert.ok(info.completeJobId !== null, 'its on-complete job was enqueued');
+
+    const open = await served.client.createBatch({ jobs: [{ queue: 'cw-bmembers', type: 'm' }] });
+    const json = cliJson<{ state: string; pending: number }>(
+      await sepp(['batch', 'seal', open.batch.id, '--json'], env),
+    );
+    assert.deepEqual([json.state, json.pending], ['sealed', 1]);
+    const human = await sepp(['batch', 'seal', open.batch.id], env);
+    assert.equal(
+      human.stdout.trim(),
+      `sealed batch ${open.batch.id}: it ends when its 1 pending member has ended`,
+    );
+    const viaJson = cliJson<{ batchId: string; cancelled: number }>(
+      await sepp(['batch', 'cancel', open.batch.id, '--yes', '-o', 'json'], env),
+    );
+    assert.deepEqual([viaJson.batchId, viaJson.cancelled], [open.batch.id, 1]);
+    assert.equal((await served.client.getBatch(open.batch.id)).batch.state, 'ended');
   });
 
   test('batch show: state, counts, completion jobs and members; --json', async () => {

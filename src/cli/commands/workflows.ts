@@ -1,12 +1,21 @@
 /**
  * `sepp flow show ID` and `sepp batch show ID` (issue 33): a job's flow — every job
  * connected to it through dependencies, with the edges — and a batch's state, counts and
- * members. `--json` (or `-o json`) for scripts.
+ * members. `sepp flow cancel ID` and `sepp batch cancel ID` cancel what of them has not
+ * ended, as one act (admin key), after showing how many jobs that is and asking (--yes off a
+ * terminal), as `sepp cancel --queue` does. `--json` (or `-o json`) for scripts.
  */
 import type { Argv } from 'yargs';
-import type { BatchInfo, BatchMember, FlowGraph } from '../../../clients/typescript/src/index.ts';
+import type {
+  BatchInfo,
+  BatchMember,
+  FlowGraph,
+  JobState,
+  WorkflowCancelled,
+} from '../../../clients/typescript/src/index.ts';
 import { integerFlag } from '../failure.ts';
 import type { CliIo } from '../io.ts';
+import { confirmOrRefuse } from './confirm.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { table, time } from './format.ts';
 
@@ -73,8 +82,25 @@ function describeBatch(batch: BatchInfo, members: readonly BatchMember[]): strin
 const idPositional = <T>(y: Argv<T>, describe: string) =>
   y.positional('id', { type: 'string', demandOption: true, describe });
 
+const withYes = <T>(y: Argv<T>) =>
+  y.option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask (required off a terminal)' });
+
+/** The states a cancel of a flow or a batch acts on: every one but the ends. */
+const notEnded: ReadonlySet<JobState> = new Set(['waiting', 'scheduled', 'ready', 'leased']);
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** `cancelled 3 jobs of the flow of ID; 1 running, its worker was told to stop`. */
+function describeCancel(result: WorkflowCancelled, what: string): string {
+  const running =
+    result.cancelRequested === 0
+      ? ''
+      : `; ${result.cancelRequested} running, ${result.cancelRequested === 1 ? 'its worker was' : 'their workers were'} told to stop`;
+  return `cancelled ${plural(result.cancelled, 'job')} of ${what}${running}`;
+}
+
 export function registerWorkflowCommands(parser: Argv, io: CliIo): void {
-  parser.command('flow', 'Show a flow: the jobs connected to a job through dependencies', (y) =>
+  parser.command('flow', 'Show or cancel a flow: the jobs connected to a job through dependencies', (y) =>
     y
       .command(
         'show <id>',
@@ -96,30 +122,106 @@ export function registerWorkflowCommands(parser: Argv, io: CliIo): void {
             else print(io, describeFlow(flow));
           }),
       )
-      .demandCommand(1, 'name a subcommand: show'),
-  );
-  parser.command('batch', 'Show a batch: its state, counts, completion jobs and members', (y) =>
-    y
       .command(
-        'show <id>',
-        'Show a batch: state, counts, completion jobs and its first members',
+        'cancel <id>',
+        'Cancel every job of the flow of a job that has not ended, as one act (admin key)',
         (c) =>
-          withConnection(
-            io,
-            idPositional(c, 'The batch id').option('members', {
-              type: 'string',
-              default: '100',
-              describe: 'Members to list (0-1000)',
-            }),
+          withConnection(io, withYes(idPositional(c, 'Any job of the flow'))).example(
+            '$0 flow cancel 0190a4c2-… --yes',
+            'the whole flow of that job',
           ),
         (args) =>
           runWithClient(io, args, async (client) => {
-            const membersLimit = integerFlag('members', args.members, { min: 0, max: 1000 });
-            const { batch, members } = await client.getBatch(args.id, { membersLimit });
-            if (wantsJson(args)) printJson(io, { ...batch, memberList: members });
-            else print(io, describeBatch(batch, members));
+            if (args.yes !== true) {
+              const { jobs, truncated } = await client.getFlow(args.id, { limit: 20_000 });
+              const open = jobs.filter((job) => notEnded.has(job.state)).length;
+              await confirmOrRefuse(
+                io,
+                args.yes,
+                `cancel the flow of ${args.id}`,
+                `Cancel ${truncated ? 'at least ' : ''}${plural(open, 'job')} of the flow of ${args.id} (waiting, scheduled, ready or running)?`,
+              );
+            }
+            const result = await client.cancelFlow(args.id);
+            if (wantsJson(args)) printJson(io, { jobId: args.id, ...result });
+            else print(io, describeCancel(result, `the flow of ${args.id}`));
           }),
       )
-      .demandCommand(1, 'name a subcommand: show'),
+      .demandCommand(1, 'name a subcommand: show or cancel'),
+  );
+  parser.command(
+    'batch',
+    'Show, seal or cancel a batch: its state, counts, completion jobs and members',
+    (y) =>
+      y
+        .command(
+          'show <id>',
+          'Show a batch: state, counts, completion jobs and its first members',
+          (c) =>
+            withConnection(
+              io,
+              idPositional(c, 'The batch id').option('members', {
+                type: 'string',
+                default: '100',
+                describe: 'Members to list (0-1000)',
+              }),
+            ),
+          (args) =>
+            runWithClient(io, args, async (client) => {
+              const membersLimit = integerFlag('members', args.members, { min: 0, max: 1000 });
+              const { batch, members } = await client.getBatch(args.id, { membersLimit });
+              if (wantsJson(args)) printJson(io, { ...batch, memberList: members });
+              else print(io, describeBatch(batch, members));
+            }),
+        )
+        .command(
+          'cancel <id>',
+          'Cancel every member of a batch that has not ended, as one act (admin key)',
+          (c) =>
+            withConnection(io, withYes(idPositional(c, 'The batch id'))).example(
+              '$0 batch cancel 0190a4c2-… --yes',
+              'a sealed batch then ends, and its on-complete job runs',
+            ),
+          (args) =>
+            runWithClient(io, args, async (client) => {
+              if (args.yes !== true) {
+                const { batch } = await client.getBatch(args.id, { membersLimit: 0 });
+                await confirmOrRefuse(
+                  io,
+                  args.yes,
+                  `cancel batch ${args.id}`,
+                  `Cancel the ${plural(batch.pending, 'pending member')} of batch ${args.id} (${batch.state})?`,
+                );
+              }
+              const result = await client.cancelBatch(args.id);
+              if (wantsJson(args)) printJson(io, { batchId: args.id, ...result });
+              else {
+                const { batch } = await client.getBatch(args.id, { membersLimit: 0 });
+                const after =
+                  batch.state === 'open'
+                    ? `; the batch is open, and ends once sealed (sepp batch seal ${args.id})`
+                    : `; the batch is ${batch.state}`;
+                print(io, `${describeCancel(result, `batch ${args.id}`)}${after}`);
+              }
+            }),
+        )
+        .command(
+          'seal <id>',
+          'Seal a batch: no more members but from its own pending ones; it ends once none is pending',
+          (c) => withConnection(io, idPositional(c, 'The batch id')),
+          (args) =>
+            runWithClient(io, args, async (client) => {
+              const batch = await client.sealBatch(args.id);
+              if (wantsJson(args)) printJson(io, batch);
+              else
+                print(
+                  io,
+                  batch.state === 'ended'
+                    ? `batch ${batch.id} is ended: ${batch.completed} completed, ${batch.dead} dead, ${batch.cancelled} cancelled`
+                    : `sealed batch ${batch.id}: it ends when its ${plural(batch.pending, 'pending member')} ${batch.pending === 1 ? 'has' : 'have'} ended`,
+                );
+            }),
+        )
+        .demandCommand(1, 'name a subcommand: show, cancel or seal'),
   );
 }
