@@ -272,7 +272,7 @@ describe('job control from the CLI', () => {
     for (let i = 0; i < 3; i++) await client.enqueue('purged', 't');
     assert.equal((await sepp(['purge', 'purged'], env)).code, 2);
     const purged = await sepp(['purge', 'purged', '--yes'], env);
-    assert.equal(purged.stdout.trim(), 'deleted 3 waiting jobs of purged');
+    assert.equal(purged.stdout.trim(), 'deleted 3 ready and scheduled jobs of purged');
 
     const table = await sepp(['audit', '--target', 'queue:purged'], env);
     assert.equal(table.code, 0, table.stderr);

@@ -376,6 +376,19 @@ test('depends_on at enqueue: unknown, failed, completed, duplicated and too many
   );
 });
 
+test('a queue holding jobs that wait on others is not deleted, and the refusal says what to do', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const a = await add(engine);
+    const queue = fresh();
+    await engine.enqueue(job(queue, { dependsOn: [a.id] }));
+    const refused = await expectCode(engine.deleteQueue(queue), 'failed_precondition');
+    assert.match(
+      refused.message,
+      /holds 1 job \(waiting 1\); only an empty queue can be deleted: cancel its jobs waiting on other jobs \(by id, or their flow or batch\) first$/,
+    );
+  });
+});
+
 test('an all-or-nothing batch with an unknown dependency stores nothing', async () => {
   await withEngine({}, async ({ engine, db }) => {
     const a = await add(engine);

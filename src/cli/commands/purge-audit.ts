@@ -1,4 +1,4 @@
-/** `sepp purge QUEUE` (delete its waiting jobs) and `sepp audit` (who changed what). */
+/** `sepp purge QUEUE` (delete its ready and scheduled jobs) and `sepp audit` (who changed what). */
 import type { Argv } from 'yargs';
 import type { AuditEntry } from '../../../clients/typescript/src/index.ts';
 import { UsageError } from '../failure.ts';
@@ -48,7 +48,8 @@ export function registerPurgeAuditCommands(parser: Argv, io: CliIo): void {
         }
         const deleted = await client.queues.purge(args.queue);
         if (wantsJson(args)) printJson(io, { queue: args.queue, deleted });
-        else print(io, `deleted ${deleted} waiting job${deleted === 1 ? '' : 's'} of ${args.queue}`);
+        else
+          print(io, `deleted ${deleted} ready and scheduled job${deleted === 1 ? '' : 's'} of ${args.queue}`);
       }),
   );
   parser.command(

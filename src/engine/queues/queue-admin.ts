@@ -201,7 +201,9 @@ export class QueueAdmin {
       const detail = held.map((c) => `${c.state} ${c.jobs}`).join(', ');
       const has = (state: string) => held.some((c) => c.state === state);
       const steps = [
-        has('ready') || has('scheduled') ? 'purge its waiting jobs' : '',
+        // "waiting" is a state of its own (jobs waiting on other jobs), which a purge leaves alone.
+        has('ready') || has('scheduled') ? 'purge its ready and scheduled jobs' : '',
+        has('waiting') ? 'cancel its jobs waiting on other jobs (by id, or their flow or batch)' : '',
         has('dead') ? 'delete its dead letters' : '',
         has('leased') ? 'let its leased jobs finish' : '',
         has('completed') ? 'wait for its completed jobs to pass their retention' : '',
