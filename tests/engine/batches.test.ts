@@ -277,6 +277,15 @@ test('requests are checked: completion jobs, ids, unknown batches; a refused mem
       engine.createBatch({ onComplete: { ...onComplete, dependsOn: ['x'] } as BatchCompletionJob }),
       'invalid_argument',
     );
+    // An absolute time is refused with what to give instead.
+    const absolute = await expectCode(
+      engine.createBatch({ onComplete: { ...onComplete, runAtMs: 1 } as BatchCompletionJob }),
+      'invalid_argument',
+    );
+    assert.match(
+      absolute.message,
+      /takes no runAtMs \(an absolute time; delayMs counts from the end of the batch\)$/,
+    );
     await expectCode(
       engine.createBatch({ onComplete: { ...onComplete, queue: 'bad queue!' } }),
       'invalid_argument',

@@ -55,6 +55,16 @@ const refusedFields = [
   'expiresAtMs',
 ] as const;
 
+/** What to give instead, where there is something. */
+const refusedHints: Readonly<Record<(typeof refusedFields)[number], string>> = {
+  dependsOn: ' (it runs when the batch ends)',
+  onDependencyFailure: ' (it runs when the batch ends)',
+  idempotencyKey: ' (the batch enqueues it exactly once)',
+  uniqueWhileActive: ' (the batch enqueues it exactly once)',
+  runAtMs: ' (an absolute time; delayMs counts from the end of the batch)',
+  expiresAtMs: ' (an absolute time; ttlMs counts from the end of the batch)',
+};
+
 export class Batches {
   constructor(private readonly deps: BatchDeps) {}
 
@@ -273,7 +283,10 @@ export class Batches {
     if (job === undefined) return null;
     for (const name of refusedFields) {
       if ((job as Record<string, unknown>)[name] !== undefined) {
-        throw new SeppError('invalid_argument', `${field}: a completion job takes no ${name}`);
+        throw new SeppError(
+          'invalid_argument',
+          `${field}: a completion job takes no ${name}${refusedHints[name]}`,
+        );
       }
     }
     let data: unknown = null;
