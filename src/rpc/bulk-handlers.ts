@@ -213,14 +213,15 @@ async function changeDeadLetters(
   audit: AuditInput,
   req: { background: boolean; requestKey: string },
 ): Promise<number | BulkOperationInfo> {
-  if ('jobIds' in selection) {
+  const key = keyOf(req);
+  if ('jobIds' in selection || !req.background) {
     return action === 'requeue'
-      ? engine.requeueDeadLetters(selection, audit)
-      : engine.deleteDeadLetters(selection, audit);
+      ? engine.requeueDeadLetters(selection, audit, key.requestKey)
+      : engine.deleteDeadLetters(selection, audit, key.requestKey);
   }
   const filter = engine.deadLetterFilter(selection);
   if (filter === null) return 0;
-  return runOrStart(engine, { action, filter, audit, ...keyOf(req) }, req.background);
+  return engine.startBulk({ action, filter, audit, ...key });
 }
 
 /** A request's key, checked at the door (bulk-keys.ts); none when empty. */

@@ -96,5 +96,13 @@ describe('bulk request keys over gRPC', () => {
         e instanceof SeppError && e.code === 'invalid_argument' && /request_key/.test(e.message),
     );
     assert.equal(operationsOf('keys-d').length, 1);
+    // Waited for (no background), all of the dead letters: the repeat answers the first one's count.
+    await enqueue('keys-e', 2);
+    const leased = await client.reserve({ queues: ['keys-e'], maxJobs: 2 });
+    for (const job of leased) await client.nack(job, { error: 'boom', deadLetter: true });
+    assert.equal(await client.dlq.delete('keys-e', 'all', { requestKey: 'dlq-e' }), 2);
+    assert.equal(await client.dlq.delete('keys-e', 'all', { requestKey: 'dlq-e' }), 2);
+    assert.equal(operationsOf('keys-e').length, 1);
+    assert.equal((await auditOf('keys-e')).length, 1);
   });
 });

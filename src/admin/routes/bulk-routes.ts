@@ -171,7 +171,10 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
               priority: { type: 'integer', minimum: 0, maximum: 9 },
             }
           : filterBody),
-        requestKey: { type: 'string', maxLength: requestKeyMaxChars, pattern: '^[A-Za-z0-9._:-]*$' },
+        requestKey: {
+          type: 'string',
+          description: `1 to ${requestKeyMaxChars} letters, digits, \`-\`, \`_\`, \`.\`, \`:\`: names the request, so a repeat starts nothing`,
+        },
       },
     },
     response: { oneOf: [countSchema, operationSchema] },
