@@ -84,8 +84,10 @@ export function createBulkHandlers(ctx: RpcContext, unary: Unary): BulkHandlers 
     options: { dryRun: boolean; background: boolean; requestKey: string },
     audit: () => AuditInput,
   ): Promise<{ count: MatchCount | undefined; info: BulkOperationInfo | undefined }> {
+    // Checked even where it is ignored (a dry run): a bad key is refused the same at every call.
+    const key = keyOf(options);
     if (options.dryRun) return { count: await engine.countBulk(action, filter, changes), info: undefined };
-    const request = { action, filter, changes, audit: audit(), ...keyOf(options) };
+    const request = { action, filter, changes, audit: audit(), ...key };
     return { count: undefined, info: await runOrStart(engine, request, options.background) };
   }
 

@@ -109,14 +109,8 @@ export function prepareBulkStatements(db: Preparer) {
 /** Expired request keys one start deletes (more than one: the table shrinks when starts slow down). */
 const keysPrunedPerStart = 16;
 
-interface KeyParams {
-  actor: string;
-  requestKey: string;
-  operationId: string;
-  requestJson: string;
-  nowMs: number;
-  validFromMs: number;
-}
+/** claimKey's parameters, as its statement binds them. */
+type KeyParams = Parameters<Bulk['claimKey']>[0];
 
 type BulkStatements = ReturnType<typeof prepareBulkStatements>;
 
