@@ -75,6 +75,6 @@ export function otherRequest(keyed: KeyedRequest, startedAtMs: number): SeppErro
 export function operationNotKept(keyed: KeyedRequest, operationId: string, keptFinished: number): SeppError {
   return new SeppError(
     'failed_precondition',
-    `request_key ${JSON.stringify(keyed.key)} started bulk operation ${operationId}, which this server does not keep: it runs on another server, ended before this server's last restart, or is older than the last ${keptFinished} kept. Its audit entry (details.operationId) says how far it got; nothing was started now. To start another, use a new key`,
+    `request_key ${JSON.stringify(keyed.key)} started bulk operation ${operationId}, which this server does not keep: it runs on another server, ended before this server's last restart, or is older than the last ${keptFinished} kept. Its audit entry (details.operationId) says how far it got (none: it changed nothing); nothing was started now. To start another, use a new key`,
   );
 }

@@ -467,7 +467,9 @@ class Jobs:
         """Starts a bulk `action` (`cancel`, `update`, `requeue` or `delete`) on every job that
         matches and returns the operation as soon as it has begun (admin key); follow it with
         `bulk_operation`, stop it with `stop_bulk_operation`. The filter is `requeue_matching`'s;
-        for an update give `priority`, `run_now` or both."""
+        for an update give `priority`, `run_now` or both. `request_key` (as on every call that
+        can start one; default: random per call, sent on its retries) makes a repeat answer with
+        the operation the first call started instead of starting another."""
         f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
                          enqueued_before, dead_reason, retries_only, error_group)
         _, response = self._bulk(action, f, _action_changes(action, priority, run_now, False), False, True,
