@@ -253,6 +253,7 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
       async () =>
         (
           await unary(control, control.updateJobs, {
+            requestKey: '',
             filter,
             changes: runNow,
             dryRun: false,
@@ -266,6 +267,7 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
       async () =>
         (
           await unary(control, control.updateJobs, {
+            requestKey: '',
             filter,
             changes: prio,
             dryRun: false,
@@ -274,7 +276,12 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
         ).updatedCount,
     );
     await step('cancel', 'CancelJobs', async () => {
-      const r = await unary(control, control.cancelJobs, { filter, dryRun: false, background: false });
+      const r = await unary(control, control.cancelJobs, {
+        requestKey: '',
+        filter,
+        dryRun: false,
+        background: false,
+      });
       return r.cancelledCount + r.cancelRequestedCount;
     });
     await step(
@@ -283,6 +290,7 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
       async () =>
         (
           await unary(control, control.requeueJobs, {
+            requestKey: '',
             filter: { ...filter, states: [JobState.CANCELLED] },
             dryRun: false,
             background: false,
@@ -301,6 +309,7 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
       async () =>
         (
           await unary(control, control.deleteJobs, {
+            requestKey: '',
             filter: { ...filter, metadataKey: 'tenant', metadataValue: 'acme' },
             dryRun: false,
             background: false,
@@ -312,7 +321,8 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
     await step(
       'purge',
       'PurgeQueue',
-      async () => (await unary(control, control.purgeQueue, { queue, background: false })).deletedCount,
+      async () =>
+        (await unary(control, control.purgeQueue, { requestKey: '', queue, background: false })).deletedCount,
     );
   } finally {
     control.close();

@@ -386,14 +386,22 @@ export class Engine {
     return this.parts.ctx.read((view) => this.parts.deadLetters.list(view, query));
   }
 
-  /** Puts dead letters back to ready with a fresh attempt budget; returns how many. */
-  requeueDeadLetters(selection: DeadLetterSelection, audit?: AuditInput): Promise<number> {
-    return this.changeDeadLetters(selection, 'requeue', audit);
+  /** Puts dead letters back to ready with a fresh attempt budget; returns how many. With `all`, `requestKey` names the bulk operation (bulk-keys.ts). */
+  requeueDeadLetters(
+    selection: DeadLetterSelection,
+    audit?: AuditInput,
+    requestKey?: string,
+  ): Promise<number> {
+    return this.changeDeadLetters(selection, 'requeue', audit, requestKey);
   }
 
   /** Deletes dead letters; returns how many. */
-  deleteDeadLetters(selection: DeadLetterSelection, audit?: AuditInput): Promise<number> {
-    return this.changeDeadLetters(selection, 'delete', audit);
+  deleteDeadLetters(
+    selection: DeadLetterSelection,
+    audit?: AuditInput,
+    requestKey?: string,
+  ): Promise<number> {
+    return this.changeDeadLetters(selection, 'delete', audit, requestKey);
   }
 
   /** "All" of a queue's dead letters as a bulk filter; null for a declared queue that never held a job. */
@@ -405,11 +413,13 @@ export class Engine {
     selection: DeadLetterSelection,
     action: 'requeue' | 'delete',
     audit: AuditInput | undefined,
+    requestKey: string | undefined,
   ): Promise<number> {
     if ('jobIds' in selection) return this.parts.deadLetters.change(selection, action, audit);
     const filter = this.deadLetterFilter(selection);
     if (filter === null) return 0;
-    return (await this.runBulk({ action, filter, ...(audit ? { audit } : {}) })).changed;
+    const keyed = requestKey === undefined ? {} : { requestKey };
+    return (await this.runBulk({ action, filter, ...(audit ? { audit } : {}), ...keyed })).changed;
   }
 
   // ---------------------------------------------------------------- operators (operators/, jobs/, control/, audit/)

@@ -14,6 +14,7 @@ import { BulkOperationState } from '../../clients/typescript/src/gen/sepp/v1/bul
 import { DeadReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { AuditInput } from '../engine/admin-types.ts';
+import { checkRequestKey } from '../engine/control/index.ts';
 import type {
   BulkAction,
   BulkOperationInfo,
@@ -80,14 +81,14 @@ export function createBulkHandlers(ctx: RpcContext, unary: Unary): BulkHandlers 
     action: BulkAction,
     filter: JobFilter,
     changes: JobChanges,
-    options: { dryRun: boolean; background: boolean },
+    options: { dryRun: boolean; background: boolean; requestKey: string },
     audit: () => AuditInput,
   ): Promise<{ count: MatchCount | undefined; info: BulkOperationInfo | undefined }> {
+    // Checked even where it is ignored (a dry run): a bad key is refused the same at every call.
+    const key = keyOf(options);
     if (options.dryRun) return { count: await engine.countBulk(action, filter, changes), info: undefined };
-    return {
-      count: undefined,
-      info: await runOrStart(engine, { action, filter, changes, audit: audit() }, options.background),
-    };
+    const request = { action, filter, changes, audit: audit(), ...key };
+    return { count: undefined, info: await runOrStart(engine, request, options.background) };
   }
 
   const counted = (count: MatchCount | undefined) => ({
@@ -147,7 +148,11 @@ export function createBulkHandlers(ctx: RpcContext, unary: Unary): BulkHandlers 
       const queue = requireString(req.queue, 'queue');
       const audit = rpcAudit(ctx, caller, call.metadata, 'queue.purge', `queue:${queue}`);
       const filter: JobFilter = { queue, states: ['scheduled', 'ready'] };
-      const info = await runOrStart(engine, { action: 'delete', filter, audit }, req.background);
+      const info = await runOrStart(
+        engine,
+        { action: 'delete', filter, audit, ...keyOf(req) },
+        req.background,
+      );
       return { deletedCount: changedBy(info), operation: bulkOperationToProto(info) };
     }),
 
@@ -156,7 +161,7 @@ export function createBulkHandlers(ctx: RpcContext, unary: Unary): BulkHandlers 
       const selection = deadLetterSelection(req);
       const action = 'all' in selection ? 'dead_letters.requeue_all' : 'dead_letters.requeue';
       const audit = rpcAudit(ctx, caller, call.metadata, action, `queue:${selection.queue}`);
-      const info = await changeDeadLetters(engine, selection, 'requeue', audit, req.background);
+      const info = await changeDeadLetters(engine, selection, 'requeue', audit, req);
       return typeof info === 'number'
         ? { requeuedCount: info }
         : { requeuedCount: changedBy(info), ...operation(info) };
@@ -167,7 +172,7 @@ export function createBulkHandlers(ctx: RpcContext, unary: Unary): BulkHandlers 
       const selection = deadLetterSelection(req);
       const action = 'all' in selection ? 'dead_letters.delete_all' : 'dead_letters.delete';
       const audit = rpcAudit(ctx, caller, call.metadata, action, `queue:${selection.queue}`);
-      const info = await changeDeadLetters(engine, selection, 'delete', audit, req.background);
+      const info = await changeDeadLetters(engine, selection, 'delete', audit, req);
       return typeof info === 'number'
         ? { deletedCount: info }
         : { deletedCount: changedBy(info), ...operation(info) };
@@ -208,16 +213,23 @@ async function changeDeadLetters(
   selection: DeadLetterSelection,
   action: 'requeue' | 'delete',
   audit: AuditInput,
-  background: boolean,
+  req: { background: boolean; requestKey: string },
 ): Promise<number | BulkOperationInfo> {
-  if ('jobIds' in selection || !background) {
+  const key = keyOf(req);
+  if ('jobIds' in selection || !req.background) {
     return action === 'requeue'
-      ? engine.requeueDeadLetters(selection, audit)
-      : engine.deleteDeadLetters(selection, audit);
+      ? engine.requeueDeadLetters(selection, audit, key.requestKey)
+      : engine.deleteDeadLetters(selection, audit, key.requestKey);
   }
   const filter = engine.deadLetterFilter(selection);
   if (filter === null) return 0;
-  return engine.startBulk({ action, filter, audit });
+  return engine.startBulk({ action, filter, audit, ...key });
+}
+
+/** A request's key, checked at the door (bulk-keys.ts); none when empty. */
+function keyOf(req: { requestKey: string }): { requestKey?: string } {
+  const requestKey = checkRequestKey(req.requestKey, 'request_key');
+  return requestKey === undefined ? {} : { requestKey };
 }
 
 function targetOf(filter: JobFilter): string {

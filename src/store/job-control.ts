@@ -99,7 +99,27 @@ export interface BulkEndedRow extends EndedJobRow {
   dependency_flags?: number;
 }
 
+/** The request key a bulk operation started under (schema/0024_bulk_operation_keys.sql). */
+export interface BulkKeyRow {
+  operation_id: string;
+  request_json: string;
+  started_at_ms: number;
+}
+
 export interface Bulk extends BulkReads {
+  /**
+   * Holds `requestKey` of `actor` for `operationId` unless a row started at or after
+   * `validFromMs` holds it; returns the row that holds it now (this operation's if the key
+   * was free or its row older). Deletes a few other rows older than `validFromMs`.
+   */
+  claimKey(p: {
+    actor: string;
+    requestKey: string;
+    operationId: string;
+    requestJson: string;
+    nowMs: number;
+    validFromMs: number;
+  }): Op<BulkKeyRow>;
   /** Scheduled or ready matching jobs → cancelled (jobs in workflows too: the engine passes the end on). */
   cancelWaiting(p: BulkSlice & { nowMs: number; by: string | null }): Op<BulkEndedRow[]>;
   /** Cancel requests on matching leased jobs that have none yet. */

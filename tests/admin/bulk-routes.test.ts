@@ -349,3 +349,22 @@ test('selected jobs: dead-letter of N chosen ids is one call and one jobs.dead_l
   const viewer = await loggedIn(admin, 'viewer');
   assert.equal((await viewer.post('/api/v1/bulk/selected/dead-letter', { jobIds: ids })).status, 403);
 });
+
+test('requestKey: a repeat answers with the first operation, one audit entry; another request under it is a 400', async () => {
+  await deadLetters('k', 2, 'boom');
+  const audits = (await admin.t.engine.listAudit({})).items.length;
+  const body = { queue: 'k', state: 'dead', requestKey: 'ui-7f3a' };
+  const first = await op.post('/api/v1/bulk/requeue', body);
+  const again = await op.post('/api/v1/bulk/requeue', body);
+  assert.deepEqual([first.status, again.status], [200, 200]);
+  assert.equal(again.body.id, first.body.id);
+  assert.deepEqual([(await untilDone(String(first.body.id))).changed], [2]);
+  assert.equal((await admin.t.engine.listAudit({})).items.length, audits + 1);
+  const other = await op.post('/api/v1/bulk/requeue', { ...body, state: 'completed' });
+  assert.equal(other.status, 400);
+  assert.match(String((other.body.error as { message?: string })?.message), /another request/);
+  const bad = await op.post('/api/v1/bulk/requeue', { ...body, requestKey: 'x'.repeat(129) });
+  assert.equal(bad.status, 400);
+  assert.match(String((bad.body.error as { message?: string })?.message), /requestKey/);
+  assert.equal((await admin.t.engine.listAudit({})).items.length, audits + 1);
+});

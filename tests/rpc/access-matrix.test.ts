@@ -206,6 +206,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
           c,
           c.cancelJobs,
           {
+            requestKey: '',
             filter: { queue, type: '', states: [], group: '', ...unsetFilterFields },
             dryRun: true,
             background: false,
@@ -228,6 +229,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
           c,
           c.updateJobs,
           {
+            requestKey: '',
             filter: { queue: 'matrix-none', type: '', states: [], group: '', ...unsetFilterFields },
             changes: { priorityChange: priority(1) },
             dryRun: false,
@@ -245,6 +247,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
           c,
           c.requeueJobs,
           {
+            requestKey: '',
             filter: { ...unsetFilterFields, queue: 'matrix-none', type: '', states: [], group: '' },
             dryRun: true,
             background: false,
@@ -261,6 +264,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
           c,
           c.deleteJobs,
           {
+            requestKey: '',
             filter: { ...unsetFilterFields, queue: 'matrix-none', type: '', states: [], group: '' },
             dryRun: true,
             background: false,
@@ -284,7 +288,8 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   },
   PurgeQueue: {
     // A queue nobody has used is NOT_FOUND, as for every admin call that names a queue.
-    call: (c, md) => unary(call(c, c.purgeQueue, { queue: 'matrix-none', background: false }, md)),
+    call: (c, md) =>
+      unary(call(c, c.purgeQueue, { requestKey: '', queue: 'matrix-none', background: false }, md)),
     allowedStatus: status.NOT_FOUND,
   },
   ListAuditEntries: {
@@ -331,7 +336,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
         call(
           c,
           c.requeueDeadLetters,
-          { queue, jobIds: [], all: true, reason: 0, errorText: '', background: false },
+          { requestKey: '', queue, jobIds: [], all: true, reason: 0, errorText: '', background: false },
           md,
         ),
       ),
@@ -343,7 +348,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
         call(
           c,
           c.deleteDeadLetters,
-          { queue, jobIds: [], all: true, reason: 0, errorText: '', background: false },
+          { requestKey: '', queue, jobIds: [], all: true, reason: 0, errorText: '', background: false },
           md,
         ),
       ),

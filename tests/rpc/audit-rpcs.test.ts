@@ -142,7 +142,7 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
       await enqueueTo(c, md, auditQueue, 3, 0, 'g1');
       await enqueueTo(c, md, auditQueue, 1, 0, 'other');
       const filter = { queue: auditQueue, type: '', states: [], group: 'g1', ...unsetFilterFields };
-      await call(c, c.cancelJobs, { filter, dryRun: false, background: false }, md);
+      await call(c, c.cancelJobs, { requestKey: '', filter, dryRun: false, background: false }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'jobs.cancel',
@@ -164,7 +164,7 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
       const changes = { scheduleChange: { $case: 'runNow' as const, value: true } };
       await enqueueTo(c, md, auditQueue, 1, 60_000, 'other');
       const filter = { queue: auditQueue, type: '', states: [], group: 'g1', ...unsetFilterFields };
-      await call(c, c.updateJobs, { filter, changes, dryRun: false, background: false }, md);
+      await call(c, c.updateJobs, { requestKey: '', filter, changes, dryRun: false, background: false }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'jobs.update',
@@ -200,7 +200,7 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
   PurgeQueue: {
     async run(c, md, auditQueue) {
       await enqueueTo(c, md, auditQueue, 4);
-      await call(c, c.purgeQueue, { queue: auditQueue, background: false }, md);
+      await call(c, c.purgeQueue, { requestKey: '', queue: auditQueue, background: false }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'queue.purge',
@@ -217,7 +217,7 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
         group: '',
         errorText: 'X',
       };
-      await call(c, c.requeueJobs, { filter, dryRun: false, background: false }, md);
+      await call(c, c.requeueJobs, { requestKey: '', filter, dryRun: false, background: false }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'jobs.requeue',
@@ -227,7 +227,7 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
     async run(c, md, auditQueue) {
       await enqueueTo(c, md, auditQueue, 3);
       const filter = { ...unsetFilterFields, queue: auditQueue, type: '', states: [], group: '' };
-      await call(c, c.deleteJobs, { filter, dryRun: false, background: false }, md);
+      await call(c, c.deleteJobs, { requestKey: '', filter, dryRun: false, background: false }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'jobs.delete',
@@ -239,7 +239,15 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
       await call(
         c,
         c.requeueDeadLetters,
-        { queue: auditQueue, jobIds: [], all: true, reason: 0, errorText: '', background: false },
+        {
+          requestKey: '',
+          queue: auditQueue,
+          jobIds: [],
+          all: true,
+          reason: 0,
+          errorText: '',
+          background: false,
+        },
         md,
       );
       return { target: `queue:${auditQueue}` };
@@ -253,7 +261,15 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
       await call(
         c,
         c.deleteDeadLetters,
-        { queue: auditQueue, jobIds: [], all: true, reason: 0, errorText: '', background: false },
+        {
+          requestKey: '',
+          queue: auditQueue,
+          jobIds: [],
+          all: true,
+          reason: 0,
+          errorText: '',
+          background: false,
+        },
         md,
       );
       return { target: `queue:${auditQueue}` };
@@ -440,9 +456,12 @@ describe('every admin RPC is audited (gRPC)', () => {
       headers: [`Bearer ${keys.producer}`],
       role: 'producer',
     });
-    await assert.rejects(call(c, c.purgeQueue, { queue: 'audit-refused', background: false }, producer), {
-      code: status.PERMISSION_DENIED,
-    });
+    await assert.rejects(
+      call(c, c.purgeQueue, { requestKey: '', queue: 'audit-refused', background: false }, producer),
+      {
+        code: status.PERMISSION_DENIED,
+      },
+    );
     await assert.rejects(call(c, c.cancelJob, { jobId: missingJobId }, admin()), { code: status.NOT_FOUND });
     assert.equal(await count(), before);
     const hashed = metadataFor({ name: 'hashed', headers: [`Bearer ${keys.hashedAdmin}`], role: 'admin' });

@@ -96,7 +96,15 @@ describe('authentication and roles', () => {
         call(
           c,
           c.deleteDeadLetters,
-          { queue: 'auth', jobIds: [], all: true, reason: 0, errorText: '', background: false },
+          {
+            requestKey: '',
+            queue: 'auth',
+            jobIds: [],
+            all: true,
+            reason: 0,
+            errorText: '',
+            background: false,
+          },
           bearer(workerKey),
         ),
       ),

@@ -66,6 +66,7 @@ for (const name of ['unary', 'stream'] as const) {
       assert.equal(await stateOf(first.jobId), JobState.DEAD);
       assert.deepEqual(await enqueue('dead'), { jobId: first.jobId, deduplicated: true, debounced: false });
       await call(t.client, t.client.deleteDeadLetters, {
+        requestKey: '',
         queue,
         jobIds: [first.jobId],
         all: false,

@@ -198,10 +198,16 @@ describe('job control over gRPC', () => {
     assert.ok(a && b && c);
     const filter = { queue, type: '', states: [JobState.LEASED], group: '', ...unsetFilterFields };
     assert.equal(
-      (await call(t.client, t.client.cancelJobs, { filter, dryRun: true, background: false })).matchedCount,
+      (await call(t.client, t.client.cancelJobs, { requestKey: '', filter, dryRun: true, background: false }))
+        .matchedCount,
       3,
     );
-    const cancelled = await call(t.client, t.client.cancelJobs, { filter, dryRun: false, background: false });
+    const cancelled = await call(t.client, t.client.cancelJobs, {
+      requestKey: '',
+      filter,
+      dryRun: false,
+      background: false,
+    });
     assert.deepEqual([cancelled.cancelledCount, cancelled.cancelRequestedCount], [0, 3]);
     assert.equal(cancelled.operation?.state, BulkOperationState.DONE);
     assert.deepEqual([cancelled.operation?.matchedCount, cancelled.operation?.changedCount], [3, 3]);
@@ -292,14 +298,20 @@ describe('job control over gRPC', () => {
     assert.equal(noChange.code, status.INVALID_ARGUMENT);
     const runNow = { scheduleChange: { $case: 'runNow' as const, value: true } };
     const ran = await call(t.client, t.client.updateJobs, {
+      requestKey: '',
       filter: { queue, type: '', states: [], group: '', ...unsetFilterFields },
       changes: runNow,
       dryRun: false,
       background: false,
     });
     assert.equal(ran.updatedCount, 2);
-    assert.equal((await call(t.client, t.client.purgeQueue, { queue, background: false })).deletedCount, 3);
-    const purgeMissing = await failure(call(t.client, t.client.purgeQueue, { queue: '', background: false }));
+    assert.equal(
+      (await call(t.client, t.client.purgeQueue, { requestKey: '', queue, background: false })).deletedCount,
+      3,
+    );
+    const purgeMissing = await failure(
+      call(t.client, t.client.purgeQueue, { requestKey: '', queue: '', background: false }),
+    );
     assert.equal(purgeMissing.code, status.INVALID_ARGUMENT);
 
     const first = await call(t.client, t.client.listAuditEntries, {
@@ -348,11 +360,21 @@ describe('job control over gRPC', () => {
     const filter = { queue, type: '', states: [], group: '', ...unsetFilterFields };
     const runNow = { scheduleChange: { $case: 'runNow' as const, value: true } };
     const answers = [
-      await failure(call(t.client, t.client.purgeQueue, { queue, background: false })),
-      await failure(call(t.client, t.client.cancelJobs, { filter, dryRun: false, background: false })),
-      await failure(call(t.client, t.client.cancelJobs, { filter, dryRun: true, background: false })),
+      await failure(call(t.client, t.client.purgeQueue, { requestKey: '', queue, background: false })),
       await failure(
-        call(t.client, t.client.updateJobs, { filter, changes: runNow, dryRun: false, background: false }),
+        call(t.client, t.client.cancelJobs, { requestKey: '', filter, dryRun: false, background: false }),
+      ),
+      await failure(
+        call(t.client, t.client.cancelJobs, { requestKey: '', filter, dryRun: true, background: false }),
+      ),
+      await failure(
+        call(t.client, t.client.updateJobs, {
+          requestKey: '',
+          filter,
+          changes: runNow,
+          dryRun: false,
+          background: false,
+        }),
       ),
     ];
     for (const answer of answers) {

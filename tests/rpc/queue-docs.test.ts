@@ -48,11 +48,13 @@ describe('docs/protocol.md on a queue nobody has used', () => {
       PauseQueue: () => codeOf(call(c, c.pauseQueue, { queue, allowMissing: false })),
       ResumeQueue: () => codeOf(call(c, c.resumeQueue, { queue, allowMissing: false })),
       DeleteQueue: () => codeOf(call(c, c.deleteQueue, { queue })),
-      PurgeQueue: () => codeOf(call(c, c.purgeQueue, { queue, background: false })),
-      CancelJobs: () => codeOf(call(c, c.cancelJobs, { filter, dryRun: false, background: false })),
+      PurgeQueue: () => codeOf(call(c, c.purgeQueue, { requestKey: '', queue, background: false })),
+      CancelJobs: () =>
+        codeOf(call(c, c.cancelJobs, { requestKey: '', filter, dryRun: false, background: false })),
       UpdateJobs: () =>
         codeOf(
           call(c, c.updateJobs, {
+            requestKey: '',
             filter,
             changes: {
               scheduleChange: { $case: 'runNow', value: true },
@@ -68,6 +70,7 @@ describe('docs/protocol.md on a queue nobody has used', () => {
       RequeueDeadLetters: () =>
         codeOf(
           call(c, c.requeueDeadLetters, {
+            requestKey: '',
             queue,
             jobIds: [],
             all: true,
@@ -79,6 +82,7 @@ describe('docs/protocol.md on a queue nobody has used', () => {
       DeleteDeadLetters: () =>
         codeOf(
           call(c, c.deleteDeadLetters, {
+            requestKey: '',
             queue,
             jobIds: [],
             all: true,

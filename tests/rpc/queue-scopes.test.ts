@@ -360,6 +360,7 @@ describe('API keys scoped to queues', () => {
         t.client,
         t.client.cancelJobs,
         {
+          requestKey: '',
           filter: { ...unsetFilterFields, queue: '', allQueues: true, type: '', states: [], group: '' },
           dryRun: true,
           background: false,
@@ -387,6 +388,7 @@ describe('API keys scoped to queues', () => {
       t.client,
       t.client.requeueJobs,
       {
+        requestKey: '',
         filter: { ...unsetFilterFields, queue: 'tenant-b.jobs', type: '', states: [], group: '' },
         dryRun: false,
         background: false,

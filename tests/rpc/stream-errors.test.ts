@@ -233,6 +233,7 @@ const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
     'RequeueDeadLetters',
     () =>
       call(t.client, t.client.requeueDeadLetters, {
+        requestKey: '',
         queue: 'f',
         jobIds: [],
         all: true,
@@ -246,6 +247,7 @@ const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
     'DeleteDeadLetters',
     () =>
       call(t.client, t.client.deleteDeadLetters, {
+        requestKey: '',
         queue: 'f',
         jobIds: [],
         all: true,

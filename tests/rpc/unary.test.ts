@@ -214,6 +214,7 @@ max_attempts = 2
     await rejects(list(never), status.NOT_FOUND, /"never-used-queue" does not exist.*check the name/);
     await rejects(
       call(c, c.requeueDeadLetters, {
+        requestKey: '',
         queue: never,
         jobIds: [],
         all: true,
@@ -225,6 +226,7 @@ max_attempts = 2
     );
     await rejects(
       call(c, c.deleteDeadLetters, {
+        requestKey: '',
         queue: never,
         jobIds: ['0190a4c2-0000-7000-8000-000000000000'],
         all: false,
@@ -241,6 +243,7 @@ max_attempts = 2
       assert.equal(
         (
           await call(c, c.requeueDeadLetters, {
+            requestKey: '',
             queue,
             jobIds: [],
             all: true,
@@ -254,6 +257,7 @@ max_attempts = 2
       assert.equal(
         (
           await call(c, c.deleteDeadLetters, {
+            requestKey: '',
             queue,
             jobIds: [],
             all: true,
@@ -368,6 +372,7 @@ max_attempts = 2
     assert.equal(
       (
         await call(c, c.requeueDeadLetters, {
+          requestKey: '',
           queue: 'retry',
           jobIds: [jobId],
           all: false,
@@ -392,6 +397,7 @@ max_attempts = 2
     assert.equal(
       (
         await call(c, c.deleteDeadLetters, {
+          requestKey: '',
           queue: 'retry',
           jobIds: [],
           all: true,
@@ -404,6 +410,7 @@ max_attempts = 2
     );
     await rejects(
       call(c, c.deleteDeadLetters, {
+        requestKey: '',
         queue: 'retry',
         jobIds: [],
         all: false,
@@ -508,7 +515,7 @@ max_attempts = 2
       /queue busy holds 1 job \(ready 1\); only an empty queue can be deleted/,
     );
     // A cancelled job is kept for the queue's retention; a purge removes the waiting one.
-    await call(c, c.purgeQueue, { queue: 'busy', background: false });
+    await call(c, c.purgeQueue, { requestKey: '', queue: 'busy', background: false });
     await call(c, c.deleteQueue, { queue: 'busy' });
     assert.ok(!(await names()).includes('busy'));
     // Gone, not broken: the next job creates the queue again, running and counted.

@@ -102,7 +102,7 @@ max_attempts = 1
     await call(c, c.cancelJob, { jobId: cancelled });
     clock.advance(5000);
     await t.server.engine.runMaintenance();
-    const purged = await call(c, c.purgeQueue, { queue: 'e', background: false });
+    const purged = await call(c, c.purgeQueue, { requestKey: '', queue: 'e', background: false });
     assert.equal(purged.deletedCount, 1);
     assert.equal(purged.operation?.changedCount, 1);
 

@@ -233,10 +233,13 @@ def test_every_bulk_call_takes_the_whole_filter(client: sepp.Client, queue: str)
     assert eventually(lambda: ended(client, update.id), "the update to end").changed == 1
     assert client.get_job(retry.id).state == "ready", "the only scheduled mail"
 
-    with pytest.raises(ValueError, match="changes of an update"):
+    # Refused as the TypeScript SDK refuses them: SeppError `invalid_argument`, nothing sent.
+    with pytest.raises(sepp.SeppError, match="changes of an update") as stray:
         client.jobs.start_bulk("cancel", queue, priority=1)
-    with pytest.raises(ValueError, match="not a bulk action"):
+    assert stray.value.code == "invalid_argument"
+    with pytest.raises(sepp.SeppError, match="not a bulk action") as unknown_action:
         count("archive", queue)  # type: ignore[arg-type]
+    assert unknown_action.value.code == "invalid_argument"
     with pytest.raises(TypeError, match="metadata"):
         client.jobs.cancel_matching(queue, metadata=("test",))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="error_group"):

@@ -6,7 +6,7 @@
 
 import { status } from '@grpc/grpc-js';
 import { int32Argument, msArgument, pageSizeArgument } from './arguments.ts';
-import { bulkCallOptions, bulkResult, filterToProto } from './bulk-calls.ts';
+import { bulkCallOptions, bulkRequest, bulkResult, requestKeyOf } from './bulk-calls.ts';
 import type { Connection } from './connection.ts';
 import { timeMs } from './convert.ts';
 import { SeppError } from './errors.ts';
@@ -26,6 +26,7 @@ import type {
   DeadReason,
   JobChanges,
   JobFilter,
+  RequestKeyOption,
   TopErrors,
 } from './types.ts';
 
@@ -97,7 +98,7 @@ export async function changeDeadLettersCall(
   action: 'requeue' | 'delete',
   queue: string,
   selection: DeadLetterSelection,
-  options: CallOptions & { reason?: DeadReason; errorText?: string; background?: boolean },
+  options: CallOptions & RequestKeyOption & { reason?: DeadReason; errorText?: string; background?: boolean },
 ): Promise<BulkResult> {
   const all = selection === 'all';
   const request = {
@@ -107,6 +108,8 @@ export async function changeDeadLettersCall(
     reason: options.reason === undefined ? 0 : deadReasonToProto[options.reason],
     errorText: options.errorText ?? '',
     background: options.background === true,
+    // Chosen ids change at once (no operation): the key matters only with `all`.
+    requestKey: all ? requestKeyOf(options) : '',
   };
   if (action === 'requeue') {
     const response = await conn.invoke(conn.rpc.requeueDeadLetters, request, repeatable(options));
@@ -155,13 +158,10 @@ export async function cancelJobsCall(
   filter: JobFilter,
   options: BulkOptions,
 ): Promise<CancelJobsResult> {
-  const dryRun = options.dryRun === true;
-  const response = await conn.invoke(
-    conn.rpc.cancelJobs,
-    { filter: filterToProto(filter), dryRun, background: options.background === true },
-    // A repeat would also cancel jobs enqueued in between: only a dry run is retried.
-    bulkCallOptions(options),
-  );
+  const request = bulkRequest(filter, options);
+  // A repeat carries the same request key: it answers with the operation the first one started.
+  const response = await conn.invoke(conn.rpc.cancelJobs, request, bulkCallOptions(options));
+  const { dryRun } = request;
   const changed = response.cancelledCount + response.cancelRequestedCount;
   return {
     cancelled: response.cancelledCount,
@@ -195,13 +195,8 @@ export async function updateJobsCall(
   const dryRun = options.dryRun === true;
   const response = await conn.invoke(
     conn.rpc.updateJobs,
-    {
-      filter: filterToProto(filter),
-      changes: changesToProto(changes),
-      dryRun,
-      background: options.background === true,
-    },
-    repeatable(options),
+    { ...bulkRequest(filter, options), changes: changesToProto(changes) },
+    bulkCallOptions(options),
   );
   return bulkResult(response.updatedCount, response, dryRun);
 }
@@ -209,11 +204,11 @@ export async function updateJobsCall(
 export async function purgeQueueCall(
   conn: Connection,
   queue: string,
-  options: CallOptions & { background?: boolean },
+  options: CallOptions & RequestKeyOption & { background?: boolean },
 ): Promise<BulkResult> {
-  // A repeat deletes what was enqueued in between: not retried.
-  const request = { queue, background: options.background === true };
-  const response = await conn.invoke(conn.rpc.purgeQueue, request, once(options));
+  // A repeat carries the same request key: it answers with the purge the first one started.
+  const request = { queue, background: options.background === true, requestKey: requestKeyOf(options) };
+  const response = await conn.invoke(conn.rpc.purgeQueue, request, bulkCallOptions(options));
   return changeResult(response.deletedCount, response.operation);
 }
 

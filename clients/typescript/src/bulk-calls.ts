@@ -3,6 +3,7 @@
  * start any bulk call in the background, and follow or stop an operation.
  * CancelJobs and UpdateJobs (admin-calls.ts) take the same filter.
  */
+import { randomBytes } from 'node:crypto';
 import type { Connection } from './connection.ts';
 import { timeMs } from './convert.ts';
 import type { JobFilter as ProtoJobFilter } from './gen/sepp/v1/admin.js';
@@ -11,7 +12,15 @@ import {
   type BulkOperation as ProtoBulkOperation,
 } from './gen/sepp/v1/bulk_operation.js';
 import { deadReasonToProto, jobStateToProto } from './jobs.ts';
-import type { BulkAction, BulkOperation, BulkOptions, BulkResult, CallOptions, JobFilter } from './types.ts';
+import type {
+  BulkAction,
+  BulkOperation,
+  BulkOptions,
+  BulkResult,
+  CallOptions,
+  JobFilter,
+  RequestKeyOption,
+} from './types.ts';
 
 const states: Record<BulkOperationState, BulkOperation['state']> = {
   [BulkOperationState.UNSPECIFIED]: 'failed',
@@ -85,9 +94,32 @@ export function bulkResult(
   };
 }
 
-/** A dry run repeats harmlessly; a change may match jobs enqueued in between, so it is not retried. */
-export function bulkCallOptions(options: BulkOptions) {
-  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: options.dryRun === true };
+/**
+ * The request key of a call that can start a bulk operation: the caller's, or
+ * 16 random bytes (base64url). Made once per call, so the call's retries send
+ * the same and the server answers them with the operation the first started.
+ */
+export function requestKeyOf(options: RequestKeyOption): string {
+  return options.requestKey ?? randomBytes(16).toString('base64url');
+}
+
+/**
+ * A dry run repeats harmlessly; a change carries its request key (requestKeyOf), so a
+ * repeat answers with the operation the first one started: both are retried.
+ */
+export function bulkCallOptions(options: CallOptions) {
+  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
+}
+
+/** A bulk call's filter and flags, with its request key (none for a dry run: it starts nothing). */
+export function bulkRequest(filter: JobFilter, options: BulkOptions) {
+  const dryRun = options.dryRun === true;
+  return {
+    filter: filterToProto(filter),
+    dryRun,
+    background: options.background === true,
+    requestKey: dryRun ? '' : requestKeyOf(options),
+  };
 }
 
 export async function requeueJobsCall(
@@ -95,11 +127,7 @@ export async function requeueJobsCall(
   filter: JobFilter,
   options: BulkOptions,
 ): Promise<BulkResult> {
-  const request = {
-    filter: filterToProto(filter),
-    dryRun: options.dryRun === true,
-    background: options.background === true,
-  };
+  const request = bulkRequest(filter, options);
   const response = await conn.invoke(conn.rpc.requeueJobs, request, bulkCallOptions(options));
   return bulkResult(response.requeuedCount, response, request.dryRun);
 }
@@ -109,11 +137,7 @@ export async function deleteJobsCall(
   filter: JobFilter,
   options: BulkOptions,
 ): Promise<BulkResult> {
-  const request = {
-    filter: filterToProto(filter),
-    dryRun: options.dryRun === true,
-    background: options.background === true,
-  };
+  const request = bulkRequest(filter, options);
   const response = await conn.invoke(conn.rpc.deleteJobs, request, bulkCallOptions(options));
   return bulkResult(response.deletedCount, response, request.dryRun);
 }

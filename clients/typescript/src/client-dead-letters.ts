@@ -8,11 +8,12 @@ import type {
   DeadLetterQuery,
   DeadLetterSelection,
   DeadReason,
+  RequestKeyOption,
   TopErrors,
 } from './types.ts';
 
 /** What narrows a change of `'all'` dead letters, and whether to wait for it. */
-export interface DeadLetterChangeOptions extends CallOptions {
+export interface DeadLetterChangeOptions extends CallOptions, RequestKeyOption {
   /** Only dead letters of this reason. */
   reason?: DeadReason;
   /** Only dead letters whose last error contains this text, in any case. */

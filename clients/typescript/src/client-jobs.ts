@@ -26,6 +26,7 @@ import type {
   CancelResult,
   JobChanges,
   JobFilter,
+  RequestKeyOption,
 } from './types.ts';
 
 /** Options of `countMatching`: for an update, the changes it would make. */
@@ -170,7 +171,7 @@ export class Jobs {
     action: BulkAction,
     filter: JobFilter,
     changes: BulkChanges = {},
-    options: CallOptions = {},
+    options: CallOptions & RequestKeyOption = {},
   ): Promise<BulkOperation> {
     if (action !== 'update') changesOfAnUpdate(action, changes);
     const { operation } = await this.bulk(action, filter, changes, { ...options, background: true });

@@ -15,10 +15,11 @@ import type {
   QueueInfo,
   QueuePage,
   QueuePageOptions,
+  RequestKeyOption,
 } from './types.ts';
 
 /** Options of `purge`: with `background`, answer as soon as the purge has begun. */
-export interface PurgeOptions extends CallOptions {
+export interface PurgeOptions extends CallOptions, RequestKeyOption {
   /** Resolve with a `BulkResult` once the purge (a bulk operation) has begun, instead of a count when it has ended. */
   background?: boolean;
 }

@@ -38,7 +38,8 @@ export interface RetryOptions {
    * has an idempotency key: with this on, a job enqueued without one gets one from the SDK
    * (`sepp-retry:<uuid>`, remembered by the server for the queue's dedup window like any
    * key), so a retry after the server stored the job returns that job (`deduplicated: true`)
-   * instead of a second.
+   * instead of a second. A call that can start a bulk operation carries a request key
+   * (`requestKey`, random per call), so its retry answers with the operation the first started.
    */
   unavailable: boolean;
   /** Tries in all, including the first. Default 3. */

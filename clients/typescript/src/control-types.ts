@@ -111,7 +111,21 @@ export interface BulkResult {
 }
 
 /** Options of the bulk calls. */
-export interface BulkOptions extends CallOptions {
+/** The option of every call that can start a bulk operation. */
+export interface RequestKeyOption {
+  /**
+   * Names this request, so that a repeat of it starts no second operation:
+   * within 24 hours, the same key from the same API key answers with the
+   * operation it started, as it is now (a different request under it is
+   * refused, `invalid_argument`). 1 to 128 characters of letters, digits,
+   * `-`, `_`, `.` and `:`. By default the SDK sends a random key per call
+   * and reuses it on its own retries; pass one to make your own repeats
+   * (e.g. a script run again after a crash) safe too.
+   */
+  requestKey?: string;
+}
+
+export interface BulkOptions extends CallOptions, RequestKeyOption {
   /** Count only; change nothing. */
   dryRun?: boolean;
   /** Answer as soon as the operation has begun; follow it with `bulkOperation(id)`. */

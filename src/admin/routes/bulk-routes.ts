@@ -19,7 +19,7 @@
 
 import type { Context } from 'hono';
 import { roleFor } from '../../config/index.ts';
-import type { SelectedJobsAction } from '../../engine/control/index.ts';
+import { checkRequestKey, requestKeyMaxChars, type SelectedJobsAction } from '../../engine/control/index.ts';
 import type { BulkAction, JobChanges, JobFilter } from '../../engine/control-types.ts';
 import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { DeadReason, JobState } from '../../engine/types.ts';
@@ -159,17 +159,23 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
     tag: 'jobs',
     summary,
     description:
-      'With `dryRun` nothing changes and the answer counts the matching jobs (`exact` false: at least `matched`, the count looked at `examined` index entries). Otherwise the operation starts and the answer is its progress; poll `GET /api/v1/bulk-operations/{id}`.',
+      'With `dryRun` nothing changes and the answer counts the matching jobs (`exact` false: at least `matched`, the count looked at `examined` index entries). Otherwise the operation starts and the answer is its progress; poll `GET /api/v1/bulk-operations/{id}`. ' +
+      'With `requestKey`, a repeat of the request (same user, same key, within 24 hours) answers with the operation the first one started, as it is now, and starts nothing; the same key with another request is a 400.',
     body: {
       type: 'object',
-      properties:
-        action === 'update'
+      properties: {
+        ...(action === 'update'
           ? {
               ...filterBody,
               runNow: { type: 'boolean' },
               priority: { type: 'integer', minimum: 0, maximum: 9 },
             }
-          : filterBody,
+          : filterBody),
+        requestKey: {
+          type: 'string',
+          description: `1 to ${requestKeyMaxChars} letters, digits, \`-\`, \`_\`, \`.\`, \`:\`: names the request, so a repeat starts nothing`,
+        },
+      },
     },
     response: { oneOf: [countSchema, operationSchema] },
     audits: audit,
@@ -182,6 +188,10 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
         const priority = optionalInteger(body, 'priority');
         if (priority !== undefined) changes.priority = priority;
       }
+      const requestKey = checkRequestKey(
+        optionalString(body, 'requestKey', requestKeyMaxChars + 1),
+        'requestKey',
+      );
       if (optionalBoolean(body, 'dryRun') === true) {
         return c.json(await engine.countBulk(action, filter, changes));
       }
@@ -190,6 +200,7 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
         filter,
         changes,
         audit: request.audit(audit, `queue:${filter.queue ?? '*'}`),
+        ...(requestKey === undefined ? {} : { requestKey }),
       });
       return c.json(info);
     },

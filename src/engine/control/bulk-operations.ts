@@ -41,6 +41,14 @@ import type {
 import { SeppError } from '../errors.ts';
 import { BulkActions } from './bulk-actions.ts';
 import { type BulkPlan, planBulk } from './bulk-filter.ts';
+import {
+  checkRequestKey,
+  type KeyedRequest,
+  keyedRequest,
+  operationNotKept,
+  otherRequest,
+  requestKeyWindowMs,
+} from './bulk-keys.ts';
 import { countMatching, RangeCursor } from './bulk-scan.ts';
 
 /**
@@ -91,6 +99,14 @@ interface Running {
   failure?: unknown;
   /** Resolves when the operation has ended (set as it starts). */
   finished?: Promise<BulkOperationInfo>;
+  /** The request key it started under (bulk-keys.ts). */
+  keyed?: KeyedRequest;
+}
+
+/** An operation as start() answers: its progress now, and its end. */
+interface Started {
+  info: BulkOperationInfo;
+  finished: Promise<BulkOperationInfo>;
 }
 
 /**
@@ -107,12 +123,21 @@ export interface BulkStart {
   /** For `update`: `runNow` and/or `priority`. */
   changes?: JobChanges;
   audit?: AuditInput;
+  /**
+   * Names the request (bulk-keys.ts): a start under a key that already started
+   * the same request answers with that operation and starts nothing.
+   */
+  requestKey?: string;
 }
 
 export class BulkOperations {
   private readonly operations = new Map<string, Running>();
   /** Operations taking their first count: they hold a place among the `maxRunning`. */
   private starting = 0;
+  /** The kept operations started under a request key, by KeyedRequest.slot. */
+  private readonly byKey = new Map<string, Running>();
+  /** Keyed starts not yet answered, by slot: a repeat that arrives meanwhile waits for the first. */
+  private readonly keyedStarts = new Map<string, Promise<Started>>();
   /** What a slice writes, by action (bulk-actions.ts). */
   private readonly actions: BulkActions;
 
@@ -160,11 +185,45 @@ export class BulkOperations {
    * Starts an operation; resolves once it has begun (its count taken) with its
    * progress. `finished` resolves when it ends, never rejects (a failure is state `failed`).
    */
-  async start(
-    request: BulkStart,
-  ): Promise<{ info: BulkOperationInfo; finished: Promise<BulkOperationInfo> }> {
+  async start(request: BulkStart): Promise<Started> {
     const changes = request.changes ?? {};
     const plan = this.plan(request.action, request.filter, changes);
+    const details = { ...plan.details, ...bulkChanges(changes) };
+    const key = checkRequestKey(request.requestKey, 'request_key');
+    if (key === undefined) return this.begin(request, plan, changes, details, undefined);
+    const keyed = keyedRequest(key, request.audit?.actor ?? '', {
+      action: request.action,
+      auditAction: request.audit?.action ?? null,
+      details,
+    });
+    for (;;) {
+      const pending = this.keyedStarts.get(keyed.slot);
+      if (pending === undefined) break;
+      await pending.catch(() => undefined);
+    }
+    const known = this.byKey.get(keyed.slot);
+    // After its window a key is free again: the store replaces its row (holdKey).
+    if (known !== undefined && known.info.startedAtMs >= this.ctx.clock.nowMs() - requestKeyWindowMs) {
+      if (known.keyed?.requestJson !== keyed.requestJson) throw otherRequest(keyed, known.info.startedAtMs);
+      return { info: { ...known.info }, finished: known.finished ?? Promise.resolve({ ...known.info }) };
+    }
+    const starting = this.begin(request, plan, changes, details, keyed);
+    this.keyedStarts.set(keyed.slot, starting);
+    try {
+      return await starting;
+    } finally {
+      this.keyedStarts.delete(keyed.slot);
+    }
+  }
+
+  /** Takes the first count and, under a key, holds the key in the store; then the operation runs. */
+  private async begin(
+    request: BulkStart,
+    plan: BulkPlan,
+    changes: JobChanges,
+    details: Record<string, unknown>,
+    keyed: KeyedRequest | undefined,
+  ): Promise<Started> {
     if (this.runningCount() + this.starting >= maxRunning) {
       throw new SeppError(
         'resource_exhausted',
@@ -172,18 +231,19 @@ export class BulkOperations {
       );
     }
     this.starting++;
+    const id = randomUUID();
     let begun: { count: MatchCount; lastSeq: number };
     try {
       begun = await this.ctx.read(function* (view) {
         return { count: yield* countMatching(view, plan, countBudget), lastSeq: yield* view.bulk.lastSeq() };
       });
+      if (keyed !== undefined) await this.holdKey(keyed, id);
     } finally {
       this.starting--;
     }
-    const details = { ...plan.details, ...bulkChanges(changes) };
     const running: Running = {
       info: {
-        id: randomUUID(),
+        id,
         action: request.action,
         details,
         state: 'running',
@@ -205,11 +265,34 @@ export class BulkOperations {
       cursor: new RangeCursor(plan, begun.lastSeq),
       sliceRows: firstSliceRows,
       stopRequested: false,
+      ...(keyed === undefined ? {} : { keyed }),
     };
     this.operations.set(running.info.id, running);
+    if (keyed !== undefined) this.byKey.set(keyed.slot, running);
     const finished = this.drive(running);
     running.finished = finished;
     return { info: { ...running.info }, finished };
+  }
+
+  /**
+   * Writes the key's row for operation `id`, before the caller is answered; throws when the
+   * key already names an operation (start() found none kept here: see bulk-keys.ts).
+   */
+  private async holdKey(keyed: KeyedRequest, id: string): Promise<void> {
+    const nowMs = this.ctx.clock.nowMs();
+    const holder = await this.ctx.write((tx) =>
+      tx.bulk.claimKey({
+        actor: keyed.actor,
+        requestKey: keyed.key,
+        operationId: id,
+        requestJson: keyed.requestJson,
+        nowMs,
+        validFromMs: nowMs - requestKeyWindowMs,
+      }),
+    );
+    if (holder.operation_id === id) return;
+    if (holder.request_json !== keyed.requestJson) throw otherRequest(keyed, holder.started_at_ms);
+    throw operationNotKept(keyed, holder.operation_id, keptFinished);
   }
 
   /** Starts an operation and resolves when it has ended; rejects with what failed it. */
@@ -346,6 +429,8 @@ export class BulkOperations {
     const finished = [...this.operations.values()].filter((r) => r.info.state !== 'running');
     for (const old of finished.slice(0, Math.max(0, finished.length - keptFinished))) {
       this.operations.delete(old.info.id);
+      if (old.keyed !== undefined && this.byKey.get(old.keyed.slot) === old)
+        this.byKey.delete(old.keyed.slot);
     }
   }
 }

@@ -10,11 +10,11 @@
  * not skipped: a slice is read once, and a skipped job would be missed.
  */
 
-import type { Bulk, BulkEndedRow, BulkSlice } from '../job-control.ts';
+import type { Bulk, BulkEndedRow, BulkKeyRow, BulkSlice } from '../job-control.ts';
 import { keyShapesMatch, keyShapeValues } from './browse.ts';
 import { requeueSet } from './control.ts';
 import { errorFirstLine } from './dead-letters.ts';
-import { type Connection, changes, rows, statement, value } from './sql.ts';
+import { type Connection, changes, firstRow, rows, sendAhead, statement, value } from './sql.ts';
 
 /** $1–$16: the slice's candidates, state and residual filters (sliceValues). */
 const sliceMatch = `seq = ANY($1::bigint[]) AND state = $2
@@ -81,6 +81,30 @@ function sliceValues(p: BulkSlice): unknown[] {
   ];
 }
 
+/** Expired request keys one start deletes, oldest first (more than one: the table shrinks when starts slow down). */
+const pruneKeys = statement(
+  `DELETE FROM bulk_operation_keys WHERE (actor, request_key) IN (
+     SELECT actor, request_key FROM bulk_operation_keys
+      WHERE started_at_ms < $1 ORDER BY started_at_ms LIMIT 16 FOR UPDATE SKIP LOCKED)`,
+);
+/**
+ * A free or expired key becomes this operation's; one held within the window stays as it is.
+ * Another server's start under the same key, not yet committed, is waited for (the primary key):
+ * the SELECT after it then reads the row that won.
+ */
+const claimKey = statement(
+  `INSERT INTO bulk_operation_keys (actor, request_key, operation_id, request_json, started_at_ms)
+     VALUES ($1, $2, $3, $4, $5)
+   ON CONFLICT (actor, request_key) DO UPDATE
+     SET operation_id = excluded.operation_id, request_json = excluded.request_json,
+         started_at_ms = excluded.started_at_ms
+     WHERE bulk_operation_keys.started_at_ms < $6`,
+);
+const keyHolder = statement(
+  `SELECT operation_id, request_json, started_at_ms FROM bulk_operation_keys
+    WHERE actor = $1 AND request_key = $2`,
+);
+
 export function bulkOps(c: Connection): Bulk {
   return {
     *lastSeq() {
@@ -121,6 +145,20 @@ export function bulkOps(c: Connection): Bulk {
     *delete(p) {
       if (p.seqs.length === 0) return [];
       return yield* rows<BulkEndedRow>(c, remove, sliceValues(p));
+    },
+    *claimKey(p) {
+      yield* sendAhead(c, pruneKeys, [p.validFromMs]);
+      yield* sendAhead(c, claimKey, [
+        p.actor,
+        p.requestKey,
+        p.operationId,
+        p.requestJson,
+        p.nowMs,
+        p.validFromMs,
+      ]);
+      const holder = yield* firstRow<BulkKeyRow>(c, keyHolder, [p.actor, p.requestKey]);
+      if (holder === undefined) throw new Error('bulk_operation_keys: the claimed key has no row');
+      return holder;
     },
   };
 }

@@ -6,7 +6,7 @@
  * text, metadata, group, age, dead reason, retries). A slice is one
  * primary-key probe per candidate, so its cost is bounded by its size.
  */
-import type { Bulk, BulkEndedRow, BulkSlice } from '../job-control.ts';
+import type { Bulk, BulkEndedRow, BulkKeyRow, BulkSlice } from '../job-control.ts';
 import { type KeyShapeParams, keyShapeParams, keyShapesMatch } from './browse.ts';
 import { requeueSet } from './control.ts';
 import { errorFirstLine } from './dead-letters.ts';
@@ -84,8 +84,33 @@ export function prepareBulkStatements(db: Preparer) {
       `DELETE FROM jobs WHERE ${sliceMatch} AND state <> 'leased'
         RETURNING id, idempotency_key, type, attempt, seq, dependency_flags`,
     ),
+    /** Expired request keys, oldest first, a few per start (bounds the table by the keys of one window). */
+    pruneKeys: db.prepare<[{ validFromMs: number }]>(
+      `DELETE FROM bulk_operation_keys WHERE (actor, request_key) IN (
+         SELECT actor, request_key FROM bulk_operation_keys
+          WHERE started_at_ms < @validFromMs ORDER BY started_at_ms LIMIT ${keysPrunedPerStart})`,
+    ),
+    /** A free or expired key becomes this operation's; one held within the window stays as it is. */
+    claimKey: db.prepare<[KeyParams]>(
+      `INSERT INTO bulk_operation_keys (actor, request_key, operation_id, request_json, started_at_ms)
+         VALUES (@actor, @requestKey, @operationId, @requestJson, @nowMs)
+       ON CONFLICT (actor, request_key) DO UPDATE
+         SET operation_id = excluded.operation_id, request_json = excluded.request_json,
+             started_at_ms = excluded.started_at_ms
+         WHERE bulk_operation_keys.started_at_ms < @validFromMs`,
+    ),
+    keyHolder: db.prepare<[{ actor: string; requestKey: string }], BulkKeyRow>(
+      `SELECT operation_id, request_json, started_at_ms FROM bulk_operation_keys
+        WHERE actor = @actor AND request_key = @requestKey`,
+    ),
   };
 }
+
+/** Expired request keys one start deletes (more than one: the table shrinks when starts slow down). */
+const keysPrunedPerStart = 16;
+
+/** claimKey's parameters, as its statement binds them. */
+type KeyParams = Parameters<Bulk['claimKey']>[0];
 
 type BulkStatements = ReturnType<typeof prepareBulkStatements>;
 
@@ -142,6 +167,13 @@ export function bulkOps(sql: BulkStatements): Bulk {
     *delete(p) {
       if (p.seqs.length === 0) return [];
       return sql.delete.all(sliceParams(p));
+    },
+    *claimKey(p) {
+      sql.pruneKeys.run({ validFromMs: p.validFromMs });
+      sql.claimKey.run(p);
+      const holder = sql.keyHolder.get({ actor: p.actor, requestKey: p.requestKey });
+      if (holder === undefined) throw new Error('bulk_operation_keys: the claimed key has no row');
+      return holder;
     },
   };
 }

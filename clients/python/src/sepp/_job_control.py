@@ -5,6 +5,7 @@ is written to the audit log with the key's name in the same transaction."""
 from __future__ import annotations
 
 import json as _json
+import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Sequence, overload
 
@@ -204,6 +205,13 @@ def _bulk_filter(queue: str | None, all_queues: bool, states: Sequence[JobState]
     return f
 
 
+def request_key_of(request_key: str | None) -> str:
+    """The request key of a call that can start a bulk operation: the caller's, or 16 random
+    bytes (base64url). Made once per call, so the call's retries send the same and the server
+    answers them with the operation the first one started (none is started twice)."""
+    return secrets.token_urlsafe(16) if request_key is None else request_key
+
+
 def _bulk_result(changed: int, response: Any, dry_run: bool) -> BulkResult:
     if dry_run:
         return BulkResult(0, int(response.matched_count), response.matched_at_least, None)
@@ -230,10 +238,12 @@ _ACTION_CALLS: dict[str, tuple[str, Any, Callable[[Any], int]]] = {
 def _action_changes(action: str, priority: int | None, run_now: bool, counting: bool) -> admin_pb2.JobChanges | None:
     """An update's changes (count_matching, start_bulk); None for the other actions."""
     if action not in _ACTION_CALLS:
-        raise ValueError(f"action: {action!r} is not a bulk action (use {', '.join(_ACTION_CALLS)})")
+        raise SeppError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f"action: {action!r} is not a bulk action (use {', '.join(_ACTION_CALLS)})")
     if action != "update":
         if priority is not None or run_now:
-            raise ValueError(f"priority and run_now are changes of an update, not of a {action}")
+            raise SeppError(grpc.StatusCode.INVALID_ARGUMENT,
+                            f"priority and run_now are changes of an update, not of a {action}")
         return None
     # A count needs no change; without one it counts what run_now would change (as the TypeScript SDK).
     return _changes(priority, None, None, run_now or (counting and priority is None))
@@ -297,7 +307,7 @@ class Jobs:
                         enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
                         retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                         dry_run: bool = False, background: bool = False,
-                        deadline_ms: int | None = None) -> CancelJobsResult:
+                        request_key: str | None = None, deadline_ms: int | None = None) -> CancelJobsResult:
         """Cancels every job that matches (default states: scheduled, ready and leased), as
         `cancel` does one (admin key), as one server-side bulk operation. The filter is
         `requeue_matching`'s. With `dry_run` nothing changes and `matched` counts the jobs it
@@ -305,7 +315,7 @@ class Jobs:
         `bulk_operation`)."""
         f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
                          enqueued_before, dead_reason, retries_only, error_group)
-        changed, response = self._bulk("cancel", f, None, dry_run, background, deadline_ms)
+        changed, response = self._bulk("cancel", f, None, dry_run, background, request_key, deadline_ms)
         result = _bulk_result(changed, response, dry_run)
         return CancelJobsResult(int(response.cancelled_count), int(response.cancel_requested_count), result.matched,
                                 result.matched_at_least, result.operation, result.changed)
@@ -334,7 +344,7 @@ class Jobs:
                         retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                         priority: int | None = None, run_now: bool = False,
                         dry_run: Literal[False] = False, background: Literal[False] = False,
-                        deadline_ms: int | None = None) -> int: ...
+                        request_key: str | None = None, deadline_ms: int | None = None) -> int: ...
     @overload
     def update_matching(self, queue: str | None = None, *, all_queues: bool = False,
                         states: Sequence[JobState] | None = None, type: str | None = None,
@@ -344,7 +354,7 @@ class Jobs:
                         retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                         priority: int | None = None, run_now: bool = False,
                         dry_run: Literal[True], background: bool = False,
-                        deadline_ms: int | None = None) -> BulkResult: ...
+                        request_key: str | None = None, deadline_ms: int | None = None) -> BulkResult: ...
     @overload
     def update_matching(self, queue: str | None = None, *, all_queues: bool = False,
                         states: Sequence[JobState] | None = None, type: str | None = None,
@@ -354,7 +364,7 @@ class Jobs:
                         retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                         priority: int | None = None, run_now: bool = False,
                         dry_run: bool = False, background: Literal[True],
-                        deadline_ms: int | None = None) -> BulkResult: ...
+                        request_key: str | None = None, deadline_ms: int | None = None) -> BulkResult: ...
     @overload
     def update_matching(self, queue: str | None = None, *, all_queues: bool = False,
                         states: Sequence[JobState] | None = None, type: str | None = None,
@@ -364,7 +374,7 @@ class Jobs:
                         retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                         priority: int | None = None, run_now: bool = False,
                         dry_run: bool = False, background: bool = False,
-                        deadline_ms: int | None = None) -> int | BulkResult: ...
+                        request_key: str | None = None, deadline_ms: int | None = None) -> int | BulkResult: ...
 
     def update_matching(self, queue: str | None = None, *, all_queues: bool = False,
                         states: Sequence[JobState] | None = None, type: str | None = None,
@@ -374,7 +384,7 @@ class Jobs:
                         retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                         priority: int | None = None, run_now: bool = False,
                         dry_run: bool = False, background: bool = False,
-                        deadline_ms: int | None = None) -> int | BulkResult:
+                        request_key: str | None = None, deadline_ms: int | None = None) -> int | BulkResult:
         """Runs now (`run_now`) or sets the `priority` of every waiting job that matches
         (states: scheduled, ready) (admin key), as one server-side bulk operation; returns how
         many changed. The filter is `requeue_matching`'s. With `dry_run=True` nothing changes
@@ -385,7 +395,8 @@ class Jobs:
         f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
                          enqueued_before, dead_reason, retries_only, error_group)
         changes = _changes(priority, None, None, run_now)
-        result = _bulk_result(*self._bulk("update", f, changes, dry_run, background, deadline_ms), dry_run)
+        result = _bulk_result(*self._bulk("update", f, changes, dry_run, background, request_key, deadline_ms),
+                              dry_run)
         return result if dry_run or background else result.changed
 
     def requeue_matching(self, queue: str | None = None, *, all_queues: bool = False,
@@ -395,7 +406,7 @@ class Jobs:
                         enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
                         retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                          dry_run: bool = False, background: bool = False,
-                         deadline_ms: int | None = None) -> BulkResult:
+                         request_key: str | None = None, deadline_ms: int | None = None) -> BulkResult:
         """Requeues every finished job that matches — dead, completed or cancelled (`states`
         narrows it) — ready now with a fresh attempt budget (admin key), in `queue` or in every
         queue (`all_queues`), as one server-side bulk operation. `type_prefix` matches the start
@@ -408,7 +419,8 @@ class Jobs:
         begun (follow it with `bulk_operation`)."""
         f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
                          enqueued_before, dead_reason, retries_only, error_group)
-        return _bulk_result(*self._bulk("requeue", f, None, dry_run, background, deadline_ms), dry_run)
+        return _bulk_result(*self._bulk("requeue", f, None, dry_run, background, request_key, deadline_ms),
+                            dry_run)
 
     def delete_matching(self, queue: str | None = None, *, all_queues: bool = False,
                         states: Sequence[JobState] | None = None, type: str | None = None,
@@ -417,12 +429,13 @@ class Jobs:
                         enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
                         retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                         dry_run: bool = False, background: bool = False,
-                        deadline_ms: int | None = None) -> BulkResult:
+                        request_key: str | None = None, deadline_ms: int | None = None) -> BulkResult:
         """Deletes every job that matches and is not running (admin key), as one bulk
         operation; the filter, `dry_run` and `background` as in `requeue_matching`."""
         f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
                          enqueued_before, dead_reason, retries_only, error_group)
-        return _bulk_result(*self._bulk("delete", f, None, dry_run, background, deadline_ms), dry_run)
+        return _bulk_result(*self._bulk("delete", f, None, dry_run, background, request_key, deadline_ms),
+                            dry_run)
 
     def count_matching(self, action: BulkAction, queue: str | None = None, *, all_queues: bool = False,
                         states: Sequence[JobState] | None = None, type: str | None = None,
@@ -440,7 +453,7 @@ class Jobs:
         f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
                          enqueued_before, dead_reason, retries_only, error_group)
         _, response = self._bulk(action, f, _action_changes(action, priority, run_now, True), True, False,
-                                 deadline_ms)
+                                 None, deadline_ms)
         return MatchCount(int(response.matched_count), response.matched_at_least)
 
     def start_bulk(self, action: BulkAction, queue: str | None = None, *, all_queues: bool = False,
@@ -450,15 +463,17 @@ class Jobs:
                         enqueued_before: TimeInput | None = None, dead_reason: DeadReason | None = None,
                         retries_only: bool = False, error_group: ErrorGroup | tuple[str, str] | None = None,
                    priority: int | None = None, run_now: bool = False,
-                   deadline_ms: int | None = None) -> BulkOperation:
+                   request_key: str | None = None, deadline_ms: int | None = None) -> BulkOperation:
         """Starts a bulk `action` (`cancel`, `update`, `requeue` or `delete`) on every job that
         matches and returns the operation as soon as it has begun (admin key); follow it with
         `bulk_operation`, stop it with `stop_bulk_operation`. The filter is `requeue_matching`'s;
-        for an update give `priority`, `run_now` or both."""
+        for an update give `priority`, `run_now` or both. `request_key` (as on every call that
+        can start one; default: random per call, sent on its retries) makes a repeat answer with
+        the operation the first call started instead of starting another."""
         f = _bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata, enqueued_from,
                          enqueued_before, dead_reason, retries_only, error_group)
         _, response = self._bulk(action, f, _action_changes(action, priority, run_now, False), False, True,
-                                 deadline_ms)
+                                 request_key, deadline_ms)
         if not response.HasField("operation"):
             raise SeppError(grpc.StatusCode.INTERNAL, "the server sent no operation")
         return BulkOperation.from_proto(response.operation)
@@ -484,16 +499,18 @@ class Jobs:
 
 
     def _bulk(self, action: str, f: admin_pb2.JobFilter, changes: admin_pb2.JobChanges | None, dry_run: bool,
-              background: bool, deadline_ms: int | None) -> tuple[int, Any]:
+              background: bool, request_key: str | None, deadline_ms: int | None) -> tuple[int, Any]:
         """One bulk call; returns the jobs it changed and the server's answer."""
         method, request_type, changed = _ACTION_CALLS[action]
-        request = request_type(filter=f, dry_run=dry_run, background=background)
+        # A dry run starts nothing, so it needs no key.
+        key = "" if dry_run else request_key_of(request_key)
+        request = request_type(filter=f, dry_run=dry_run, background=background, request_key=key)
         if changes is not None:
             request.changes.CopyFrom(changes)
-        # A repeat would also change jobs enqueued in between: only a dry run is retried, and an
-        # update (running now or setting a priority again changes nothing more).
+        # A dry run repeats harmlessly; a change carries its request key, so a repeat answers with
+        # the operation the first one started: both are retried.
         response = self._conn.invoke(getattr(self._conn.stub, method), request, deadline_ms=deadline_ms,
-                                     retry_safe=dry_run or action == "update")
+                                     retry_safe=True)
         return changed(response), response
 
 

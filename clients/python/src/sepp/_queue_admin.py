@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence, ove
 
 from ._arguments import checked_arguments
 from ._convert import dead_reason_to_proto, queue_info_from_proto, setting_texts
-from ._job_control import BulkResult, change_result
+from ._job_control import BulkResult, change_result, request_key_of
 from .jobs import DeadLetterPage, Job
 from .models import DeadReason, ErrorGroup, QueueInfo, TopErrors
 from .v1 import admin_pb2
@@ -83,21 +83,22 @@ class Queues:
         read_call(self._conn, self._conn.stub.DeleteQueue, admin_pb2.DeleteQueueRequest(queue=queue), deadline_ms)
 
     @overload
-    def purge(self, queue: str, *, background: Literal[False] = False, deadline_ms: int | None = None) -> int: ...
+    def purge(self, queue: str, *, background: Literal[False] = False, request_key: str | None = None, deadline_ms: int | None = None) -> int: ...
     @overload
-    def purge(self, queue: str, *, background: Literal[True], deadline_ms: int | None = None) -> BulkResult: ...
+    def purge(self, queue: str, *, background: Literal[True], request_key: str | None = None, deadline_ms: int | None = None) -> BulkResult: ...
     @overload
-    def purge(self, queue: str, *, background: bool, deadline_ms: int | None = None) -> int | BulkResult: ...
+    def purge(self, queue: str, *, background: bool, request_key: str | None = None, deadline_ms: int | None = None) -> int | BulkResult: ...
 
-    def purge(self, queue: str, *, background: bool = False, deadline_ms: int | None = None) -> int | BulkResult:
+    def purge(self, queue: str, *, background: bool = False, request_key: str | None = None, deadline_ms: int | None = None) -> int | BulkResult:
         """Deletes every ready and scheduled job of a queue (admin key) as one bulk operation;
         returns how many. Leased jobs finish; dead letters stay. With `background=True` it
         returns a `BulkResult` as soon as the operation has begun (`changed` 0; follow
         `operation.id` with `client.jobs.bulk_operation`)."""
-        request = admin_pb2.PurgeQueueRequest(queue=queue, background=background)
-        # A repeat deletes what was enqueued in between: not retried.
+        request = admin_pb2.PurgeQueueRequest(queue=queue, background=background,
+                                              request_key=request_key_of(request_key))
+        # A repeat carries the same request key: it answers with the purge the first one started.
         response = self._conn.invoke(self._conn.stub.PurgeQueue, request, deadline_ms=deadline_ms,
-                                     retry_safe=False)
+                                     retry_safe=True)
         result = change_result(int(response.deleted_count), response)
         return result if background else result.changed
 
@@ -168,19 +169,19 @@ class DeadLetters:
     @overload
     def requeue(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                 error_text: str | None = None, background: Literal[False] = False,
-                deadline_ms: int | None = None) -> int: ...
+                request_key: str | None = None, deadline_ms: int | None = None) -> int: ...
     @overload
     def requeue(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                 error_text: str | None = None, background: Literal[True],
-                deadline_ms: int | None = None) -> BulkResult: ...
+                request_key: str | None = None, deadline_ms: int | None = None) -> BulkResult: ...
     @overload
     def requeue(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                 error_text: str | None = None, background: bool,
-                deadline_ms: int | None = None) -> int | BulkResult: ...
+                request_key: str | None = None, deadline_ms: int | None = None) -> int | BulkResult: ...
 
     def requeue(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                 error_text: str | None = None, background: bool = False,
-                deadline_ms: int | None = None) -> int | BulkResult:
+                request_key: str | None = None, deadline_ms: int | None = None) -> int | BulkResult:
         """Makes dead letters ready again with a fresh attempt budget (these ids, or "all");
         returns how many. With "all", `reason` (only dead letters of that reason) and
         `error_text` (only those whose last error contains it, in any case) narrow it, and the
@@ -188,39 +189,43 @@ class DeadLetters:
         `BulkResult` as soon as that has begun (`changed` 0, `matched`, and the `operation` to
         follow with `client.jobs.bulk_operation`). Chosen ids change at once (then the
         `BulkResult` has `operation` None)."""
-        return self._change_dead_letters("requeue", queue, selection, reason, error_text, background, deadline_ms)
+        return self._change_dead_letters("requeue", queue, selection, reason, error_text, background, request_key,
+                                         deadline_ms)
 
     @overload
     def delete(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                error_text: str | None = None, background: Literal[False] = False,
-               deadline_ms: int | None = None) -> int: ...
+               request_key: str | None = None, deadline_ms: int | None = None) -> int: ...
     @overload
     def delete(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                error_text: str | None = None, background: Literal[True],
-               deadline_ms: int | None = None) -> BulkResult: ...
+               request_key: str | None = None, deadline_ms: int | None = None) -> BulkResult: ...
     @overload
     def delete(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                error_text: str | None = None, background: bool,
-               deadline_ms: int | None = None) -> int | BulkResult: ...
+               request_key: str | None = None, deadline_ms: int | None = None) -> int | BulkResult: ...
 
     def delete(self, queue: str, selection: Selection, *, reason: DeadReason | None = None,
                error_text: str | None = None, background: bool = False,
-               deadline_ms: int | None = None) -> int | BulkResult:
+               request_key: str | None = None, deadline_ms: int | None = None) -> int | BulkResult:
         """Deletes dead letters for good (these ids, or "all"; `reason`, `error_text` and
         `background` as in `requeue`), which frees their idempotency keys; returns how many."""
-        return self._change_dead_letters("delete", queue, selection, reason, error_text, background, deadline_ms)
+        return self._change_dead_letters("delete", queue, selection, reason, error_text, background, request_key,
+                                         deadline_ms)
 
     def _change_dead_letters(self, action: Literal["requeue", "delete"], queue: str, selection: Selection,
                 reason: DeadReason | None, error_text: str | None, background: bool,
-                deadline_ms: int | None) -> int | BulkResult:
+                request_key: str | None, deadline_ms: int | None) -> int | BulkResult:
         fields = _selection(queue, selection, reason, error_text)
+        # Chosen ids change at once (no operation): the key matters only with "all".
+        key = request_key_of(request_key) if selection == "all" else ""
         # Requeued or deleted jobs are no longer dead letters, so a repeat changes nothing more.
         if action == "requeue":
-            request = admin_pb2.RequeueDeadLettersRequest(**fields, background=background)
+            request = admin_pb2.RequeueDeadLettersRequest(**fields, background=background, request_key=key)
             response = read_call(self._conn, self._conn.stub.RequeueDeadLetters, request, deadline_ms)
             result = change_result(int(response.requeued_count), response)
         else:
-            delete = admin_pb2.DeleteDeadLettersRequest(**fields, background=background)
+            delete = admin_pb2.DeleteDeadLettersRequest(**fields, background=background, request_key=key)
             answer = read_call(self._conn, self._conn.stub.DeleteDeadLetters, delete, deadline_ms)
             result = change_result(int(answer.deleted_count), answer)
         return result if background else result.changed

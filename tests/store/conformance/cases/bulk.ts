@@ -5,6 +5,7 @@
  * and leaves one audit entry with its count.
  */
 import assert from 'node:assert/strict';
+import { FakeClock } from '../../../../src/engine/clock.ts';
 import type { BulkSlice } from '../../../../src/store/job-control.ts';
 import { newJob, type StoreCase, storeJobs } from '../harness.ts';
 
@@ -207,6 +208,94 @@ export const bulkCases: StoreCase[] = [
         assert.equal(entries.length, 1, action);
         assert.deepEqual([entries[0]?.details.changed, entries[0]?.details.done], [changed, true], action);
       }
+    },
+  },
+  {
+    name: 'bulk request keys in the store: one row holds a key of an actor until its window ends',
+    async run(h) {
+      const claim = (actor: string, operationId: string, nowMs: number, requestKey = 'k1') =>
+        h.write((tx) =>
+          tx.bulk.claimKey({
+            actor,
+            requestKey,
+            operationId,
+            requestJson: `{"op":"${operationId}"}`,
+            nowMs,
+            validFromMs: nowMs - 1000,
+          }),
+        );
+      const first = { operation_id: 'op-1', request_json: '{"op":"op-1"}', started_at_ms: 5000 };
+      assert.deepEqual(await claim('key:a', 'op-1', 5000), first);
+      // Within the window the first start holds the key; another actor's key of the same name is its own.
+      assert.deepEqual(await claim('key:a', 'op-2', 5500), first);
+      assert.equal((await claim('key:b', 'op-3', 5600)).operation_id, 'op-3');
+      // After the window the key is free again: a new start takes it over.
+      assert.deepEqual(await claim('key:a', 'op-4', 6001), {
+        operation_id: 'op-4',
+        request_json: '{"op":"op-4"}',
+        started_at_ms: 6001,
+      });
+      // A later start deletes expired rows of other keys (key:b's, started at 5600): it is free then too.
+      await claim('key:c', 'op-5', 9000, 'other');
+      assert.equal((await claim('key:b', 'op-6', 9001)).operation_id, 'op-6');
+    },
+  },
+  {
+    name: 'engine: a repeated keyed start answers with the first operation, one audit entry; another request is refused',
+    async run(h) {
+      let { engine, clock } = await h.engine();
+      await engine.enqueueBatch(
+        Array.from({ length: 20 }, () => ({ queue: 'q', type: 't', payload: bytes('x') })),
+      );
+      const audit = { actor: 'key:ops', action: 'jobs.delete', target: 'queue:q' };
+      const request = {
+        action: 'delete' as const,
+        filter: { queue: 'q', states: ['ready' as const] },
+        audit,
+        requestKey: 'retry-1',
+      };
+      // The first and its repeat while it starts, and a repeat after it ended: one operation.
+      const [a, b] = await Promise.all([engine.startBulk(request), engine.startBulk(request)]);
+      assert.equal(b.id, a.id);
+      const ended = await engine.runBulk(request);
+      assert.deepEqual([ended.id, ended.state, ended.changed], [a.id, 'done', 20]);
+      assert.equal(engine.listBulkOperations().length, 1);
+      const entries = (await engine.listAudit({ action: 'jobs.delete' })).items;
+      assert.deepEqual(
+        entries.map((e) => e.details.operationId),
+        [a.id],
+      );
+      // The same key with another filter, or another audit action: invalid_argument, nothing started.
+      await assert.rejects(
+        engine.startBulk({ ...request, filter: { queue: 'q', states: ['dead'] } }),
+        (e: unknown) =>
+          (e as { code?: string }).code === 'invalid_argument' && /another request/.test(String(e)),
+      );
+      await assert.rejects(engine.startBulk({ ...request, audit: { ...audit, action: 'queue.purge' } }), {
+        code: 'invalid_argument',
+      });
+      // Another actor's key of the same name is its own; a key outside the bounds is refused.
+      const other = await engine.startBulk({ ...request, audit: { ...audit, actor: 'key:other' } });
+      assert.notEqual(other.id, a.id);
+      await assert.rejects(engine.startBulk({ ...request, requestKey: 'no spaces' }), {
+        code: 'invalid_argument',
+      });
+      await assert.rejects(engine.startBulk({ ...request, requestKey: 'k'.repeat(129) }), {
+        code: 'invalid_argument',
+      });
+      // After a restart the key still holds, but the operation is gone: failed_precondition, nothing started.
+      const restartedAtMs = clock.nowMs();
+      ({ engine, clock } = await h.engine({ clock }));
+      await assert.rejects(engine.startBulk(request), (e: unknown) => {
+        const { code, message } = e as { code?: string; message: string };
+        return code === 'failed_precondition' && message.includes(a.id);
+      });
+      assert.equal(engine.listBulkOperations().length, 0);
+      // After the key's window (24 hours; a server restarted that much later) the key starts a new operation.
+      ({ engine } = await h.engine({ clock: new FakeClock(restartedAtMs + 24 * 60 * 60 * 1000 + 1) }));
+      const again = await engine.runBulk(request);
+      assert.notEqual(again.id, a.id);
+      assert.equal((await engine.listAudit({ action: 'jobs.delete' })).items.length, 3);
     },
   },
 ];

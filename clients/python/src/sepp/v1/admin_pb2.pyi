@@ -73,14 +73,16 @@ class CancelJobResponse(_message.Message):
     def __init__(self, previous_state: _Optional[_Union[_job_pb2.JobState, str]] = ..., state: _Optional[_Union[_job_pb2.JobState, str]] = ...) -> None: ...
 
 class CancelJobsRequest(_message.Message):
-    __slots__ = ["background", "dry_run", "filter"]
+    __slots__ = ["background", "dry_run", "filter", "request_key"]
     BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_KEY_FIELD_NUMBER: _ClassVar[int]
     background: bool
     dry_run: bool
     filter: JobFilter
-    def __init__(self, filter: _Optional[_Union[JobFilter, _Mapping]] = ..., dry_run: bool = ..., background: bool = ...) -> None: ...
+    request_key: str
+    def __init__(self, filter: _Optional[_Union[JobFilter, _Mapping]] = ..., dry_run: bool = ..., background: bool = ..., request_key: _Optional[str] = ...) -> None: ...
 
 class CancelJobsResponse(_message.Message):
     __slots__ = ["cancel_requested_count", "cancelled_count", "matched_at_least", "matched_count", "operation"]
@@ -105,20 +107,22 @@ class ConfigProblem(_message.Message):
     def __init__(self, key: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class DeleteDeadLettersRequest(_message.Message):
-    __slots__ = ["all", "background", "error_text", "job_ids", "queue", "reason"]
+    __slots__ = ["all", "background", "error_text", "job_ids", "queue", "reason", "request_key"]
     ALL_FIELD_NUMBER: _ClassVar[int]
     BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     ERROR_TEXT_FIELD_NUMBER: _ClassVar[int]
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_KEY_FIELD_NUMBER: _ClassVar[int]
     all: bool
     background: bool
     error_text: str
     job_ids: _containers.RepeatedScalarFieldContainer[str]
     queue: str
     reason: _job_pb2.DeadReason
-    def __init__(self, queue: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., all: bool = ..., reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., error_text: _Optional[str] = ..., background: bool = ...) -> None: ...
+    request_key: str
+    def __init__(self, queue: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., all: bool = ..., reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., error_text: _Optional[str] = ..., background: bool = ..., request_key: _Optional[str] = ...) -> None: ...
 
 class DeleteDeadLettersResponse(_message.Message):
     __slots__ = ["deleted_count", "operation"]
@@ -335,12 +339,14 @@ class PauseQueueResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class PurgeQueueRequest(_message.Message):
-    __slots__ = ["background", "queue"]
+    __slots__ = ["background", "queue", "request_key"]
     BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_KEY_FIELD_NUMBER: _ClassVar[int]
     background: bool
     queue: str
-    def __init__(self, queue: _Optional[str] = ..., background: bool = ...) -> None: ...
+    request_key: str
+    def __init__(self, queue: _Optional[str] = ..., background: bool = ..., request_key: _Optional[str] = ...) -> None: ...
 
 class PurgeQueueResponse(_message.Message):
     __slots__ = ["deleted_count", "operation"]
@@ -373,20 +379,22 @@ class ReloadConfigResponse(_message.Message):
     def __init__(self, applied: bool = ..., changed: _Optional[_Iterable[str]] = ..., restart_required: _Optional[_Iterable[str]] = ..., problems: _Optional[_Iterable[_Union[ConfigProblem, _Mapping]]] = ..., config_file: _Optional[str] = ...) -> None: ...
 
 class RequeueDeadLettersRequest(_message.Message):
-    __slots__ = ["all", "background", "error_text", "job_ids", "queue", "reason"]
+    __slots__ = ["all", "background", "error_text", "job_ids", "queue", "reason", "request_key"]
     ALL_FIELD_NUMBER: _ClassVar[int]
     BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     ERROR_TEXT_FIELD_NUMBER: _ClassVar[int]
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_KEY_FIELD_NUMBER: _ClassVar[int]
     all: bool
     background: bool
     error_text: str
     job_ids: _containers.RepeatedScalarFieldContainer[str]
     queue: str
     reason: _job_pb2.DeadReason
-    def __init__(self, queue: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., all: bool = ..., reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., error_text: _Optional[str] = ..., background: bool = ...) -> None: ...
+    request_key: str
+    def __init__(self, queue: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., all: bool = ..., reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., error_text: _Optional[str] = ..., background: bool = ..., request_key: _Optional[str] = ...) -> None: ...
 
 class RequeueDeadLettersResponse(_message.Message):
     __slots__ = ["operation", "requeued_count"]
@@ -560,16 +568,18 @@ class UpdateJobResponse(_message.Message):
     def __init__(self, job: _Optional[_Union[_job_pb2.Job, _Mapping]] = ...) -> None: ...
 
 class UpdateJobsRequest(_message.Message):
-    __slots__ = ["background", "changes", "dry_run", "filter"]
+    __slots__ = ["background", "changes", "dry_run", "filter", "request_key"]
     BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_KEY_FIELD_NUMBER: _ClassVar[int]
     background: bool
     changes: JobChanges
     dry_run: bool
     filter: JobFilter
-    def __init__(self, filter: _Optional[_Union[JobFilter, _Mapping]] = ..., changes: _Optional[_Union[JobChanges, _Mapping]] = ..., dry_run: bool = ..., background: bool = ...) -> None: ...
+    request_key: str
+    def __init__(self, filter: _Optional[_Union[JobFilter, _Mapping]] = ..., changes: _Optional[_Union[JobChanges, _Mapping]] = ..., dry_run: bool = ..., background: bool = ..., request_key: _Optional[str] = ...) -> None: ...
 
 class UpdateJobsResponse(_message.Message):
     __slots__ = ["matched_at_least", "matched_count", "operation", "updated_count"]

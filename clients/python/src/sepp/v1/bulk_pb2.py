@@ -15,7 +15,7 @@ from sepp.v1 import admin_pb2 as sepp_dot_v1_dot_admin__pb2
 from sepp.v1 import bulk_operation_pb2 as sepp_dot_v1_dot_bulk__operation__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12sepp/v1/bulk.proto\x12\x07sepp.v1\x1a\x13sepp/v1/admin.proto\x1a\x1csepp/v1/bulk_operation.proto\"]\n\x12RequeueJobsRequest\x12\"\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x12.sepp.v1.JobFilter\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x12\n\nbackground\x18\x03 \x01(\x08\"\x89\x01\n\x13RequeueJobsResponse\x12\x16\n\x0erequeued_count\x18\x01 \x01(\x03\x12\x15\n\rmatched_count\x18\x02 \x01(\x03\x12\x18\n\x10matched_at_least\x18\x03 \x01(\x08\x12)\n\toperation\x18\x04 \x01(\x0b\x32\x16.sepp.v1.BulkOperation\"\\\n\x11\x44\x65leteJobsRequest\x12\"\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x12.sepp.v1.JobFilter\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x12\n\nbackground\x18\x03 \x01(\x08\"\x87\x01\n\x12\x44\x65leteJobsResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\x12\x15\n\rmatched_count\x18\x02 \x01(\x03\x12\x18\n\x10matched_at_least\x18\x03 \x01(\x08\x12)\n\toperation\x18\x04 \x01(\x0b\x32\x16.sepp.v1.BulkOperation\"%\n\x17GetBulkOperationRequest\x12\n\n\x02id\x18\x01 \x01(\t\"E\n\x18GetBulkOperationResponse\x12)\n\toperation\x18\x01 \x01(\x0b\x32\x16.sepp.v1.BulkOperation\"\x1b\n\x19ListBulkOperationsRequest\"H\n\x1aListBulkOperationsResponse\x12*\n\noperations\x18\x01 \x03(\x0b\x32\x16.sepp.v1.BulkOperation\"(\n\x1a\x43\x61ncelBulkOperationRequest\x12\n\n\x02id\x18\x01 \x01(\t\"H\n\x1b\x43\x61ncelBulkOperationResponse\x12)\n\toperation\x18\x01 \x01(\x0b\x32\x16.sepp.v1.BulkOperationb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12sepp/v1/bulk.proto\x12\x07sepp.v1\x1a\x13sepp/v1/admin.proto\x1a\x1csepp/v1/bulk_operation.proto\"r\n\x12RequeueJobsRequest\x12\"\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x12.sepp.v1.JobFilter\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x12\n\nbackground\x18\x03 \x01(\x08\x12\x13\n\x0brequest_key\x18\x04 \x01(\t\"\x89\x01\n\x13RequeueJobsResponse\x12\x16\n\x0erequeued_count\x18\x01 \x01(\x03\x12\x15\n\rmatched_count\x18\x02 \x01(\x03\x12\x18\n\x10matched_at_least\x18\x03 \x01(\x08\x12)\n\toperation\x18\x04 \x01(\x0b\x32\x16.sepp.v1.BulkOperation\"q\n\x11\x44\x65leteJobsRequest\x12\"\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x12.sepp.v1.JobFilter\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x12\n\nbackground\x18\x03 \x01(\x08\x12\x13\n\x0brequest_key\x18\x04 \x01(\t\"\x87\x01\n\x12\x44\x65leteJobsResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\x12\x15\n\rmatched_count\x18\x02 \x01(\x03\x12\x18\n\x10matched_at_least\x18\x03 \x01(\x08\x12)\n\toperation\x18\x04 \x01(\x0b\x32\x16.sepp.v1.BulkOperation\"%\n\x17GetBulkOperationRequest\x12\n\n\x02id\x18\x01 \x01(\t\"E\n\x18GetBulkOperationResponse\x12)\n\toperation\x18\x01 \x01(\x0b\x32\x16.sepp.v1.BulkOperation\"\x1b\n\x19ListBulkOperationsRequest\"H\n\x1aListBulkOperationsResponse\x12*\n\noperations\x18\x01 \x03(\x0b\x32\x16.sepp.v1.BulkOperation\"(\n\x1a\x43\x61ncelBulkOperationRequest\x12\n\n\x02id\x18\x01 \x01(\t\"H\n\x1b\x43\x61ncelBulkOperationResponse\x12)\n\toperation\x18\x01 \x01(\x0b\x32\x16.sepp.v1.BulkOperationb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.bulk_pb2', globals())
@@ -23,23 +23,23 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   _REQUEUEJOBSREQUEST._serialized_start=82
-  _REQUEUEJOBSREQUEST._serialized_end=175
-  _REQUEUEJOBSRESPONSE._serialized_start=178
-  _REQUEUEJOBSRESPONSE._serialized_end=315
-  _DELETEJOBSREQUEST._serialized_start=317
-  _DELETEJOBSREQUEST._serialized_end=409
-  _DELETEJOBSRESPONSE._serialized_start=412
-  _DELETEJOBSRESPONSE._serialized_end=547
-  _GETBULKOPERATIONREQUEST._serialized_start=549
-  _GETBULKOPERATIONREQUEST._serialized_end=586
-  _GETBULKOPERATIONRESPONSE._serialized_start=588
-  _GETBULKOPERATIONRESPONSE._serialized_end=657
-  _LISTBULKOPERATIONSREQUEST._serialized_start=659
-  _LISTBULKOPERATIONSREQUEST._serialized_end=686
-  _LISTBULKOPERATIONSRESPONSE._serialized_start=688
-  _LISTBULKOPERATIONSRESPONSE._serialized_end=760
-  _CANCELBULKOPERATIONREQUEST._serialized_start=762
-  _CANCELBULKOPERATIONREQUEST._serialized_end=802
-  _CANCELBULKOPERATIONRESPONSE._serialized_start=804
-  _CANCELBULKOPERATIONRESPONSE._serialized_end=876
+  _REQUEUEJOBSREQUEST._serialized_end=196
+  _REQUEUEJOBSRESPONSE._serialized_start=199
+  _REQUEUEJOBSRESPONSE._serialized_end=336
+  _DELETEJOBSREQUEST._serialized_start=338
+  _DELETEJOBSREQUEST._serialized_end=451
+  _DELETEJOBSRESPONSE._serialized_start=454
+  _DELETEJOBSRESPONSE._serialized_end=589
+  _GETBULKOPERATIONREQUEST._serialized_start=591
+  _GETBULKOPERATIONREQUEST._serialized_end=628
+  _GETBULKOPERATIONRESPONSE._serialized_start=630
+  _GETBULKOPERATIONRESPONSE._serialized_end=699
+  _LISTBULKOPERATIONSREQUEST._serialized_start=701
+  _LISTBULKOPERATIONSREQUEST._serialized_end=728
+  _LISTBULKOPERATIONSRESPONSE._serialized_start=730
+  _LISTBULKOPERATIONSRESPONSE._serialized_end=802
+  _CANCELBULKOPERATIONREQUEST._serialized_start=804
+  _CANCELBULKOPERATIONREQUEST._serialized_end=844
+  _CANCELBULKOPERATIONRESPONSE._serialized_start=846
+  _CANCELBULKOPERATIONRESPONSE._serialized_end=918
 # @@protoc_insertion_point(module_scope)

@@ -20,14 +20,16 @@ class CancelBulkOperationResponse(_message.Message):
     def __init__(self, operation: _Optional[_Union[_bulk_operation_pb2.BulkOperation, _Mapping]] = ...) -> None: ...
 
 class DeleteJobsRequest(_message.Message):
-    __slots__ = ["background", "dry_run", "filter"]
+    __slots__ = ["background", "dry_run", "filter", "request_key"]
     BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_KEY_FIELD_NUMBER: _ClassVar[int]
     background: bool
     dry_run: bool
     filter: _admin_pb2.JobFilter
-    def __init__(self, filter: _Optional[_Union[_admin_pb2.JobFilter, _Mapping]] = ..., dry_run: bool = ..., background: bool = ...) -> None: ...
+    request_key: str
+    def __init__(self, filter: _Optional[_Union[_admin_pb2.JobFilter, _Mapping]] = ..., dry_run: bool = ..., background: bool = ..., request_key: _Optional[str] = ...) -> None: ...
 
 class DeleteJobsResponse(_message.Message):
     __slots__ = ["deleted_count", "matched_at_least", "matched_count", "operation"]
@@ -64,14 +66,16 @@ class ListBulkOperationsResponse(_message.Message):
     def __init__(self, operations: _Optional[_Iterable[_Union[_bulk_operation_pb2.BulkOperation, _Mapping]]] = ...) -> None: ...
 
 class RequeueJobsRequest(_message.Message):
-    __slots__ = ["background", "dry_run", "filter"]
+    __slots__ = ["background", "dry_run", "filter", "request_key"]
     BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_KEY_FIELD_NUMBER: _ClassVar[int]
     background: bool
     dry_run: bool
     filter: _admin_pb2.JobFilter
-    def __init__(self, filter: _Optional[_Union[_admin_pb2.JobFilter, _Mapping]] = ..., dry_run: bool = ..., background: bool = ...) -> None: ...
+    request_key: str
+    def __init__(self, filter: _Optional[_Union[_admin_pb2.JobFilter, _Mapping]] = ..., dry_run: bool = ..., background: bool = ..., request_key: _Optional[str] = ...) -> None: ...
 
 class RequeueJobsResponse(_message.Message):
     __slots__ = ["matched_at_least", "matched_count", "operation", "requeued_count"]

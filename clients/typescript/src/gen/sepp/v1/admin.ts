@@ -190,6 +190,19 @@ export interface CancelJobsRequest {
    * (bulk.proto) that runs to its end even if the caller goes away.
    */
   background: boolean;
+  /**
+   * Names this request so that a repeat of it (after a lost answer) starts no
+   * second operation: empty, or 1 to 128 characters of letters, digits, `-`,
+   * `_`, `.` and `:` (INVALID_ARGUMENT otherwise); the SDKs send a random one
+   * per call and reuse it on their retries. Within 24 hours of the start, the
+   * same key from the same principal (API key, or admin UI user) answers
+   * with the operation it started, as it is now, and starts nothing and
+   * writes no audit entry (without `background`, once it has ended); with a
+   * different request (action, filter, changes) it is INVALID_ARGUMENT, and
+   * when this server no longer keeps that operation (see BulkOperation)
+   * FAILED_PRECONDITION. Ignored with `dry_run`.
+   */
+  requestKey: string;
 }
 
 /** What the bulk cancel did. */
@@ -286,6 +299,8 @@ export interface UpdateJobsRequest {
   dryRun: boolean;
   /** As in CancelJobsRequest. */
   background: boolean;
+  /** As in CancelJobsRequest. */
+  requestKey: string;
 }
 
 /** How many changed. */
@@ -309,6 +324,8 @@ export interface PurgeQueueRequest {
   queue: string;
   /** As in CancelJobsRequest. */
   background: boolean;
+  /** As in CancelJobsRequest. */
+  requestKey: string;
 }
 
 /** How many were deleted. */
@@ -525,6 +542,8 @@ export interface RequeueDeadLettersRequest {
   errorText: string;
   /** With `all`: as in CancelJobsRequest. */
   background: boolean;
+  /** With `all`: as in CancelJobsRequest. */
+  requestKey: string;
 }
 
 /** How many were requeued. */
@@ -556,6 +575,8 @@ export interface DeleteDeadLettersRequest {
   errorText: string;
   /** With `all`: as in CancelJobsRequest. */
   background: boolean;
+  /** With `all`: as in CancelJobsRequest. */
+  requestKey: string;
 }
 
 /** How many were deleted. */
@@ -1677,7 +1698,7 @@ export const ErrorGroupKey: MessageFns<ErrorGroupKey> = {
 };
 
 function createBaseCancelJobsRequest(): CancelJobsRequest {
-  return { filter: undefined, dryRun: false, background: false };
+  return { filter: undefined, dryRun: false, background: false, requestKey: "" };
 }
 
 export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
@@ -1690,6 +1711,9 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
     }
     if (message.background !== false) {
       writer.uint32(24).bool(message.background);
+    }
+    if (message.requestKey !== "") {
+      writer.uint32(34).string(message.requestKey);
     }
     return writer;
   },
@@ -1731,6 +1755,14 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
             message.background = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.requestKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1752,6 +1784,11 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
         ? globalThis.Boolean(object.dry_run)
         : false,
       background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
+      requestKey: isSet(object.requestKey)
+        ? globalThis.String(object.requestKey)
+        : isSet(object.request_key)
+        ? globalThis.String(object.request_key)
+        : "",
     };
   },
 
@@ -1766,6 +1803,9 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
     if (message.background !== false) {
       obj.background = message.background;
     }
+    if (message.requestKey !== "") {
+      obj.requestKey = message.requestKey;
+    }
     return obj;
   },
 
@@ -1779,6 +1819,7 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
       : undefined;
     message.dryRun = object.dryRun ?? false;
     message.background = object.background ?? false;
+    message.requestKey = object.requestKey ?? "";
     return message;
   },
 };
@@ -2273,7 +2314,7 @@ export const UpdateJobResponse: MessageFns<UpdateJobResponse> = {
 };
 
 function createBaseUpdateJobsRequest(): UpdateJobsRequest {
-  return { filter: undefined, changes: undefined, dryRun: false, background: false };
+  return { filter: undefined, changes: undefined, dryRun: false, background: false, requestKey: "" };
 }
 
 export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
@@ -2289,6 +2330,9 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
     }
     if (message.background !== false) {
       writer.uint32(32).bool(message.background);
+    }
+    if (message.requestKey !== "") {
+      writer.uint32(42).string(message.requestKey);
     }
     return writer;
   },
@@ -2338,6 +2382,14 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
             message.background = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2360,6 +2412,11 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
         ? globalThis.Boolean(object.dry_run)
         : false,
       background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
+      requestKey: isSet(object.requestKey)
+        ? globalThis.String(object.requestKey)
+        : isSet(object.request_key)
+        ? globalThis.String(object.request_key)
+        : "",
     };
   },
 
@@ -2377,6 +2434,9 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
     if (message.background !== false) {
       obj.background = message.background;
     }
+    if (message.requestKey !== "") {
+      obj.requestKey = message.requestKey;
+    }
     return obj;
   },
 
@@ -2393,6 +2453,7 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
       : undefined;
     message.dryRun = object.dryRun ?? false;
     message.background = object.background ?? false;
+    message.requestKey = object.requestKey ?? "";
     return message;
   },
 };
@@ -2529,7 +2590,7 @@ export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
 };
 
 function createBasePurgeQueueRequest(): PurgeQueueRequest {
-  return { queue: "", background: false };
+  return { queue: "", background: false, requestKey: "" };
 }
 
 export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
@@ -2539,6 +2600,9 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
     }
     if (message.background !== false) {
       writer.uint32(16).bool(message.background);
+    }
+    if (message.requestKey !== "") {
+      writer.uint32(26).string(message.requestKey);
     }
     return writer;
   },
@@ -2572,6 +2636,14 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
             message.background = reader.bool();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.requestKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2588,6 +2660,11 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
     return {
       queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
       background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
+      requestKey: isSet(object.requestKey)
+        ? globalThis.String(object.requestKey)
+        : isSet(object.request_key)
+        ? globalThis.String(object.request_key)
+        : "",
     };
   },
 
@@ -2599,6 +2676,9 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
     if (message.background !== false) {
       obj.background = message.background;
     }
+    if (message.requestKey !== "") {
+      obj.requestKey = message.requestKey;
+    }
     return obj;
   },
 
@@ -2609,6 +2689,7 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
     const message = createBasePurgeQueueRequest();
     message.queue = object.queue ?? "";
     message.background = object.background ?? false;
+    message.requestKey = object.requestKey ?? "";
     return message;
   },
 };
@@ -4240,7 +4321,7 @@ export const ListTopErrorsResponse: MessageFns<ListTopErrorsResponse> = {
 };
 
 function createBaseRequeueDeadLettersRequest(): RequeueDeadLettersRequest {
-  return { queue: "", jobIds: [], all: false, reason: 0, errorText: "", background: false };
+  return { queue: "", jobIds: [], all: false, reason: 0, errorText: "", background: false, requestKey: "" };
 }
 
 export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = {
@@ -4262,6 +4343,9 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
     }
     if (message.background !== false) {
       writer.uint32(48).bool(message.background);
+    }
+    if (message.requestKey !== "") {
+      writer.uint32(58).string(message.requestKey);
     }
     return writer;
   },
@@ -4327,6 +4411,14 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
             message.background = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.requestKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4355,6 +4447,11 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
         ? globalThis.String(object.error_text)
         : "",
       background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
+      requestKey: isSet(object.requestKey)
+        ? globalThis.String(object.requestKey)
+        : isSet(object.request_key)
+        ? globalThis.String(object.request_key)
+        : "",
     };
   },
 
@@ -4378,6 +4475,9 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
     if (message.background !== false) {
       obj.background = message.background;
     }
+    if (message.requestKey !== "") {
+      obj.requestKey = message.requestKey;
+    }
     return obj;
   },
 
@@ -4392,6 +4492,7 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
     message.reason = object.reason ?? 0;
     message.errorText = object.errorText ?? "";
     message.background = object.background ?? false;
+    message.requestKey = object.requestKey ?? "";
     return message;
   },
 };
@@ -4488,7 +4589,7 @@ export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> 
 };
 
 function createBaseDeleteDeadLettersRequest(): DeleteDeadLettersRequest {
-  return { queue: "", jobIds: [], all: false, reason: 0, errorText: "", background: false };
+  return { queue: "", jobIds: [], all: false, reason: 0, errorText: "", background: false, requestKey: "" };
 }
 
 export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
@@ -4510,6 +4611,9 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
     }
     if (message.background !== false) {
       writer.uint32(48).bool(message.background);
+    }
+    if (message.requestKey !== "") {
+      writer.uint32(58).string(message.requestKey);
     }
     return writer;
   },
@@ -4575,6 +4679,14 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
             message.background = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.requestKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4603,6 +4715,11 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
         ? globalThis.String(object.error_text)
         : "",
       background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
+      requestKey: isSet(object.requestKey)
+        ? globalThis.String(object.requestKey)
+        : isSet(object.request_key)
+        ? globalThis.String(object.request_key)
+        : "",
     };
   },
 
@@ -4626,6 +4743,9 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
     if (message.background !== false) {
       obj.background = message.background;
     }
+    if (message.requestKey !== "") {
+      obj.requestKey = message.requestKey;
+    }
     return obj;
   },
 
@@ -4640,6 +4760,7 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
     message.reason = object.reason ?? 0;
     message.errorText = object.errorText ?? "";
     message.background = object.background ?? false;
+    message.requestKey = object.requestKey ?? "";
     return message;
   },
 };

@@ -32,6 +32,8 @@ export interface RequeueJobsRequest {
   dryRun: boolean;
   /** As in CancelJobsRequest. */
   background: boolean;
+  /** As in CancelJobsRequest. */
+  requestKey: string;
 }
 
 export interface RequeueJobsResponse {
@@ -52,6 +54,7 @@ export interface DeleteJobsRequest {
   filter?: JobFilter | undefined;
   dryRun: boolean;
   background: boolean;
+  requestKey: string;
 }
 
 export interface DeleteJobsResponse {
@@ -88,7 +91,7 @@ export interface CancelBulkOperationResponse {
 }
 
 function createBaseRequeueJobsRequest(): RequeueJobsRequest {
-  return { filter: undefined, dryRun: false, background: false };
+  return { filter: undefined, dryRun: false, background: false, requestKey: "" };
 }
 
 export const RequeueJobsRequest: MessageFns<RequeueJobsRequest> = {
@@ -101,6 +104,9 @@ export const RequeueJobsRequest: MessageFns<RequeueJobsRequest> = {
     }
     if (message.background !== false) {
       writer.uint32(24).bool(message.background);
+    }
+    if (message.requestKey !== "") {
+      writer.uint32(34).string(message.requestKey);
     }
     return writer;
   },
@@ -142,6 +148,14 @@ export const RequeueJobsRequest: MessageFns<RequeueJobsRequest> = {
             message.background = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.requestKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -163,6 +177,11 @@ export const RequeueJobsRequest: MessageFns<RequeueJobsRequest> = {
         ? globalThis.Boolean(object.dry_run)
         : false,
       background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
+      requestKey: isSet(object.requestKey)
+        ? globalThis.String(object.requestKey)
+        : isSet(object.request_key)
+        ? globalThis.String(object.request_key)
+        : "",
     };
   },
 
@@ -177,6 +196,9 @@ export const RequeueJobsRequest: MessageFns<RequeueJobsRequest> = {
     if (message.background !== false) {
       obj.background = message.background;
     }
+    if (message.requestKey !== "") {
+      obj.requestKey = message.requestKey;
+    }
     return obj;
   },
 
@@ -190,6 +212,7 @@ export const RequeueJobsRequest: MessageFns<RequeueJobsRequest> = {
       : undefined;
     message.dryRun = object.dryRun ?? false;
     message.background = object.background ?? false;
+    message.requestKey = object.requestKey ?? "";
     return message;
   },
 };
@@ -326,7 +349,7 @@ export const RequeueJobsResponse: MessageFns<RequeueJobsResponse> = {
 };
 
 function createBaseDeleteJobsRequest(): DeleteJobsRequest {
-  return { filter: undefined, dryRun: false, background: false };
+  return { filter: undefined, dryRun: false, background: false, requestKey: "" };
 }
 
 export const DeleteJobsRequest: MessageFns<DeleteJobsRequest> = {
@@ -339,6 +362,9 @@ export const DeleteJobsRequest: MessageFns<DeleteJobsRequest> = {
     }
     if (message.background !== false) {
       writer.uint32(24).bool(message.background);
+    }
+    if (message.requestKey !== "") {
+      writer.uint32(34).string(message.requestKey);
     }
     return writer;
   },
@@ -380,6 +406,14 @@ export const DeleteJobsRequest: MessageFns<DeleteJobsRequest> = {
             message.background = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.requestKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -401,6 +435,11 @@ export const DeleteJobsRequest: MessageFns<DeleteJobsRequest> = {
         ? globalThis.Boolean(object.dry_run)
         : false,
       background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
+      requestKey: isSet(object.requestKey)
+        ? globalThis.String(object.requestKey)
+        : isSet(object.request_key)
+        ? globalThis.String(object.request_key)
+        : "",
     };
   },
 
@@ -415,6 +454,9 @@ export const DeleteJobsRequest: MessageFns<DeleteJobsRequest> = {
     if (message.background !== false) {
       obj.background = message.background;
     }
+    if (message.requestKey !== "") {
+      obj.requestKey = message.requestKey;
+    }
     return obj;
   },
 
@@ -428,6 +470,7 @@ export const DeleteJobsRequest: MessageFns<DeleteJobsRequest> = {
       : undefined;
     message.dryRun = object.dryRun ?? false;
     message.background = object.background ?? false;
+    message.requestKey = object.requestKey ?? "";
     return message;
   },
 };

@@ -72,7 +72,9 @@ export function bulkOperationStateToJSON(object: BulkOperationState): string {
 /**
  * A bulk operation and its progress. Operations are kept in the server's
  * memory: the running ones and the last 64 finished; after a restart they are
- * gone, and the audit entry (`details.operationId`) says how far one got.
+ * gone, and the audit entry (`details.operationId`) says how far one got. The
+ * request key a call started one under (CancelJobsRequest.request_key) is
+ * stored, and holds for 24 hours: across a restart too.
  */
 export interface BulkOperation {
   /** Its id (a UUID), for GetBulkOperation and CancelBulkOperation. */
