@@ -189,9 +189,12 @@ export class Engine {
 
   // ---------------------------------------------------------------- flows (control/workflow-cancel.ts)
 
-  /** The flow of a job: the jobs connected to it through dependencies, either way, and their edges. */
-  getFlow(jobId: string, limit?: number): Promise<FlowGraph> {
-    return this.parts.workflows.getFlow(jobId, limit);
+  /**
+   * The flow of a job: the jobs connected to it through dependencies, either way, and their
+   * edges, at most `limit` jobs and about `answerBytesMax` bytes (default and most 4 MiB).
+   */
+  getFlow(jobId: string, limit?: number, answerBytesMax?: number): Promise<FlowGraph> {
+    return this.parts.workflows.getFlow(jobId, limit, answerBytesMax);
   }
 
   /** Cancels every job of a job's flow that has not ended, as one act (audited with `audit`). */

@@ -7,6 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Metadata } from '@grpc/grpc-js';
+import {
+  EnqueueFlowRequest,
+  type EnqueueFlowResponse,
+  GetFlowResponse,
+} from '../../clients/typescript/src/gen/sepp/v1/flow.js';
 import { apiKeyToml } from '../helpers/access-table.ts';
 import { type ApiCall, apiCall } from '../helpers/http-api.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -55,5 +61,53 @@ test('a batch completion payload reaches its job byte for byte: deep nesting, bi
     await runOne(queue);
     const completion = await runOne(done);
     assert.ok(completion.includes(`"data":${data}}`), completion.slice(0, 300));
+  }
+});
+
+test("GetFlow's answer fits the server's message size: a wide flow is truncated, not refused", async () => {
+  // One producer-key flow of 500 jobs with 60-character names and 100 edges per job (a 2.7 MB
+  // request) made GetFlow answer RESOURCE_EXHAUSTED "Sent message larger than max (5940505
+  // vs. 4259840)" for every caller (the CLI's `sepp flow show` too), and the HTTP API a 7.7 MB
+  // body: the 20,000-job bound leaves edges unbounded. Here the same shape at a smaller scale,
+  // under a 256 KiB message limit.
+  const small = await startTestServer({
+    toml:
+      apiKeyToml('a3-producer', 'producer', producer) +
+      '[grpc]\nmax_message_bytes = "256KiB"\n[queue_defaults]\nmax_payload_bytes = "64KiB"\n',
+  });
+  try {
+    const pad = 'n'.repeat(60);
+    const width = 60;
+    const name = (layer: number, i: number) => `${pad}-${layer}-${i}`;
+    const jobs = [0, 1].flatMap((layer) =>
+      Array.from({ length: width }, (_, i) => ({
+        name: name(layer, i),
+        job: { queue: 'a3-wide', type: 'step' },
+        after: layer === 0 ? [] : Array.from({ length: width }, (_, p) => name(0, p)),
+      })),
+    );
+    const metadata = new Metadata();
+    metadata.set('authorization', `Bearer ${producer}`);
+    const enqueued = await new Promise<EnqueueFlowResponse>((resolve, reject) =>
+      small.client.enqueueFlow(EnqueueFlowRequest.fromPartial({ jobs }), metadata, (error, answer) =>
+        error ? reject(error) : resolve(answer),
+      ),
+    );
+    assert.ok(enqueued.committed);
+    const flow = await new Promise<GetFlowResponse>((resolve, reject) =>
+      small.client.getFlow({ jobId: enqueued.jobs[0]!.jobId, limit: 0 }, metadata, (error, answer) =>
+        error ? reject(error) : resolve(answer),
+      ),
+    );
+    assert.equal(flow.truncated, true);
+    assert.ok(flow.jobs.length > width && flow.jobs.length < 2 * width, `${flow.jobs.length} jobs`);
+    assert.ok(GetFlowResponse.encode(flow).finish().length <= 256 * 1024);
+    // Every job in the answer comes with all of its edges.
+    const sent = new Set(flow.jobs.map((j) => j.jobId));
+    const edgesOf = (id: string) => flow.edges.filter((e) => e.jobId === id).length;
+    for (const job of enqueued.jobs)
+      if (sent.has(job.jobId)) assert.ok([0, width].includes(edgesOf(job.jobId)));
+  } finally {
+    await small.dispose();
   }
 });
