@@ -24,7 +24,10 @@ let t: TestServer;
 before(async () => {
   t = await startTestServer({
     http: true,
-    toml: apiKeyToml('a3-producer', 'producer', producer) + apiKeyToml('a3-worker', 'worker', worker),
+    toml:
+      apiKeyToml('a3-producer', 'producer', producer) +
+      apiKeyToml('a3-worker', 'worker', worker) +
+      '[queues.a3-capped]\nmax_depth = 3\n',
   });
 });
 after(() => t?.dispose());
@@ -110,4 +113,26 @@ test("GetFlow's answer fits the server's message size: a wide flow is truncated,
   } finally {
     await small.dispose();
   }
+});
+
+test('max_depth counts jobs waiting on dependencies: a gate job does not let a queue fill past it', async () => {
+  // Waiting jobs were not counted: ten jobs that wait on one gate job were all accepted into a
+  // queue of max_depth 3, and the gate's ack made all ten ready at once.
+  const gate = await call('/v1/jobs', { key: producer, body: { queue: 'a3-gate', type: 'gate' } });
+  assert.equal(gate.status, 200, gate.text);
+  // One request each: a request's own jobs were counted, the stored waiting ones not.
+  const reasons: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const sent = await call('/v1/jobs', {
+      key: producer,
+      body: { queue: 'a3-capped', type: 'held', dependsOn: [gate.json.jobId] },
+    });
+    reasons.push(sent.status === 200 ? 'accepted' : sent.json.error.rejectionReason);
+  }
+  assert.deepEqual(reasons, [...Array(3).fill('accepted'), ...Array(7).fill('queue_full')]);
+  // Ready or waiting, the queue holds three: one more of either kind is refused.
+  await runOne('a3-gate');
+  const more = await call('/v1/jobs', { key: producer, body: { queue: 'a3-capped', type: 'held' } });
+  assert.equal(more.status, 429, more.text);
+  assert.equal(more.json.error.rejectionReason, 'queue_full', more.text);
 });

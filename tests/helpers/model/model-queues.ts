@@ -8,6 +8,9 @@ import type { DeadReason, EnqueueRequest, JobState } from '../../../src/engine/t
 import { queueOverrides, settingsOf } from './config.ts';
 import type { Cursors } from './flow.ts';
 
+/** The states max_depth counts (waiting on dependencies included). */
+const unfinishedStates: ReadonlySet<JobState> = new Set(['waiting', 'scheduled', 'ready', 'leased']);
+
 export interface ModelJob {
   id: string;
   queue: string;
@@ -59,7 +62,7 @@ export class ModelQueues {
   depth(queue: string): number {
     let n = 0;
     for (const j of this.jobs.values()) {
-      if (j.queue === queue && (j.state === 'scheduled' || j.state === 'ready' || j.state === 'leased')) n++;
+      if (j.queue === queue && unfinishedStates.has(j.state)) n++;
     }
     return n;
   }
