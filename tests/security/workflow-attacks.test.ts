@@ -136,3 +136,26 @@ test('max_depth counts jobs waiting on dependencies: a gate job does not let a q
   assert.equal(more.status, 429, more.text);
   assert.equal(more.json.error.rejectionReason, 'queue_full', more.text);
 });
+
+test('unique_while_active: a job waiting on a dependency holds its key, a retry stores no second job', async () => {
+  // A waiting job was not "active": a retried enqueue (after a timeout, say) with the same key
+  // stored a second job, and both ran once the gate completed.
+  const gate = await call('/v1/jobs', { key: producer, body: { queue: 'a3-gate2', type: 'gate' } });
+  const enqueue = () =>
+    call('/v1/jobs', {
+      key: producer,
+      body: {
+        queue: 'a3-unique',
+        type: 'once',
+        idempotencyKey: 'order-42',
+        uniqueWhileActive: true,
+        dependsOn: [gate.json.jobId],
+      },
+    });
+  const first = await enqueue();
+  const retry = await enqueue();
+  assert.equal(first.status, 200, first.text);
+  assert.equal(retry.status, 200, retry.text);
+  assert.equal(retry.json.jobId, first.json.jobId, retry.text);
+  assert.equal(retry.json.deduplicated, true);
+});

@@ -8,9 +8,6 @@ import type { DeadReason, EnqueueRequest, JobState } from '../../../src/engine/t
 import { queueOverrides, settingsOf } from './config.ts';
 import type { Cursors } from './flow.ts';
 
-/** The states max_depth counts (waiting on dependencies included). */
-const unfinishedStates: ReadonlySet<JobState> = new Set(['waiting', 'scheduled', 'ready', 'leased']);
-
 export interface ModelJob {
   id: string;
   queue: string;
@@ -33,7 +30,8 @@ export interface ModelJob {
   group: string | null;
 }
 
-export const unfinished: readonly JobState[] = ['scheduled', 'ready', 'leased'];
+/** What max_depth counts and holds a key: a job not ended, waiting on dependencies included. */
+export const unfinished: readonly JobState[] = ['waiting', 'scheduled', 'ready', 'leased'];
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string };
 export const ok = <T>(value: T): Outcome<T> => ({ ok: true, value });
@@ -62,7 +60,7 @@ export class ModelQueues {
   depth(queue: string): number {
     let n = 0;
     for (const j of this.jobs.values()) {
-      if (j.queue === queue && unfinishedStates.has(j.state)) n++;
+      if (j.queue === queue && unfinished.includes(j.state)) n++;
     }
     return n;
   }
