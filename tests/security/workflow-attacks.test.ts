@@ -7,14 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Metadata } from '@grpc/grpc-js';
+import { type ClientReadableStream, Metadata } from '@grpc/grpc-js';
+import { EventsRequest, type EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import {
   EnqueueFlowRequest,
   type EnqueueFlowResponse,
   GetFlowResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
 import { apiKeyToml } from '../helpers/access-table.ts';
-import { type ApiCall, apiCall } from '../helpers/http-api.ts';
+import { type ApiCall, apiCall, openSse } from '../helpers/http-api.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const producer = 'attack3-producer-key-0123456789abcdef';
@@ -158,4 +159,56 @@ test('unique_while_active: a job waiting on a dependency holds its key, a retry 
   assert.equal(retry.status, 200, retry.text);
   assert.equal(retry.json.jobId, first.json.jobId, retry.text);
   assert.equal(retry.json.deduplicated, true);
+});
+
+test('grpc.max_event_subscribers_per_key holds over the HTTP API too: one key cannot take every slot', async () => {
+  // The per-key bound was counted on gRPC's Events streams only: one producer key opened every
+  // subscriber slot with HTTP event streams (or outcome waits), and another key's Events
+  // stream was refused RESOURCE_EXHAUSTED.
+  const small = await startTestServer({
+    http: true,
+    toml:
+      apiKeyToml('a3-producer', 'producer', producer) +
+      apiKeyToml('a3-worker', 'worker', worker) +
+      '[limits]\nmax_event_subscribers = 4\n[grpc]\nmax_event_subscribers_per_key = 2\n',
+  });
+  const open: { close(): void }[] = [];
+  try {
+    const answers: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const stream = await openSse(small.httpUrl, '/v1/events', { key: producer });
+      open.push(stream);
+      answers.push(stream.status);
+    }
+    assert.deepEqual(answers, [200, 200, 429]);
+    const job = await apiCall<Json>(small.httpUrl, '/v1/jobs', {
+      key: producer,
+      body: { queue: 'a3-events', type: 'x' },
+    });
+    const wait = await apiCall<Json>(small.httpUrl, `/v1/jobs/${job.json.jobId}/outcome?waitMs=1000`, {
+      key: producer,
+    });
+    assert.equal(wait.status, 429, wait.text);
+    assert.match(wait.json.error.message, /grpc\.max_event_subscribers_per_key/);
+    // Another key still subscribes.
+    const metadata = new Metadata();
+    metadata.set('authorization', `Bearer ${worker}`);
+    const events = small.client.events(
+      EventsRequest.fromPartial({}),
+      metadata,
+    ) as ClientReadableStream<EventsResponse>;
+    try {
+      const first = await new Promise<EventsResponse>((resolve, reject) => {
+        events.once('data', resolve);
+        events.once('error', reject);
+      });
+      assert.equal(first.caughtUp, true);
+    } finally {
+      events.cancel();
+      events.on('error', () => {});
+    }
+  } finally {
+    for (const stream of open) stream.close();
+    await small.dispose();
+  }
 });
