@@ -212,3 +212,39 @@ test('grpc.max_event_subscribers_per_key holds over the HTTP API too: one key ca
     await small.dispose();
   }
 });
+
+test('long-polls per key: one key cannot take the last quarter of limits.max_waiters', async () => {
+  // Long-polls were bounded per server only: one worker key's idle long-polls (HTTP reserves,
+  // unary Reserves, or idle Work streams, 1,000 per connection) took every slot of
+  // limits.max_waiters, and every other key's long-poll was refused RESOURCE_EXHAUSTED.
+  // Now the last quarter is kept for keys that hold fewer than a quarter.
+  const otherWorker = 'attack3-other-worker-key-0123456789abcdef';
+  const small = await startTestServer({
+    http: true,
+    toml:
+      apiKeyToml('a3-worker', 'worker', worker) +
+      apiKeyToml('a3-other', 'worker', otherWorker) +
+      '[limits]\nmax_waiters = 8\n',
+  });
+  try {
+    const longPoll = (key: string) =>
+      apiCall<Json>(small.httpUrl, '/v1/reserve', {
+        key,
+        agent: false,
+        body: { queues: ['a3-idle'], maxJobs: 1, waitTimeoutMs: 1500 },
+      });
+    const mine = Array.from({ length: 8 }, () => longPoll(worker));
+    const refused = await Promise.race(mine);
+    assert.equal(refused.status, 429, refused.text);
+    assert.match(refused.json.error.message, /last 2 places of limits\.max_waiters/);
+    const other = await longPoll(otherWorker);
+    assert.equal(other.status, 200, other.text);
+    const statuses = (await Promise.all(mine)).map((a) => a.status);
+    assert.deepEqual(
+      [statuses.filter((s) => s === 200).length, statuses.filter((s) => s === 429).length],
+      [6, 2],
+    );
+  } finally {
+    await small.dispose();
+  }
+});
