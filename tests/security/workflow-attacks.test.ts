@@ -14,6 +14,7 @@ import {
   type EnqueueFlowResponse,
   GetFlowResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
+import { EnqueueRequest } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { apiKeyToml } from '../helpers/access-table.ts';
 import { type ApiCall, apiCall, openSse } from '../helpers/http-api.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -247,4 +248,28 @@ test('long-polls per key: one key cannot take the last quarter of limits.max_wai
   } finally {
     await small.dispose();
   }
+});
+
+test('depends_on takes a job id in upper case, as every other id field does', async () => {
+  // docs/protocol.md: ids are lower case and the server accepts them in upper case too; a
+  // depends_on in upper case was refused UNKNOWN_DEPENDENCY, and [id, ID] passed the "named
+  // twice" check.
+  const metadata = new Metadata();
+  metadata.set('authorization', `Bearer ${producer}`);
+  const enqueue = (dependsOn: string[]) =>
+    new Promise<{ jobId: string }>((resolve, reject) =>
+      t.client.enqueue(
+        EnqueueRequest.fromPartial({ job: { queue: 'a3-case', type: 'x', dependsOn } }),
+        metadata,
+        (error, answer) => (error ? reject(error) : resolve(answer)),
+      ),
+    );
+  const gate = await enqueue([]);
+  const child = await enqueue([gate.jobId.toUpperCase()]);
+  const seen = await call(`/v1/jobs/${child.jobId}`, { key: producer });
+  assert.deepEqual(
+    seen.json.job.dependencies.map((d: Json) => d.jobId),
+    [gate.jobId],
+  );
+  await assert.rejects(enqueue([gate.jobId, gate.jobId.toUpperCase()]), /names job .* twice/);
 });

@@ -8,6 +8,7 @@ import type { JobRejection, RejectionReason } from '../errors.ts';
 import type { QueueRegistry } from '../queue-registry.ts';
 import { type EngineLimits, type QueueSettings, queueSettingRanges } from '../settings.ts';
 import type { DependencyPolicy, EnqueueRequest } from '../types.ts';
+import { normalizeJobId } from './job-id.ts';
 
 /** A job that passed validation, ready to insert. */
 export interface ValidJob {
@@ -58,14 +59,16 @@ function checkDependencies(
     );
   }
   const seen = new Set<string>();
-  for (const [i, id] of ids.entries()) {
-    if (typeof id !== 'string' || id.length === 0 || id.length > 64) {
+  for (const [i, given] of ids.entries()) {
+    if (typeof given !== 'string' || given.length === 0 || given.length > 64) {
       return reject('invalid_job', `depends_on[${i}] is not a job id`);
     }
+    // An id in upper case names the same job (docs/protocol.md); anything else no job at all.
+    const id = normalizeJobId(given) ?? given;
     if (seen.has(id)) return reject('invalid_job', `depends_on names job ${id} twice`);
     seen.add(id);
   }
-  return { ids, policy };
+  return { ids: [...seen], policy };
 }
 
 const traceparentPattern = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
