@@ -208,6 +208,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       clock,
       apiKeys: config.grpc.apiKeys,
       limits: config.http,
+      maxEventSubscribersPerKey: config.grpc.maxEventSubscribersPerKey,
       version: deps.build.version,
       log: logger,
       ...(httpTls === undefined ? {} : { tls: httpTls }),

@@ -147,9 +147,10 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # never says what it wants cannot hold a slot until its connection closes.
 # first_message_timeout_ms = "10s"
 
-# Events streams one API key may hold at once, of limits.max_event_subscribers:
-# one key cannot take every slot. Each waitFor / wait_for of the SDKs holds
-# one while it waits. Not applied without API keys.
+# Event subscriptions one API key may hold at once (Events streams, and the HTTP
+# API's event streams and outcome waits), of limits.max_event_subscribers: one key
+# cannot take every slot. Each waitFor / wait_for of the SDKs holds one while it
+# waits. Not applied without API keys.
 # max_event_subscribers_per_key = 250
 
 # Request bytes one connection, and all connections of one API key (of all

@@ -37,7 +37,7 @@ import type {
   MatchCount,
 } from './control-types.ts';
 import { type EngineDeps, type EngineParts, openEngineParts } from './engine-parts.ts';
-import type { EventFilter, EventSink, EventStart, EventSubscription } from './events/index.ts';
+import type { EventFilter, EventOwner, EventSink, EventStart, EventSubscription } from './events/index.ts';
 import type { HistoryAnswer, HistoryWindow } from './history/index.ts';
 import { type DeadLetterSummaryQuery, topErrors } from './jobs/index.ts';
 import type { TimeoutListener } from './leases/index.ts';
@@ -189,9 +189,12 @@ export class Engine {
 
   // ---------------------------------------------------------------- flows (control/workflow-cancel.ts)
 
-  /** The flow of a job: the jobs connected to it through dependencies, either way, and their edges. */
-  getFlow(jobId: string, limit?: number): Promise<FlowGraph> {
-    return this.parts.workflows.getFlow(jobId, limit);
+  /**
+   * The flow of a job: the jobs connected to it through dependencies, either way, and their
+   * edges, at most `limit` jobs and about `answerBytesMax` bytes (default and most 4 MiB).
+   */
+  getFlow(jobId: string, limit?: number, answerBytesMax?: number): Promise<FlowGraph> {
+    return this.parts.workflows.getFlow(jobId, limit, answerBytesMax);
   }
 
   /** Cancels every job of a job's flow that has not ended, as one act (audited with `audit`). */
@@ -571,10 +574,18 @@ export class Engine {
 
   // ---------------------------------------------------------------- events (events/)
 
-  /** Subscribes to job lifecycle events matching `filter` from `start`, in commit order (events/event-log.ts). */
-  subscribeEvents(filter: EventFilter, start: EventStart, sink: EventSink): EventSubscription {
+  /**
+   * Subscribes to job lifecycle events matching `filter` from `start`, in commit order
+   * (events/event-log.ts); `owner`, when the caller has an API key, bounds that key's subscriptions.
+   */
+  subscribeEvents(
+    filter: EventFilter,
+    start: EventStart,
+    sink: EventSink,
+    owner?: EventOwner,
+  ): EventSubscription {
     this.parts.lifecycle.checkOpen();
-    return this.parts.events.subscribe(filter, start, sink);
+    return this.parts.events.subscribe(filter, start, sink, owner);
   }
 
   /** Names this server run's event sequence: a resume must name it (a restart makes a new one). */

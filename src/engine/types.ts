@@ -162,6 +162,8 @@ export interface ReserveRequest {
   answerBytesMax?: number;
   /** How many bytes a job takes in the caller's answer; default answer-size.ts's estimate (protobuf). */
   answerBytesOf?: (job: LeasedJob) => number;
+  /** The API key's name that reserves (absent without keys): the last quarter of limits.max_waiters is kept from a key holding a quarter. */
+  owner?: string;
 }
 
 /** A leased job as a worker receives it. */

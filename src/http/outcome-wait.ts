@@ -16,6 +16,7 @@
  */
 import type { QueueScope } from '../config/index.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
+import type { EventOwner } from '../engine/events/index.ts';
 import type { LifecycleEvent } from '../engine/events/lifecycle-event.ts';
 import type { JobInfo, JobState } from '../engine/types.ts';
 import { resultToJson } from './job-json.ts';
@@ -99,6 +100,8 @@ export async function waitForOutcome(
   signal: AbortSignal,
   /** The caller's queues (null: all): the route checked the job's row; its events are held to them too. */
   scope: QueueScope | null = null,
+  /** The caller's key, which holds the wait's subscription (grpc.max_event_subscribers_per_key). */
+  owner?: EventOwner,
 ): Promise<Outcome> {
   const { engine } = ctx;
   const waitMs = Math.min(requestedWaitMs, engine.limits.maxWaitMs);
@@ -170,6 +173,7 @@ export async function waitForOutcome(
           // Ended by the engine (shutdown, or fallen behind a very busy backlog): say where the job is.
           end: () => answerNow(),
         },
+        owner,
       );
     } catch (error) {
       finish(toSeppError(error));

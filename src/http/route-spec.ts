@@ -12,6 +12,7 @@ import type { QueryParamDoc } from '../api-schema/openapi.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { SeppError } from '../engine/errors.ts';
+import type { EventOwner } from '../engine/events/index.ts';
 import type { Caller, Permission } from './auth.ts';
 import type { HttpErrorCode } from './errors.ts';
 import type { JsonInput } from './json-input.ts';
@@ -34,6 +35,11 @@ export interface ApiContext {
   readonly onKeysChanged: (caller: Caller, listener: (ended: SeppError | null) => void) => () => void;
   /** http.max_request_bytes: also the default and the most a reserve's answer may hold. */
   readonly maxRequestBytes: number;
+  /**
+   * Who holds an event subscription `caller` opens (an event stream, an outcome wait): its key,
+   * bounded by grpc.max_event_subscribers_per_key over both APIs; none without keys.
+   */
+  readonly eventOwner: (caller: Caller) => EventOwner | undefined;
 }
 
 /** One request as a handler sees it, after authentication and the body's checks. */

@@ -42,7 +42,7 @@ import {
 import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
-import { KeyTable } from './auth.ts';
+import { anonymous, KeyTable } from './auth.ts';
 import { type ErrorBody, errorAnswer, type HttpErrorCode, httpStatusOf, invalid } from './errors.ts';
 import { jobIdFrom } from './job-json.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
@@ -73,6 +73,8 @@ export interface HttpApiOptions {
   tls?: { certPem: Buffer; keyPem: Buffer };
   /** The server's version, in the OpenAPI document. */
   version: string;
+  /** grpc.max_event_subscribers_per_key: one key's event streams and outcome waits, with its gRPC Events streams. */
+  maxEventSubscribersPerKey: number;
   log?: HttpLog;
 }
 
@@ -125,6 +127,7 @@ export function openApiDocument(version: string): JsonSchema {
     onDrain: () => () => {},
     onKeysChanged: () => () => {},
     maxRequestBytes: 0,
+    eventOwner: () => undefined,
   };
   const routes = apiRoutes(inert);
   let document: JsonSchema = {};
@@ -163,6 +166,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       return () => keyListeners.delete(check);
     },
     maxRequestBytes: limits.maxRequestBytes,
+    eventOwner: (caller) =>
+      caller === anonymous
+        ? undefined
+        : { key: caller.name, maxSubscriptions: options.maxEventSubscribersPerKey },
   };
   const routes = apiRoutes(ctx);
   let document: JsonSchema = {};

@@ -15,6 +15,7 @@ import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { EnqueueRequest } from '../engine/types.ts';
 import type { BatchInfo, BatchMember } from '../engine/workflow-types.ts';
+import { listAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
 import {
   edgeStateToProto,
@@ -79,7 +80,11 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
 
     // Flows: a job's dependency graph, both ways (control/workflow-cancel.ts).
     getFlow: unary('GetFlow', 'read', async (req) => {
-      const flow = await engine.getFlow(requireJobId(req.jobId), req.limit === 0 ? undefined : req.limit);
+      const flow = await engine.getFlow(
+        requireJobId(req.jobId),
+        req.limit === 0 ? undefined : req.limit,
+        listAnswerBytes(ctx.facts.maxMessageBytes),
+      );
       return {
         jobs: flow.jobs.map((j) => ({
           jobId: j.id,

@@ -81,15 +81,21 @@ export function createEventsHandler(
       endWith: (error) => call.fail(error),
     };
     const streamId = ctx.engine.eventStreamId;
-    const subscription = ctx.engine.subscribeEvents(filter, start, {
-      send: (events, written) => {
-        call.write({ streamId, events: events.map(eventToProto), caughtUp: false, sequence: 0 }, written);
+    // The engine bounds the key's subscriptions over gRPC and the HTTP API together.
+    const subscription = ctx.engine.subscribeEvents(
+      filter,
+      start,
+      {
+        send: (events, written) => {
+          call.write({ streamId, events: events.map(eventToProto), caughtUp: false, sequence: 0 }, written);
+        },
+        caughtUp: (sequence) => {
+          call.write({ streamId, events: [], caughtUp: true, sequence });
+        },
+        end: (error) => call.fail(error),
       },
-      caughtUp: (sequence) => {
-        call.write({ streamId, events: [], caughtUp: true, sequence });
-      },
-      end: (error) => call.fail(error),
-    });
+      key === undefined ? undefined : { key, maxSubscriptions: perKey },
+    );
     ctx.streams.add(stream);
     // Runs at once if the subscription already ended the call.
     call.onFinish(() => {

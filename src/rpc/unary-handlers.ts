@@ -156,7 +156,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return enqueueFlowFromProto(engine, req, observation.context ?? metadataTraceContext(call.metadata));
     }),
 
-    reserve: unary('Reserve', 'work', async (req, call, _caller, observation) => {
+    reserve: unary('Reserve', 'work', async (req, call, caller, observation) => {
       // A caller that goes away stops waiting at once; its waiter is freed and no job is leased to it.
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
@@ -169,6 +169,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
           waitMs: req.waitTimeoutMs,
           workerId: req.workerId,
           answerBytesMax: reserveAnswerBytes(req.maxResponseBytes, ctx.facts.maxMessageBytes),
+          ...(ctx.auth.enabled ? { owner: caller.name } : {}),
         },
         abort.signal,
       );

@@ -309,6 +309,8 @@ class WorkStream implements OpenStream {
           leaseMs: subscription.leaseDurationMs,
           waitMs: this.ctx.engine.limits.maxWaitMs,
           workerId: subscription.workerId,
+          // Its wait for jobs counts as its key's long-poll (the last quarter of limits.max_waiters).
+          ...(this.ctx.auth.enabled ? { owner: this.caller.name } : {}),
         },
         this.abort.signal,
       );

@@ -44,9 +44,19 @@ export interface DependencyEdgeRow {
   parent_state: string | null;
   parent_queue: string | null;
   parent_type: string | null;
-  /** Its result when completed and kept. */
-  result: Uint8Array | null;
+  /**
+   * Its result's size in bytes when completed and kept; null without one. Edges carry no
+   * result: a lease reads those it passes on with `results` (a lease of 1,000 jobs that each
+   * wait on the same 100 jobs would otherwise read each result 1,000 times).
+   */
+  result_bytes: number | null;
   result_content_type: string | null;
+}
+
+/** A job's result, as a lease passes it on. */
+export interface JobResultRow {
+  id: string;
+  result: Uint8Array | null;
 }
 
 /** One job that depends on a job, and the edge between them. */
@@ -154,6 +164,8 @@ export interface DependencyReads {
    * lease calls `of` per job (both stores have it: one statement per lease instead of one per job).
    */
   ofMany?(childSeqs: readonly number[]): Op<(DependencyEdgeRow & { child_seq: number })[]>;
+  /** The results of the stored jobs among `ids`, in no particular order (those a lease passes on). */
+  results(ids: readonly string[]): Op<JobResultRow[]>;
   /** The queues that have had a job waiting on others (their leases pass results on). */
   queuesWithDependencies(): Op<string[]>;
   /** Up to `limit` jobs that depend on `parentId`, oldest first. */

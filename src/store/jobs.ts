@@ -57,7 +57,7 @@ export interface Jobs extends JobReads {
 export interface KeyReads {
   /** What a queue's dedup window remembers of a key. */
   remembered(p: { queue: string; key: string }): Op<{ job_id: string; expires_at_ms: number } | undefined>;
-  /** The newest unfinished job (scheduled, ready, leased, no cancel asked) of a queue holding this key. */
+  /** The newest unfinished job (waiting, scheduled, ready, leased, no cancel asked) of a queue holding this key. */
   activeJob(p: { queue: string; key: string }): Op<string | undefined>;
   /** The newest stored job of a queue with this key, whatever its state. */
   newestJob(p: { queue: string; key: string }): Op<string | undefined>;

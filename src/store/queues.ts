@@ -41,7 +41,7 @@ export interface CountReads {
   all(): Op<QueueCountRow[]>;
   ofQueue(queue: string): Op<{ state: string; jobs: number }[]>;
   inState(p: { queue: string; state: string }): Op<number>;
-  /** Scheduled, ready and leased jobs of a queue (max_depth). */
+  /** Waiting, scheduled, ready and leased jobs of a queue (max_depth). */
   unfinished(queue: string): Op<number>;
   /** Every job stored, from the counts. */
   total(): Op<number>;

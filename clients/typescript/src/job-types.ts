@@ -51,7 +51,7 @@ export interface EnqueueOptions {
   idempotencyKey?: string;
   /**
    * With `idempotencyKey`: the key is a duplicate exactly while a job holding
-   * it is scheduled, ready or leased (whatever the dedup window), and free
+   * it is waiting, scheduled, ready or leased (whatever the dedup window), and free
    * again once that job finished: at most one unfinished job per key.
    */
   uniqueWhileActive?: boolean;

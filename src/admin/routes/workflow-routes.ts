@@ -41,7 +41,8 @@ export function workflowRoutes({ deps }: AdminServices): RouteSpec[] {
       tag: 'workflows',
       summary: "A job's flow: the jobs connected to it through dependencies, either way, and their edges",
       description:
-        'Jobs in enqueue order, at most `limit` (default and most: 20,000); `truncated` says when the flow has more.',
+        'Jobs in enqueue order, at most `limit` (default and most: 20,000) and about 4 MiB of answer, each job ' +
+        'with all its edges; `truncated` says when the flow has more.',
       pathParams: jobParam,
       query: {
         limit: {

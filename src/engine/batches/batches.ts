@@ -28,9 +28,16 @@ export const maxBatchMembers = 100_000;
 /** Member ids a completion job's payload lists; above it, `membersOmitted` (page them with GetBatch). */
 export const completionMemberIds = 1_000;
 
-/** A completion job as stored (batches.on_complete_json): the request, its JSON payload parsed. */
+/**
+ * A completion job as stored (batches.on_complete_json): the request and its JSON payload as
+ * the caller's text (`dataJson`, checked to be JSON), written into the job's payload as it is:
+ * parsing it and writing it out again would change it (an integer above 2^53 loses digits) or
+ * fail (JSON.stringify recurses: a payload nested 100,000 deep overflows the stack). Batches
+ * stored before kept the parsed value (`data`); they still end with it.
+ */
 interface StoredCompletion extends Omit<BatchCompletionJob, 'payload' | 'contentType'> {
-  data: unknown;
+  dataJson?: string | null;
+  data?: unknown;
 }
 
 export interface BatchDeps {
@@ -289,10 +296,12 @@ export class Batches {
         );
       }
     }
-    let data: unknown = null;
+    let dataJson: string | null = null;
     if (job.payload.byteLength > 0) {
       try {
-        data = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(job.payload));
+        dataJson = new TextDecoder('utf-8', { fatal: true }).decode(job.payload);
+        // Only a check: JSON.parse does not recurse, whatever the nesting.
+        JSON.parse(dataJson);
       } catch {
         throw new SeppError(
           'invalid_argument',
@@ -304,7 +313,7 @@ export class Batches {
     const checked = validateJob(job, ctx.clock.nowMs(), ctx.queues, ctx.limits);
     if (isRejection(checked)) throw new SeppError('invalid_argument', `${field}: ${checked.message}`);
     const { payload: _payload, contentType: _contentType, ...rest } = job;
-    return { ...rest, data };
+    return { ...rest, dataJson };
   }
 }
 
@@ -314,7 +323,7 @@ function completionRequest(
   outcome: 'complete' | 'success',
   members: readonly BatchMemberRow[],
 ): EnqueueRequest {
-  const { data, ...request } = JSON.parse(json) as StoredCompletion;
+  const { data, dataJson, ...request } = JSON.parse(json) as StoredCompletion;
   const batch = {
     id: row.id,
     outcome,
@@ -326,7 +335,9 @@ function completionRequest(
   };
   return {
     ...request,
-    payload: new TextEncoder().encode(JSON.stringify({ batch, data })),
+    payload: new TextEncoder().encode(
+      `{"batch":${JSON.stringify(batch)},"data":${dataJson ?? JSON.stringify(data ?? null)}}`,
+    ),
     contentType: 'application/json',
   };
 }

@@ -24,6 +24,14 @@ import type { Canceller } from './cancel.ts';
  * larger flow is read in part, and cancelled job by job or with CancelJobs.
  */
 export const maxFlowGraphJobs = 20_000;
+/**
+ * The bytes a flow's answer may take when its caller says nothing: gRPC's default message (4
+ * MiB), less room for the rest of the answer. The 20,000 jobs alone leave it unbounded: each
+ * job may have 100 edges, each with a name of 128 characters.
+ */
+export const flowAnswerBytesMax = 4 * 1024 * 1024 - 1024;
+/** Per job and per edge, besides its strings: field names and quotes in JSON (tags in protobuf), its state. */
+const flowEntryBytes = 64;
 /** Members one batch cancel reaches (every member a batch may have). */
 const maxBatchCancel = 100_000;
 
@@ -34,13 +42,17 @@ export class WorkflowActs {
     private readonly audit: AuditLog,
   ) {}
 
-  /** The flow of `jobId`: its connected jobs in enqueue order and their edges. */
-  getFlow(jobId: string, limit = maxFlowGraphJobs): Promise<FlowGraph> {
+  /**
+   * The flow of `jobId`: its connected jobs in enqueue order and their edges, as many as
+   * `limit` jobs and `answerBytesMax` bytes of answer (each job with all its edges) hold.
+   */
+  getFlow(jobId: string, limit = maxFlowGraphJobs, answerBytesMax = flowAnswerBytesMax): Promise<FlowGraph> {
     const bound = Math.min(Math.max(Math.trunc(limit), 1), maxFlowGraphJobs);
+    const bytesMax = Math.min(answerBytesMax, flowAnswerBytesMax);
     const kind = this.ctx.store.kind;
     return this.ctx.read(function* (view) {
       const deps = capability(view.dependencies, kind);
-      return yield* readFlow(deps, jobId, bound);
+      return yield* readFlow(deps, jobId, bound, bytesMax);
     });
   }
 
@@ -103,16 +115,35 @@ function capability<T extends DependencyReads>(deps: T | undefined, kind: string
   return deps;
 }
 
-function* readFlow(deps: DependencyReads, jobId: string, bound: number): Op<FlowGraph> {
+/** Ids, names and states are ASCII (their rules), so a string's length is its bytes. */
+function* readFlow(deps: DependencyReads, jobId: string, bound: number, bytesMax: number): Op<FlowGraph> {
   const rows = yield* deps.flowJobs({ jobId, limit: bound + 1 });
   if (rows.length === 0) throw noFlow(jobId);
-  const truncated = rows.length > bound;
-  const jobs = rows.sort((a, b) => a.seq - b.seq).slice(0, bound);
+  let truncated = rows.length > bound;
+  const candidates = rows.sort((a, b) => a.seq - b.seq).slice(0, bound);
+  const jobs: typeof candidates = [];
   const edges: FlowEdge[] = [];
-  for (const job of jobs) {
-    for (const edge of yield* deps.of(job.id)) {
-      edges.push({ jobId: job.id, dependsOn: edge.parent_id, state: edge.edge_state, name: edge.name });
+  let bytes = 0;
+  for (const job of candidates) {
+    const own = (yield* deps.of(job.id)).map(
+      (edge): FlowEdge => ({
+        jobId: job.id,
+        dependsOn: edge.parent_id,
+        state: edge.edge_state,
+        name: edge.name,
+      }),
+    );
+    let size = job.id.length + job.queue.length + job.type.length + flowEntryBytes;
+    for (const edge of own)
+      size += edge.jobId.length + edge.dependsOn.length + (edge.name?.length ?? 0) + flowEntryBytes;
+    // At least the first job, whatever its size (at most 100 edges: about 40 KB).
+    if (jobs.length > 0 && bytes + size > bytesMax) {
+      truncated = true;
+      break;
     }
+    bytes += size;
+    jobs.push(job);
+    edges.push(...own);
   }
   return {
     jobs: jobs.map((j) => ({ id: j.id, queue: j.queue, type: j.type, state: j.state as JobState })),

@@ -18,7 +18,10 @@ type Limits = Pick<EngineLimits, 'maxDependencyResultsBytes'>;
 
 /**
  * The results passed on to a lease's jobs, by seq: one store call when the store reads the
- * edges of many at once (`ofMany`), else one per job. A job without edges is left out.
+ * edges of many at once (`ofMany`), else one per job. A job without edges is left out. The
+ * edges carry the results' sizes only; the results passed on are read afterwards, each once
+ * (`results`), so a lease reads at most max_dependency_results_bytes per job, whatever the
+ * results left out hold.
  */
 export function* dependencyResultsOf(
   tx: StoreTx,
@@ -28,35 +31,51 @@ export function* dependencyResultsOf(
   const results = new Map<number, DependencyResult[]>();
   const deps = tx.dependencies;
   if (deps === undefined || jobs.length === 0) return results;
+  // The entries whose result is passed on: filled in once every edge was read.
+  const toRead: DependencyResult[] = [];
   if (deps.ofMany === undefined || jobs.length === 1) {
     for (const job of jobs) {
-      const edges = resultsOf(yield* deps.of(job.id, job.seq), limits);
+      const edges = resultsOf(yield* deps.of(job.id, job.seq), limits, toRead);
       if (edges.length > 0) results.set(job.seq, edges);
     }
-    return results;
+  } else {
+    const edges = yield* deps.ofMany(jobs.map((job) => job.seq));
+    for (let start = 0; start < edges.length; ) {
+      const seq = edges[start]!.child_seq;
+      let end = start + 1;
+      while (end < edges.length && edges[end]!.child_seq === seq) end++;
+      results.set(seq, resultsOf(edges.slice(start, end), limits, toRead));
+      start = end;
+    }
   }
-  const edges = yield* deps.ofMany(jobs.map((job) => job.seq));
-  for (let start = 0; start < edges.length; ) {
-    const seq = edges[start]!.child_seq;
-    let end = start + 1;
-    while (end < edges.length && edges[end]!.child_seq === seq) end++;
-    results.set(seq, resultsOf(edges.slice(start, end), limits));
-    start = end;
-  }
+  if (toRead.length === 0) return results;
+  const stored = new Map<string, Uint8Array | null>();
+  for (const row of yield* deps.results([...new Set(toRead.map((r) => r.jobId))]))
+    stored.set(row.id, row.result);
+  for (const entry of toRead) entry.result = stored.get(entry.jobId) ?? null;
   return results;
 }
 
-function resultsOf(edges: readonly DependencyEdgeRow[], limits: Limits): DependencyResult[] {
+/** A job's dependencies as passed on; those whose result is passed on are added to `toRead`. */
+function resultsOf(
+  edges: readonly DependencyEdgeRow[],
+  limits: Limits,
+  toRead: DependencyResult[],
+): DependencyResult[] {
   if (edges.length === 0) return [];
   let bytes = 0;
-  for (const edge of edges) bytes += edge.result?.byteLength ?? 0;
+  for (const edge of edges) bytes += edge.result_bytes ?? 0;
   const omitted = bytes > limits.maxDependencyResultsBytes;
-  return edges.map((edge) => ({
-    jobId: edge.parent_id,
-    name: edge.name,
-    state: isJobState(edge.parent_state) ? edge.parent_state : null,
-    result: omitted ? null : edge.result,
-    resultContentType: omitted ? null : edge.result_content_type,
-    resultOmitted: omitted && edge.result !== null,
-  }));
+  return edges.map((edge) => {
+    const entry: DependencyResult = {
+      jobId: edge.parent_id,
+      name: edge.name,
+      state: isJobState(edge.parent_state) ? edge.parent_state : null,
+      result: null,
+      resultContentType: omitted ? null : edge.result_content_type,
+      resultOmitted: omitted && edge.result_bytes !== null,
+    };
+    if (!omitted && edge.result_bytes !== null) toRead.push(entry);
+    return entry;
+  });
 }

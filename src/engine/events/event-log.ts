@@ -42,6 +42,17 @@ export interface EventSubscription {
   close(): void;
 }
 
+/**
+ * Who holds a subscription, when the server has API keys: the key's name and how many
+ * subscriptions one key may hold (grpc.max_event_subscribers_per_key), counted over every
+ * way in — gRPC's Events streams, the HTTP API's event streams and outcome waits — so one
+ * key cannot take every slot of limits.max_event_subscribers.
+ */
+export interface EventOwner {
+  key: string;
+  maxSubscriptions: number;
+}
+
 export class EventLog implements Backlog {
   /** True while events are built and kept: someone subscribes, or did within the resume window. */
   recording = false;
@@ -55,6 +66,9 @@ export class EventLog implements Backlog {
   private published = 0;
   private publishScheduled = false;
   private readonly all = new Set<Subscription>();
+  /** Subscriptions open per owner key, and each subscription's owner. */
+  private readonly byOwner = new Map<string, number>();
+  private readonly ownerOf = new Map<Subscription, string>();
   private readonly byJob = new Map<string, Set<Subscription>>();
   private readonly lagging = new Set<Subscription>();
   private stopTimer: TimerHandle | undefined;
@@ -131,7 +145,7 @@ export class EventLog implements Backlog {
     }
   }
 
-  subscribe(filter: EventFilter, start: EventStart, sink: EventSink): EventSubscription {
+  subscribe(filter: EventFilter, start: EventStart, sink: EventSink, owner?: EventOwner): EventSubscription {
     this.checkFilter(filter);
     const max = this.limits.maxEventSubscribers;
     if (this.all.size >= max) {
@@ -140,6 +154,15 @@ export class EventLog implements Backlog {
         max === 0
           ? 'events are turned off on this server (limits.max_event_subscribers = 0)'
           : `${this.all.size} event subscribers are open, the limit is ${max} (limits.max_event_subscribers); retry later`,
+      );
+    }
+    const held = owner === undefined ? 0 : (this.byOwner.get(owner.key) ?? 0);
+    if (owner !== undefined && held >= owner.maxSubscriptions) {
+      throw new SeppError(
+        'resource_exhausted',
+        `key ${owner.key} holds ${held} event subscriptions (Events streams, event streams and outcome waits), ` +
+          `the limit per key is ${owner.maxSubscriptions} (grpc.max_event_subscribers_per_key); ` +
+          'close one, or give this client a key of its own',
       );
     }
     const startAfter = this.startingPoint(start);
@@ -151,6 +174,10 @@ export class EventLog implements Backlog {
       else this.lagging.delete(s);
     });
     this.all.add(subscription);
+    if (owner !== undefined) {
+      this.byOwner.set(owner.key, held + 1);
+      this.ownerOf.set(subscription, owner.key);
+    }
     if (subscription.jobIds !== null) {
       for (const id of subscription.jobIds) {
         let set = this.byJob.get(id);
@@ -176,6 +203,13 @@ export class EventLog implements Backlog {
   private remove(subscription: Subscription): void {
     if (!this.all.delete(subscription)) return;
     subscription.close();
+    const owner = this.ownerOf.get(subscription);
+    if (owner !== undefined) {
+      this.ownerOf.delete(subscription);
+      const left = (this.byOwner.get(owner) ?? 1) - 1;
+      if (left > 0) this.byOwner.set(owner, left);
+      else this.byOwner.delete(owner);
+    }
     this.lagging.delete(subscription);
     for (const id of subscription.jobIds ?? []) {
       const set = this.byJob.get(id);

@@ -4,8 +4,8 @@
  *
  * By default a key is a duplicate for the queue's dedup window after its job
  * was enqueued — and, beyond the window, for as long as that job is still
- * unfinished (scheduled, ready or leased), so a job scheduled far ahead or
- * retrying for days is never enqueued twice. A completed job keeps its key
+ * unfinished (waiting on dependencies, scheduled, ready or leased), so a job
+ * scheduled far ahead, waiting or retrying for days is never enqueued twice. A completed job keeps its key
  * for the window: a repeat gets the completed job's id. A cancelled job and a
  * deleted dead letter release their key at once (ctx.releaseKey), so the
  * same work can be enqueued again; a dead letter that is kept keeps it.

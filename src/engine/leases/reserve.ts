@@ -44,6 +44,7 @@ interface ValidReserve {
   workerId: string | null;
   answerBytesMax: number | undefined;
   answerBytesOf: (job: LeasedJob) => number;
+  owner: string | undefined;
 }
 
 /**
@@ -68,6 +69,16 @@ class AnswerFull extends SeppError {
   }
 }
 
+/**
+ * The long-poll places (Reserve, the HTTP reserve, a Work stream's wait for jobs) kept for API
+ * keys that hold fewer than this many: the last quarter of limits.max_waiters (2,500 of
+ * 10,000), so one key cannot take every place, while a server used by one key still has three
+ * quarters. Derived rather than a setting of its own: GetServerInfo reports max_waiters.
+ */
+export function waitersKeptForOthers(maxWaiters: number): number {
+  return Math.floor(maxWaiters / 4);
+}
+
 /** Whether reserves may still wait (the engine's lifecycle): not once draining or closed. */
 export interface ReserveGate {
   readonly isClosed: boolean;
@@ -75,6 +86,9 @@ export interface ReserveGate {
 }
 
 export class Reserver {
+  /** Long-polls waiting per API key (limits.max_waiters_per_key). */
+  private readonly waitingByOwner = new Map<string, number>();
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly gate: ReserveGate,
@@ -101,7 +115,11 @@ export class Reserver {
       try {
         jobs = await this.ctx.write((tx) => this.leaseOrWait(tx, attempt));
       } catch (error) {
-        if (attempt.waiter !== undefined) this.waiters.remove(attempt.waiter);
+        if (attempt.waiter !== undefined) {
+          this.waiters.remove(attempt.waiter);
+          // Frees its timer and its key's count; nobody awaits its outcome.
+          attempt.waiter.settle('aborted');
+        }
         // Rolled back whole: lease again only the jobs that fit (the next ones may be others).
         if (error instanceof AnswerFull && error.fits > 0) {
           valid = { ...valid, maxJobs: error.fits };
@@ -134,6 +152,17 @@ export class Reserver {
         throw new SeppError(
           'resource_exhausted',
           `too many long-polls are waiting (${this.ctx.limits.maxWaiters}, limits.max_waiters); retry with backoff`,
+        );
+      }
+      const { owner } = request;
+      const held = owner === undefined ? 0 : (this.waitingByOwner.get(owner) ?? 0);
+      const kept = waitersKeptForOthers(this.ctx.limits.maxWaiters);
+      if (owner !== undefined && held >= kept && this.waiters.size >= this.ctx.limits.maxWaiters - kept) {
+        throw new SeppError(
+          'resource_exhausted',
+          `key ${owner} has ${held} long-polls waiting, and the last ${kept} places of limits.max_waiters ` +
+            `(${this.ctx.limits.maxWaiters}, a quarter) are kept for keys with fewer; retry with backoff, ` +
+            'or give this client a key of its own',
         );
       }
       const registered = this.register(request, remainingMs, signal, throttled);
@@ -189,6 +218,7 @@ export class Reserver {
       workerId,
       answerBytesMax,
       answerBytesOf: request.answerBytesOf ?? ((job) => leasedJobBytes(job, job.id.length)),
+      owner: request.owner,
     };
   }
 
@@ -305,9 +335,16 @@ export class Reserver {
       settle = resolve;
     });
     let done = false;
+    const { owner } = request;
+    if (owner !== undefined) this.waitingByOwner.set(owner, (this.waitingByOwner.get(owner) ?? 0) + 1);
     const finish = (outcome: WaitOutcome) => {
       if (done) return;
       done = true;
+      if (owner !== undefined) {
+        const left = (this.waitingByOwner.get(owner) ?? 1) - 1;
+        if (left > 0) this.waitingByOwner.set(owner, left);
+        else this.waitingByOwner.delete(owner);
+      }
       timer.cancel();
       signal?.removeEventListener('abort', onAbort);
       settle(outcome);

@@ -96,32 +96,37 @@ export function eventsRoute(ctx: ApiContext): RouteSpec {
       };
       const start = startOf(request);
       const streamId = engine().eventStreamId;
-      const subscription = engine().subscribeEvents(filter, start, {
-        send: (events, written) => {
-          stream.send(
-            events.map((event) => ({
-              id: `${streamId}:${event.sequence}`,
-              data: stringifyWithRaw(eventToJson(event)),
-            })),
-            written,
-          );
+      const subscription = engine().subscribeEvents(
+        filter,
+        start,
+        {
+          send: (events, written) => {
+            stream.send(
+              events.map((event) => ({
+                id: `${streamId}:${event.sequence}`,
+                data: stringifyWithRaw(eventToJson(event)),
+              })),
+              written,
+            );
+          },
+          caughtUp: (sequence) => {
+            stream.send([
+              {
+                id: `${streamId}:${sequence}`,
+                event: 'caught_up',
+                data: JSON.stringify({ streamId, sequence }),
+              },
+            ]);
+          },
+          end: (error) => {
+            stream.send([
+              { event: 'end', data: JSON.stringify({ error: { code: error.code, message: error.message } }) },
+            ]);
+            stream.end();
+          },
         },
-        caughtUp: (sequence) => {
-          stream.send([
-            {
-              id: `${streamId}:${sequence}`,
-              event: 'caught_up',
-              data: JSON.stringify({ streamId, sequence }),
-            },
-          ]);
-        },
-        end: (error) => {
-          stream.send([
-            { event: 'end', data: JSON.stringify({ error: { code: error.code, message: error.message } }) },
-          ]);
-          stream.end();
-        },
-      });
+        ctx.eventOwner(request.caller),
+      );
       // The subscription may have ended the stream already (it fell behind at once).
       stream.onClose(() => subscription.close());
       /** Ends the stream with an `end` event that says why. */

@@ -174,6 +174,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
           queryInteger(request, 'waitMs') ?? 0,
           request.signal,
           request.caller.scope,
+          ctx.eventOwner(request.caller),
         ),
     },
     {

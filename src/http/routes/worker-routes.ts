@@ -7,6 +7,7 @@
  * the codes gRPC carries in `sepp-error-code`.
  */
 import { ackBatchInScope, requireInScope } from '../../config/index.ts';
+import { anonymous } from '../auth.ts';
 import { invalid } from '../errors.ts';
 import {
   ackFromJson,
@@ -79,6 +80,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
             // Never more jobs than the answer holds, each counted as the JSON it is sent as.
             answerBytesMax: reserveAnswerBytes(input.integer('maxResponseBytes') ?? 0, ctx.maxRequestBytes),
             answerBytesOf: (job) => Buffer.byteLength(JSON.stringify(leasedJobToJson(job))) + 1,
+            ...(request.caller === anonymous ? {} : { owner: request.caller.name }),
           },
           request.signal,
         );

@@ -111,7 +111,8 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       tag: 'workflows',
       summary: "A job's flow: the jobs connected to it through dependencies, either way, and their edges",
       description:
-        'In enqueue order, at most `limit` jobs (default and most 20,000); `truncated` when there are more.',
+        'In enqueue order, at most `limit` jobs (default and most 20,000) and about 4 MiB of answer, each job ' +
+        'with all its edges; `truncated` when there are more.',
       pathParams: jobIdParam,
       query: {
         limit: {

@@ -40,7 +40,7 @@ const inState = statement(
 );
 const unfinished = statement(
   `SELECT coalesce(sum(jobs), 0)::bigint AS v FROM queue_counts
-    WHERE queue = $1 AND state IN ('scheduled', 'ready', 'leased')`,
+    WHERE queue = $1 AND state IN ('waiting', 'scheduled', 'ready', 'leased')`,
 );
 const total = statement('SELECT coalesce(sum(jobs), 0)::bigint AS v FROM queue_counts');
 const countsFromRows = statement(

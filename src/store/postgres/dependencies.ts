@@ -51,6 +51,7 @@ import {
   type DependencyTargetRow,
   type DependentRow,
   type FlowJobRow,
+  type JobResultRow,
   jobsWaitOnIt,
   type ReleasedRow,
   type WaitingChildRow,
@@ -92,7 +93,7 @@ const addMarking = statement(
 );
 const edgesOf = statement(
   `SELECT d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state, p.queue AS parent_queue,
-          p.type AS parent_type, p.result, p.result_content_type
+          p.type AS parent_type, octet_length(p.result) AS result_bytes, p.result_content_type
      FROM jobs c JOIN job_dependencies d ON d.child_seq = c.seq
      LEFT JOIN jobs p ON p.id = d.parent_id
     WHERE c.id = $1 ORDER BY p.seq`,
@@ -105,14 +106,17 @@ const edgesOf = statement(
  */
 const edgesOfSeqs = plannedEachTime(
   `SELECT s.seq AS child_seq, d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state,
-          p.queue AS parent_queue, p.type AS parent_type, p.result, p.result_content_type
+          p.queue AS parent_queue, p.type AS parent_type, p.result_bytes, p.result_content_type
      FROM unnest($1::bigint[]) AS s(seq),
           LATERAL (SELECT d.parent_id, d.name, d.state FROM job_dependencies d
                     WHERE d.child_seq = s.seq OFFSET 0) AS d
-          LEFT JOIN LATERAL (SELECT p.seq, p.state, p.queue, p.type, p.result, p.result_content_type
+          LEFT JOIN LATERAL (SELECT p.seq, p.state, p.queue, p.type, octet_length(p.result) AS result_bytes,
+                                    p.result_content_type
                                FROM jobs p WHERE p.id = d.parent_id OFFSET 0) AS p ON true
     ORDER BY s.seq, p.seq`,
 );
+/** The results a lease passes on, each read once however many of its jobs wait on it. */
+const resultsOf = statement('SELECT id, result FROM jobs WHERE id = ANY($1::text[])');
 const dependentsOf = statement(
   `SELECT c.id, c.queue, c.type, c.state, d.state AS edge_state
      FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
@@ -290,6 +294,10 @@ export function dependencyOps(c: Connection): Dependencies {
       const seqs = mayHaveEdges(c, childSeqs);
       if (seqs.length === 0) return [];
       return yield* rows<DependencyEdgeRow & { child_seq: number }>(c, edgesOfSeqs, [seqs]);
+    },
+    *results(ids) {
+      if (ids.length === 0) return [];
+      return yield* rows<JobResultRow>(c, resultsOf, [ids]);
     },
     *dependentsOf(p) {
       return yield* rows<DependentRow>(c, dependentsOf, [p.parentId, p.limit]);

@@ -31,7 +31,7 @@ const remember = statement(
 );
 const activeJob = statement(
   `SELECT id AS v FROM jobs WHERE queue = $1 AND idempotency_key = $2
-      AND state IN ('scheduled', 'ready', 'leased') AND cancelled_at_ms IS NULL
+      AND state IN ('waiting', 'scheduled', 'ready', 'leased') AND cancelled_at_ms IS NULL
     ORDER BY seq DESC LIMIT 1`,
 );
 const newestJob = statement(

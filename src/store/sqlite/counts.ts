@@ -24,10 +24,10 @@ export function prepareCountStatements(db: Preparer) {
     inState: db
       .prepare<[string, string], number>('SELECT jobs FROM queue_counts WHERE queue = ? AND state = ?')
       .pluck(),
-    /** Unfinished jobs of a queue (scheduled + ready + leased), for max_depth. */
+    /** Unfinished jobs of a queue (waiting + scheduled + ready + leased), for max_depth. */
     queueDepth: db
       .prepare<[string], number>(
-        "SELECT coalesce(sum(jobs), 0) FROM queue_counts WHERE queue = ? AND state IN ('scheduled', 'ready', 'leased')",
+        "SELECT coalesce(sum(jobs), 0) FROM queue_counts WHERE queue = ? AND state IN ('waiting', 'scheduled', 'ready', 'leased')",
       )
       .pluck(),
     /** Stored jobs, how many there are: the sum of the maintained counters (for "searched N of M"). */

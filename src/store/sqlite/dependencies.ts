@@ -13,6 +13,7 @@ import {
   type DependentRow,
   type EdgeState,
   type FlowJobRow,
+  type JobResultRow,
   jobsWaitOnIt,
   type MemberState,
   type ReleasedRow,
@@ -94,7 +95,7 @@ export function prepareDependencyStatements(db: Preparer) {
     ...prepareEdgeSets(db),
     edgesOf: db.prepare<[string], DependencyEdgeRow>(
       `SELECT d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state, p.queue AS parent_queue,
-              p.type AS parent_type, p.result, p.result_content_type
+              p.type AS parent_type, octet_length(p.result) AS result_bytes, p.result_content_type
          FROM jobs c JOIN job_dependencies d ON d.child_seq = c.seq
          LEFT JOIN jobs p ON p.id = d.parent_id
         WHERE c.id = ? ORDER BY p.seq`,
@@ -102,7 +103,7 @@ export function prepareDependencyStatements(db: Preparer) {
     // edgesOf by the waiting job's seq: one probe of the edges' primary key when there are none.
     edgesOfSeq: db.prepare<[number], DependencyEdgeRow>(
       `SELECT d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state, p.queue AS parent_queue,
-              p.type AS parent_type, p.result, p.result_content_type
+              p.type AS parent_type, octet_length(p.result) AS result_bytes, p.result_content_type
          FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.parent_id
         WHERE d.child_seq = ? ORDER BY p.seq`,
     ),
@@ -111,7 +112,8 @@ export function prepareDependencyStatements(db: Preparer) {
     edgesOfSeqs: objectRows<[string], DependencyEdgeRow & { child_seq: number }>(
       db.prepare<[string], unknown>(
         `SELECT d.child_seq, d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state,
-                p.queue AS parent_queue, p.type AS parent_type, p.result, p.result_content_type
+                p.queue AS parent_queue, p.type AS parent_type, octet_length(p.result) AS result_bytes,
+                p.result_content_type
            FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.parent_id
           WHERE d.child_seq IN (SELECT value FROM json_each(?)) ORDER BY d.child_seq, p.seq`,
       ),
@@ -123,9 +125,13 @@ export function prepareDependencyStatements(db: Preparer) {
         'parent_state',
         'parent_queue',
         'parent_type',
-        'result',
+        'result_bytes',
         'result_content_type',
       ],
+    ),
+    // The results a lease passes on, each read once however many of its jobs wait on it: @idsJson is [id, …].
+    resultsOf: db.prepare<[string], JobResultRow>(
+      'SELECT id, result FROM jobs WHERE id IN (SELECT value FROM json_each(?))',
     ),
     dependentsOf: db.prepare<[{ parentId: string; limit: number }], DependentRow>(
       `SELECT c.id, c.queue, c.type, c.state, d.state AS edge_state
@@ -283,6 +289,9 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *ofMany(childSeqs) {
       return sql.edgesOfSeqs.all(JSON.stringify(childSeqs));
+    },
+    *results(ids) {
+      return ids.length === 0 ? [] : sql.resultsOf.all(JSON.stringify(ids));
     },
     *dependentsOf(p) {
       return sql.dependentsOf.all(p);

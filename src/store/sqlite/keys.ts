@@ -19,7 +19,7 @@ export function prepareKeyStatements(db: Preparer) {
     activeJobByKey: db
       .prepare<[{ queue: string; key: string }], string>(
         `SELECT id FROM jobs WHERE queue = @queue AND idempotency_key = @key
-            AND state IN ('scheduled', 'ready', 'leased') AND cancelled_at_ms IS NULL
+            AND state IN ('waiting', 'scheduled', 'ready', 'leased') AND cancelled_at_ms IS NULL
           ORDER BY seq DESC LIMIT 1`,
       )
       .pluck(),

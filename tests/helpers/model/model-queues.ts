@@ -30,7 +30,8 @@ export interface ModelJob {
   group: string | null;
 }
 
-export const unfinished: readonly JobState[] = ['scheduled', 'ready', 'leased'];
+/** What max_depth counts and holds a key: a job not ended, waiting on dependencies included. */
+export const unfinished: readonly JobState[] = ['waiting', 'scheduled', 'ready', 'leased'];
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string };
 export const ok = <T>(value: T): Outcome<T> => ({ ok: true, value });
@@ -59,7 +60,7 @@ export class ModelQueues {
   depth(queue: string): number {
     let n = 0;
     for (const j of this.jobs.values()) {
-      if (j.queue === queue && (j.state === 'scheduled' || j.state === 'ready' || j.state === 'leased')) n++;
+      if (j.queue === queue && unfinished.includes(j.state)) n++;
     }
     return n;
   }

@@ -460,6 +460,54 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    // Found by task attack3: the edges carried each result, so a lease of 300 jobs that each
+    // waited on the same 100 jobs of 64 KiB results read 1.9 GB (3.9 GB of buffers) to pass
+    // none of them on, and GetFlow and GetJob read them too without using them.
+    name: "dependencies: edges carry their results' sizes; a lease reads only the results it passes on, once",
+    async run(h) {
+      const { engine } = await h.engine({
+        options: { limits: { ...defaultEngineLimits, maxDependencyResultsBytes: 100 } },
+      });
+      const a = await add(engine);
+      const b = await add(engine);
+      const queue = fresh();
+      // Both above the limit together (120 bytes), `a` alone within it.
+      const both = await add(engine, { queue, dependsOn: [a.id, b.id] });
+      const one = await add(engine, { queue, dependsOn: [a.id] });
+      await complete(engine, a, 'a'.repeat(60));
+      await complete(engine, b, 'b'.repeat(60));
+      const edges = await h.store.read((view) => view.dependencies!.of(both.id));
+      assert.deepEqual(
+        edges.map((e) => [e.parent_id, e.result_bytes, 'result' in e]),
+        [
+          [a.id, 60, false],
+          [b.id, 60, false],
+        ],
+      );
+      const leased = new Map(
+        (await engine.reserve({ queues: [queue], maxJobs: 10, leaseMs: 60_000 })).map((l) => [l.id, l]),
+      );
+      assert.deepEqual(
+        leased.get(both.id)?.dependencyResults?.map((r) => [r.result, r.resultOmitted]),
+        [
+          [null, true],
+          [null, true],
+        ],
+      );
+      const [passed] = leased.get(one.id)?.dependencyResults ?? [];
+      assert.equal(text(passed?.result), 'a'.repeat(60));
+      assert.equal(passed?.resultContentType, 'text/plain');
+      assert.equal(passed?.resultOmitted, false);
+      assert.deepEqual(
+        (await h.store.read((view) => view.dependencies!.results([a.id, 'no-such-job']))).map((r) => [
+          r.id,
+          text(r.result),
+        ]),
+        [[a.id, 'a'.repeat(60)]],
+      );
+    },
+  },
+  {
     name: 'batches: limits.max_open_batches_per_key bounds the batches one key holds not ended',
     async run(h) {
       const { engine } = await h.engine({
