@@ -87,7 +87,9 @@ export class EnqueueSteps {
       if ('reason' in checked) return { ok: false, ...checked };
       edges = checked;
     }
-    if (!this.ctx.queues.exists(job.queue) && !creating?.has(job.queue)) {
+    // On a store other servers share, a queue one of them made is found, not made again and
+    // counted as new (nor taken as unpaused): queueExists reads it on the registry's miss.
+    if (!creating?.has(job.queue) && !(yield* this.ctx.queueExists(tx, job.queue))) {
       const refusal = this.ctx.newQueueRefusal(job.queue, creating?.size ?? 0);
       if (refusal !== null) return { ok: false, ...refusal };
       if (creating === undefined) yield* this.ctx.ensureQueue(tx, job.queue);
