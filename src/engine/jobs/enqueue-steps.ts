@@ -64,6 +64,16 @@ export class EnqueueSteps {
     }
   }
 
+  /**
+   * Before `validate`, when the registry misses the request's queue: on a store other servers
+   * share, the queue one of them made is looked for (ctx.queueExists, one read in `tx`), so the
+   * job is checked against its settings, and the queue is neither made again, nor counted as
+   * new against limits.max_queues, nor taken as unpaused. Else (or on a hit) nothing.
+   */
+  *lookUpQueue(tx: StoreTx, queue: string): Op<void> {
+    yield* this.ctx.queueExists(tx, queue);
+  }
+
   validate(request: EnqueueRequest, nowMs: number): ValidJob | JobRejection {
     return validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
   }
@@ -87,9 +97,7 @@ export class EnqueueSteps {
       if ('reason' in checked) return { ok: false, ...checked };
       edges = checked;
     }
-    // On a store other servers share, a queue one of them made is found, not made again and
-    // counted as new (nor taken as unpaused): queueExists reads it on the registry's miss.
-    if (!creating?.has(job.queue) && !(yield* this.ctx.queueExists(tx, job.queue))) {
+    if (!this.ctx.queues.exists(job.queue) && !creating?.has(job.queue)) {
       const refusal = this.ctx.newQueueRefusal(job.queue, creating?.size ?? 0);
       if (refusal !== null) return { ok: false, ...refusal };
       if (creating === undefined) yield* this.ctx.ensureQueue(tx, job.queue);
