@@ -25,21 +25,25 @@ let a: Engine;
 let b: Engine;
 let opened: Promise<void> | undefined;
 
-/** B, then A, on one schema (at the first test: the cluster's own `before` does not wait for a second one). */
+/**
+ * An engine on the schema, once its listener is connected: the look at the store it takes
+ * then is over before the test makes anything.
+ */
+async function open(maxQueues = 20): Promise<Engine> {
+  const store = new PostgresStore(postgres.cluster.storeOptions(postgres.database, 'miss'));
+  await store.start();
+  const defaults = defaultEngineOptions();
+  const options = { ...defaults, limits: { ...defaults.limits, maxQueues } };
+  const engine = await Engine.open(store, options, { clock: new FakeClock() });
+  await until(engine, () => store.signals.listening, 200);
+  return engine;
+}
+
+/** B, then A (at the first test: the cluster's own `before` does not wait for a second one). */
 function openBoth(): Promise<void> {
-  const open = async () => {
-    const store = new PostgresStore(postgres.cluster.storeOptions(postgres.database, 'miss'));
-    await store.start();
-    const defaults = defaultEngineOptions();
-    const options = { ...defaults, limits: { ...defaults.limits, maxQueues: 20 } };
-    return { store, engine: await Engine.open(store, options, { clock: new FakeClock() }) };
-  };
   opened ??= (async () => {
-    const second = await open();
-    b = second.engine;
-    // The look at the store B takes when its listener connects is over before A makes anything.
-    await until(b, () => second.store.signals.listening, 200);
-    a = (await open()).engine;
+    b = await open();
+    a = await open();
   })();
   return opened;
 }
@@ -125,6 +129,15 @@ test('an enqueue on B to a queue A made finds it: still paused, its override kep
   assert.ok(atomic.committed);
   assert.equal((await b.getJob(atomic.results[0]?.jobId ?? '')).maxAttempts, 7, 'all or nothing too');
   assert.equal((await b.getQueue('atomic'))?.paused, true);
+  // A server at its limits.max_queues enqueues to a queue another one made: not a new queue.
+  const full = await open((await b.listQueues()).length);
+  try {
+    await madeOnA('over');
+    const [found] = await full.enqueueBatch([{ queue: 'over', type: 't', payload }]);
+    assert.equal(found?.ok, true, 'not refused as a queue beyond the limit');
+  } finally {
+    await full.close();
+  }
   const client = await postgres.client();
   const rows = await client.query("SELECT count(*)::int AS n FROM miss.queues WHERE name = 'enq'");
   assert.equal(rows.rows[0].n, 1);
