@@ -47,7 +47,8 @@ export class Enqueuer {
     const added = steps.newJobs();
     const results: EnqueueResult[] = [];
     // One loop, no generator per job: a job without a key, a max_depth, depends_on or a
-    // new queue makes no store call here.
+    // new queue makes no store call here (a queue new to this server is looked for first on a
+    // store other servers share: one of them may have made it, lookUpQueue).
     for (const request of requests) {
       if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue);
       const job = steps.validate(request, nowMs);
