@@ -121,6 +121,7 @@ export const systemTier = {
     'PostgreSQL primaries and streaming standbys (postgresql-15), each primary killed with -9, 1 + 1 rounds (test:long: 5 + 3)',
   'tests/store/postgres-helper.test.ts': 'PostgreSQL clusters (postgresql-15)',
   'tests/store/postgres-bulk-keys.test.ts': 'a PostgreSQL cluster (postgresql-15)',
+  'tests/store/postgres-queue-miss.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-serve.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-server-kill.test.ts':
     'bundle: two server processes on a PostgreSQL cluster, one killed with -9 (postgresql-15)',

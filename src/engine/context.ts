@@ -5,7 +5,7 @@
  * control, the waiters) are handed to the rooms that use them, not kept here.
  */
 import { nothing, type Op } from '../store/op.ts';
-import type { ReadUnit, Store, StoreTx, WriteUnit } from '../store/store.ts';
+import type { ReadUnit, Store, StoreTx, StoreView, WriteUnit } from '../store/store.ts';
 import type { Clock } from './clock.ts';
 import { type JobRejection, SeppError } from './errors.ts';
 import type { EventLog, LifecycleEvent } from './events/index.ts';
@@ -30,6 +30,15 @@ export interface EngineContext {
   readonly clock: Clock;
   readonly limits: EngineLimits;
   readonly queues: QueueRegistry;
+  /**
+   * Whether `queue` exists: the registry's answer, or — on a miss, with a store other
+   * servers share — the store's as `view` sees it (one primary-key read), a queue found
+   * being added to the registry (queues/queue-lookup.ts). A check of a call answers
+   * NOT_FOUND only after this.
+   */
+  queueExists(view: StoreView, queue: string): Op<boolean>;
+  /** `queueExists` for a check made before the call's transaction: on a miss, a read unit of its own. */
+  queueExistsNow(queue: string): Promise<boolean>;
   readonly random: () => number;
   /** Job lifecycle events for subscribers; build them only while `events.recording`. */
   readonly events: EventLog;
@@ -114,6 +123,8 @@ export interface ContextParts {
   clock: Clock;
   limits: EngineLimits;
   queues: QueueRegistry;
+  /** Finds a queue the registry misses (queues/queue-lookup.ts). */
+  queueLookup: Pick<EngineContext, 'queueExists' | 'queueExistsNow'>;
   events: EventLog;
   outcomes: FinishedOutcomes;
   random?: () => number;
@@ -158,6 +169,8 @@ export function createEngineContext(parts: ContextParts): EngineContext {
     clock,
     limits: parts.limits,
     queues,
+    queueExists: (view, queue) => parts.queueLookup.queueExists(view, queue),
+    queueExistsNow: (queue) => parts.queueLookup.queueExistsNow(queue),
     random: parts.random ?? Math.random,
     events,
     record: (tx, event) => tx.afterCommit(() => events.append(event)),

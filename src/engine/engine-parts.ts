@@ -53,6 +53,7 @@ import { JobBrowser, JobSearch, OnlineBackup, WorkerActivity, WorkerControl } fr
 import { QueueRegistry } from './queue-registry.ts';
 import {
   QueueAdmin,
+  QueueLookup,
   QueueRefresh,
   type QueueSettingsCheck,
   RuntimeSettings,
@@ -198,6 +199,12 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     () => waiters.settleAll('closed'),
   );
   attachToStore(store, flow, queues, diskFull, deps);
+  const lookup = new QueueLookup(
+    { queues, read: (unit) => lifecycle.read(unit), limits: options.limits },
+    store.signals !== undefined,
+    (queue) => flow.groupsFound(queue),
+    settingKeyOf,
+  );
   const ctx = createEngineContext({
     store,
     write: (unit) => lifecycle.write(unit),
@@ -205,6 +212,10 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     clock,
     limits: options.limits,
     queues,
+    queueLookup: {
+      queueExists: (view, queue) => lookup.exists(view, queue),
+      queueExistsNow: (queue) => lookup.existsNow(queue),
+    },
     events,
     outcomes,
     ...(deps.random === undefined ? {} : { random: deps.random }),

@@ -256,32 +256,54 @@ export class Engine {
 
   /** How many jobs cancelJobs(filter) would change now (a bounded count, see countBulk). */
   async countCancellable(filter: JobFilter): Promise<number> {
+    const lookup = this.lookUpQueueOf(filter);
+    if (lookup !== undefined) await lookup;
     return (await this.parts.bulk.count('cancel', filter)).matched;
   }
 
   /** How many jobs a bulk action would apply to now: exact, or "at least" after a bounded count. */
-  countBulk(
+  async countBulk(
     action: BulkAction,
     filter: JobFilter,
     changes?: JobChanges,
     budget?: number,
   ): Promise<MatchCount> {
+    const lookup = this.lookUpQueueOf(filter);
+    if (lookup !== undefined) await lookup;
     return this.parts.bulk.count(action, filter, changes, budget);
   }
 
   /** How many jobs a filter of the jobs list matches, in any state: exact, or "at least" after a bounded count. */
-  countJobs(filter: JobFilter): Promise<MatchCount> {
+  async countJobs(filter: JobFilter): Promise<MatchCount> {
+    const lookup = this.lookUpQueueOf(filter);
+    if (lookup !== undefined) await lookup;
     return this.parts.bulk.countListed(filter);
   }
 
   /** Starts a bulk operation and answers once it has begun; poll it with getBulkOperation. */
   async startBulk(request: BulkStart): Promise<BulkOperationInfo> {
+    const lookup = this.lookUpQueueOf(request.filter);
+    if (lookup !== undefined) await lookup;
     return (await this.parts.bulk.start(request)).info;
   }
 
   /** Runs a bulk operation to its end; rejects with what failed it. */
-  runBulk(request: BulkStart): Promise<BulkOperationInfo> {
+  async runBulk(request: BulkStart): Promise<BulkOperationInfo> {
+    const lookup = this.lookUpQueueOf(request.filter);
+    if (lookup !== undefined) await lookup;
     return this.parts.bulk.run(request);
+  }
+
+  /**
+   * The queue a bulk filter names, looked for in the store when the registry misses it (a
+   * queue another server just made, queues/queue-lookup.ts), so the plan's check that it
+   * exists answers as that server would. Undefined when the registry knows it (or none is
+   * named): the call then adds no turn, so its first write joins the batch of this turn.
+   */
+  private lookUpQueueOf(filter: JobFilter): Promise<boolean> | undefined {
+    const { queue } = filter;
+    if (queue === undefined || queue === '' || this.parts.queues.exists(queue)) return undefined;
+    return this.parts.ctx.queueExistsNow(queue);
   }
 
   /** A bulk operation's progress (NOT_FOUND once it is no longer kept). */
@@ -333,7 +355,7 @@ export class Engine {
 
   /** One queue; undefined when it does not exist. */
   async getQueue(queue: string): Promise<QueueInfo | undefined> {
-    if (!this.parts.queues.exists(queue)) return undefined;
+    if (!this.parts.queues.exists(queue) && !(await this.parts.ctx.queueExistsNow(queue))) return undefined;
     const [info] = await this.parts.ctx.read((view) => this.parts.queueAdmin.describeQueues(view, [queue]));
     return info;
   }
@@ -408,7 +430,7 @@ export class Engine {
   }
 
   /** "All" of a queue's dead letters as a bulk filter; null for a declared queue that never held a job. */
-  deadLetterFilter(selection: Extract<DeadLetterSelection, { all: true }>): JobFilter | null {
+  deadLetterFilter(selection: Extract<DeadLetterSelection, { all: true }>): Promise<JobFilter | null> {
     return this.parts.deadLetters.filterOfAll(selection);
   }
 
@@ -419,7 +441,7 @@ export class Engine {
     requestKey: string | undefined,
   ): Promise<number> {
     if ('jobIds' in selection) return this.parts.deadLetters.change(selection, action, audit);
-    const filter = this.deadLetterFilter(selection);
+    const filter = await this.deadLetterFilter(selection);
     if (filter === null) return 0;
     const keyed = requestKey === undefined ? {} : { requestKey };
     return (await this.runBulk({ action, filter, ...(audit ? { audit } : {}), ...keyed })).changed;

@@ -164,6 +164,11 @@ export class QueueRegistry {
     this.deleting.add(queue);
   }
 
+  /** Whether a write whose commit is still to come deleted the queue (see `deleting`). */
+  isDeleting(queue: string): boolean {
+    return this.deleting.has(queue);
+  }
+
   /** The write that deleted the queue failed: it is there after all. */
   undoDeleting(queue: string): void {
     this.deleting.delete(queue);

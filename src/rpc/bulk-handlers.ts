@@ -221,7 +221,7 @@ async function changeDeadLetters(
       ? engine.requeueDeadLetters(selection, audit, key.requestKey)
       : engine.deleteDeadLetters(selection, audit, key.requestKey);
   }
-  const filter = engine.deadLetterFilter(selection);
+  const filter = await engine.deadLetterFilter(selection);
   if (filter === null) return 0;
   return engine.startBulk({ action, filter, audit, ...key });
 }

@@ -12,6 +12,8 @@ export interface QueueReads {
   all(): Op<{ name: string; paused: boolean }[]>;
   /** Whether the queue's row exists, as this transaction sees it. */
   exists(name: string): Op<boolean>;
+  /** The queue's row by its name (one primary-key read), or undefined when there is none. */
+  find(name: string): Op<{ paused: boolean; has_groups: boolean } | undefined>;
   /** The queues that have had a job with a group (they lease by turns across groups). */
   withGroups(): Op<string[]>;
   /** The earliest due time among the queue's ready jobs without a group, or null: an index probe per priority. */

@@ -24,12 +24,12 @@ async function openEngine(schema: string): Promise<Engine> {
 
 test('one key, two servers at once: one operation, the other answers failed_precondition naming it', async () => {
   const a = await openEngine('keys');
-  await a.enqueueBatch(
-    Array.from({ length: 10 }, () => ({ queue: 'q', type: 't', payload: new Uint8Array([1]) })),
-  );
-  // Opened after the queue exists, so it knows the queue from the store.
   const b = await openEngine('keys');
   try {
+    // Made through A: B finds it in the store on its first call (queues/queue-lookup.ts).
+    await a.enqueueBatch(
+      Array.from({ length: 10 }, () => ({ queue: 'q', type: 't', payload: new Uint8Array([1]) })),
+    );
     const request = {
       action: 'delete' as const,
       filter: { queue: 'q', states: ['ready' as const] },

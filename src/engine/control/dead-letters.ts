@@ -21,17 +21,33 @@ const deadPageDefault = 100;
 
 /**
  * A queue whose dead letters can be asked for: declared in the config, or used
- * (a job was enqueued to it, or it was paused). Any other name is NOT_FOUND,
- * as queue_service.proto says: most likely a typo, which an empty answer would hide.
+ * (a job was enqueued to it, or it was paused) — here or, on a store other servers
+ * share, through another server (`ctx.queueExists`, as `view` sees it). Any other name
+ * is NOT_FOUND, as queue_service.proto says: most likely a typo, which an empty answer
+ * would hide.
  */
-function requireQueue(ctx: EngineContext, queue: string): void {
+function* requireQueue(ctx: EngineContext, view: StoreView, queue: string): Op<void> {
   checkQueueName(ctx, queue);
-  if (!ctx.queues.exists(queue) && !ctx.queues.isDeclared(queue)) {
-    throw new SeppError(
-      'not_found',
-      `queue ${JSON.stringify(queue)} does not exist: no job was ever enqueued to it and the config does not declare it; check the name`,
-    );
-  }
+  if (!ctx.queues.isDeclared(queue) && !(yield* ctx.queueExists(view, queue))) throw missing(queue);
+}
+
+/**
+ * `requireQueue` before the call's transaction: undefined when the registry answers (a call
+ * adds no turn, so its write joins the batch of this turn), else the store's answer to come.
+ */
+function requireQueueNow(ctx: EngineContext, queue: string): Promise<void> | undefined {
+  checkQueueName(ctx, queue);
+  if (ctx.queues.isDeclared(queue) || ctx.queues.exists(queue)) return undefined;
+  return ctx.queueExistsNow(queue).then((found) => {
+    if (!found) throw missing(queue);
+  });
+}
+
+function missing(queue: string): SeppError {
+  return new SeppError(
+    'not_found',
+    `queue ${JSON.stringify(queue)} does not exist: no job was ever enqueued to it and the config does not declare it; check the name`,
+  );
 }
 
 export class DeadLetters {
@@ -44,8 +60,9 @@ export class DeadLetters {
    * "All" of a queue's dead letters as a bulk filter, or null for a queue the
    * config declares that has never held a job (nothing to change).
    */
-  filterOfAll(selection: Extract<DeadLetterSelection, { all: true }>): JobFilter | null {
-    requireQueue(this.ctx, selection.queue);
+  async filterOfAll(selection: Extract<DeadLetterSelection, { all: true }>): Promise<JobFilter | null> {
+    const lookup = requireQueueNow(this.ctx, selection.queue);
+    if (lookup !== undefined) await lookup;
     if (!this.ctx.queues.exists(selection.queue)) return null;
     return {
       queue: selection.queue,
@@ -58,7 +75,7 @@ export class DeadLetters {
 
   *list(view: StoreView, query: DeadLetterQuery): Op<Page<JobInfo>> {
     // A name no queue can have, or of a queue that does not exist, is a mistake to report, not an empty page.
-    requireQueue(this.ctx, query.queue);
+    yield* requireQueue(this.ctx, view, query.queue);
     const pageSize = Math.min(query.pageSize ?? deadPageDefault, this.ctx.limits.maxPageSize);
     if (!Number.isInteger(pageSize) || pageSize < 1) {
       throw new SeppError(
@@ -82,7 +99,7 @@ export class DeadLetters {
   }
 
   /** Requeues (fresh attempt budget) or deletes chosen dead letters; returns how many changed. */
-  change(
+  async change(
     selection: { queue: string; jobIds: readonly string[] },
     action: 'requeue' | 'delete',
     audit: AuditInput | undefined,
@@ -90,7 +107,8 @@ export class DeadLetters {
     const { queue, jobIds } = selection;
     // A name no queue can have, or of a queue that does not exist, matches nothing, but it must
     // not reach the audit log (whose target is bounded) or look like a successful change of nothing.
-    requireQueue(this.ctx, queue);
+    const lookup = requireQueueNow(this.ctx, queue);
+    if (lookup !== undefined) await lookup;
     if (jobIds.length > this.ctx.limits.maxBatchJobs) {
       throw new SeppError('resource_exhausted', `job_ids: at most ${this.ctx.limits.maxBatchJobs} per call`);
     }

@@ -95,6 +95,11 @@ export class FlowControl {
     for (const queue of yield* view.queues.withGroups()) this.grouped.add(queue);
   }
 
+  /** `queue`'s row says it has had a job with a group (read on a miss, queues/queue-lookup.ts). */
+  groupsFound(queue: string): void {
+    this.grouped.add(queue);
+  }
+
   /** True when leases of `queue` need nothing but the plain statement (no limits, never had groups). */
   isPlain(queue: string, settings: QueueSettings): boolean {
     return settings.maxLeased === 0 && settings.rateLimit.leases === 0 && !this.grouped.has(queue);

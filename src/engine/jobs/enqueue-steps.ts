@@ -64,6 +64,16 @@ export class EnqueueSteps {
     }
   }
 
+  /**
+   * Before `validate`, when the registry misses the request's queue: on a store other servers
+   * share, the queue one of them made is looked for (ctx.queueExists, one read in `tx`), so the
+   * job is checked against its settings, and the queue is neither made again, nor counted as
+   * new against limits.max_queues, nor taken as unpaused. Else (or on a hit) nothing.
+   */
+  *lookUpQueue(tx: StoreTx, queue: string): Op<void> {
+    yield* this.ctx.queueExists(tx, queue);
+  }
+
   validate(request: EnqueueRequest, nowMs: number): ValidJob | JobRejection {
     return validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
   }

@@ -47,8 +47,10 @@ export class Enqueuer {
     const added = steps.newJobs();
     const results: EnqueueResult[] = [];
     // One loop, no generator per job: a job without a key, a max_depth, depends_on or a
-    // new queue makes no store call here.
+    // new queue makes no store call here (a queue new to this server is looked for first on a
+    // store other servers share: one of them may have made it, lookUpQueue).
     for (const request of requests) {
+      if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue);
       const job = steps.validate(request, nowMs);
       if (isRejection(job)) {
         results.push({ ok: false, ...job });
@@ -122,6 +124,7 @@ export class Enqueuer {
     const creating = new Set<string>();
     const keysInBatch = new Set<string>();
     for (const [index, request] of requests.entries()) {
+      if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue);
       const job = steps.validate(request, nowMs);
       if (isRejection(job)) {
         rejections.push({ index, ...job });

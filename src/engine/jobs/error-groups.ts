@@ -32,7 +32,7 @@ export function* topErrors(
 ): Op<TopErrors> {
   const problem = checkName('queue', query.queue, ctx.limits);
   if (problem) throw new SeppError('invalid_argument', problem.message);
-  if (!ctx.queues.exists(query.queue)) {
+  if (!(yield* ctx.queueExists(view, query.queue))) {
     throw new SeppError('not_found', `queue ${query.queue} does not exist: no job was ever enqueued to it`);
   }
   const limit = query.limit ?? 20;

@@ -155,6 +155,7 @@ export class FlowEnqueuer {
     // Queues an earlier flow of the unit creates are the registry's `creating` already (as for separate units).
     const creating = new Set<string>();
     for (const [index, request] of jobs.entries()) {
+      if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue);
       const job = steps.validate(request, nowMs);
       if (isRejection(job)) {
         rejections.push({ index, ...job });

@@ -142,7 +142,10 @@ export class QueueAdmin {
     allowMissing = false,
   ): Promise<void> {
     checkQueueName(this.ctx, queue);
-    if (!allowMissing) checkQueueExists(this.ctx, queue);
+    // Known here: no await, so the write joins the batch of this turn as it always did.
+    if (!allowMissing && !this.ctx.queues.exists(queue) && !(await this.ctx.queueExistsNow(queue))) {
+      throw notFound(queue);
+    }
     return this.ctx.write((tx) => this.pauseOrResume(tx, queue, paused, audit, allowMissing));
   }
 
@@ -175,7 +178,7 @@ export class QueueAdmin {
   async deleteQueue(queue: string, audit: AuditInput | undefined): Promise<void> {
     const { ctx } = this;
     checkQueueName(ctx, queue);
-    checkQueueExists(ctx, queue);
+    if (!ctx.queues.exists(queue) && !(await ctx.queueExistsNow(queue))) throw notFound(queue);
     if (ctx.queues.isDeclared(queue)) {
       throw new SeppError(
         'failed_precondition',
@@ -227,7 +230,11 @@ function notFound(queue: string): SeppError {
   return new SeppError('not_found', `queue ${queue} does not exist: no job was ever enqueued to it`);
 }
 
-/** NOT_FOUND for a queue nobody has used (no job was ever enqueued to it, and it is not declared). */
+/**
+ * NOT_FOUND for a queue nobody has used (no job was ever enqueued to it, and it is not
+ * declared), as the registry knows: a caller on a store other servers share asks
+ * `ctx.queueExistsNow` first, so a queue another server just made is known by then.
+ */
 export function checkQueueExists(ctx: EngineContext, queue: string): void {
   if (!ctx.queues.exists(queue)) throw notFound(queue);
 }

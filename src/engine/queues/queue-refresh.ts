@@ -2,7 +2,8 @@
  * What a server knows of its queues in memory — which exist, which are paused,
  * their run-time setting overrides, which have groups — read again from a store
  * other servers share (StoreSignals), so that what an operator changes through
- * one server reaches the others within the poll interval. One read unit; its
+ * one server reaches the others within the poll interval (a queue one of them just made is
+ * found sooner, by the first call that names it: queue-lookup.ts). One read unit; its
  * answer is applied to every queue but those this server changed while it read
  * (their next refresh applies a fresher answer), so a refresh never undoes a
  * change of this server's, nor one a refresh that read later applied first.

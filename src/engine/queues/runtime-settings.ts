@@ -125,7 +125,7 @@ export class RuntimeSettings {
     audit: AuditInput,
   ): Op<void> {
     const { queues, clock } = this.ctx;
-    if (!queues.exists(queue)) {
+    if (!(yield* this.ctx.queueExists(tx, queue))) {
       throw new SeppError(
         'not_found',
         `queue ${queue} does not exist; settings can be changed for a queue once it exists (after its first job, or declared as [queues.${queue}] in the config file)`,

@@ -4,7 +4,7 @@
  * empty (with their counter shards and rate-limit buckets).
  */
 import type { Queues } from '../queues.ts';
-import { type Connection, changes, rows, statement, value } from './sql.ts';
+import { type Connection, changes, firstRow, rows, statement, value } from './sql.ts';
 
 const insertQueue = statement(
   'INSERT INTO queues (name, created_at_ms, settings_json) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING',
@@ -13,6 +13,7 @@ const recordSettings = statement('UPDATE queues SET settings_json = $2 WHERE nam
 const setPaused = statement('UPDATE queues SET paused = $2 WHERE name = $1');
 const allQueues = statement('SELECT name, paused FROM queues ORDER BY name');
 const queueExists = statement('SELECT true AS v FROM queues WHERE name = $1');
+const findQueue = statement('SELECT paused, has_groups FROM queues WHERE name = $1');
 const queuesWithGroups = statement('SELECT name FROM queues WHERE has_groups ORDER BY name');
 const markGrouped = statement('UPDATE queues SET has_groups = true WHERE name = $1 AND NOT has_groups');
 /** The earliest due time among the ready jobs without a group: one index probe per priority, one round trip. */
@@ -34,6 +35,9 @@ export function queueOps(c: Connection): Queues {
     },
     *exists(name) {
       return (yield* value<boolean>(c, queueExists, [name])) === true;
+    },
+    *find(name) {
+      return yield* firstRow<{ paused: boolean; has_groups: boolean }>(c, findQueue, [name]);
     },
     *withGroups() {
       return (yield* rows<{ name: string }>(c, queuesWithGroups, [])).map((row) => row.name);

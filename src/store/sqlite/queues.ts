@@ -23,6 +23,9 @@ export function prepareQueueStatements(db: Preparer) {
     ),
     /** Whether a queue's row exists (the truth inside a write, where memory may lag the batch). */
     queueExists: db.prepare<[string], 1>('SELECT 1 FROM queues WHERE name = ?').pluck(),
+    findQueue: db.prepare<[string], { paused: 0 | 1; has_groups: 0 | 1 }>(
+      'SELECT paused, has_groups FROM queues WHERE name = ?',
+    ),
     queuesWithGroups: db.prepare<[], string>('SELECT name FROM queues WHERE has_groups = 1').pluck(),
     markQueueHasGroups: db.prepare<[string]>('UPDATE queues SET has_groups = 1 WHERE name = ?'),
     /** Earliest due time among the ready jobs without a group of one priority: one index probe. */
@@ -47,6 +50,10 @@ export function queueOps(sql: QueueStatements): Queues {
     },
     *exists(name) {
       return sql.queueExists.get(name) !== undefined;
+    },
+    *find(name) {
+      const row = sql.findQueue.get(name);
+      return row === undefined ? undefined : { paused: row.paused === 1, has_groups: row.has_groups === 1 };
     },
     *withGroups() {
       return sql.queuesWithGroups.all();

@@ -6,6 +6,25 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 
 export const flowCases: StoreCase[] = [
   {
+    name: 'queues.find: a queue by name with its paused and groups marks; undefined for none',
+    async run(h) {
+      await h.write(function* (tx) {
+        yield* tx.queues.create({ name: 'q', createdAtMs: 1, settingsJson: '{}' });
+        yield* tx.queues.create({ name: 'r', createdAtMs: 1, settingsJson: '{}' });
+        yield* tx.queues.setPaused({ name: 'q', paused: true });
+        yield* tx.queues.markGrouped('r');
+      });
+      const found = await h.store.read(function* (view) {
+        return [yield* view.queues.find('q'), yield* view.queues.find('r'), yield* view.queues.find('nope')];
+      });
+      assert.deepEqual(found, [
+        { paused: true, has_groups: false },
+        { paused: false, has_groups: true },
+        undefined,
+      ]);
+    },
+  },
+  {
     name: 'groups: leases take turns across groups (no group first), then share out; priority comes first',
     async run(h) {
       const { engine } = await h.engine();
