@@ -9,10 +9,12 @@
  * every commit's frames are where the previous commit's ended.
  *
  *   npx tsx bench/pages-per-commit.ts [--backlog 5000] [--repeat 20] [--out FILE.md] [--experiment SQL]
- *                                   [--payload-bytes 256]
+ *                                   [--payload-bytes 256] [--types 1]
  *
  * The queue starts with --backlog ready jobs of 256 bytes (the W1 shape), so the b-trees
  * have their realistic depth; each operation then runs --repeat times, one commit each.
+ * --types N gives the jobs N types in turn (`bench-0`, `bench-1`, …; 1: all `bench`), so the
+ * admin's index holds each state's entries as N ranges, as a queue with several job types does.
  * The cells are pages written per commit (means over the repeats). The engine runs on a
  * fake clock: no maintenance commits in between. --experiment runs SQL on the database
  * once the engine is open (say `DROP INDEX jobs_by_state_type`), to see what a layout
@@ -38,7 +40,13 @@ const experiment = args.get('experiment');
 const queue = 'w1';
 const payloadBytes = Number(args.get('payload-bytes') ?? 256);
 const payload = Buffer.alloc(payloadBytes, 'x');
-const job = (): EnqueueRequest => ({ queue, type: 'bench', payload });
+const types = Number(args.get('types') ?? 1);
+let enqueued = 0;
+const job = (): EnqueueRequest => ({
+  queue,
+  type: types === 1 ? 'bench' : `bench-${enqueued++ % types}`,
+  payload,
+});
 
 /** Reads the frames SQLite appends to a WAL file, grouped by commit. */
 class WalFrames {
@@ -180,9 +188,9 @@ function report(results: readonly Measured[]): void {
   const text = [
     `# Pages written per commit, by b-tree`,
     '',
-    `\`npx tsx bench/pages-per-commit.ts --backlog ${backlog} --repeat ${repeat}${payloadBytes === 256 ? '' : ` --payload-bytes ${payloadBytes}`}${experiment === undefined ? '' : ` --experiment '${experiment}'`}\` — ${new Date().toISOString()}`,
+    `\`npx tsx bench/pages-per-commit.ts --backlog ${backlog} --repeat ${repeat}${payloadBytes === 256 ? '' : ` --payload-bytes ${payloadBytes}`}${types === 1 ? '' : ` --types ${types}`}${experiment === undefined ? '' : ` --experiment '${experiment}'`}\` — ${new Date().toISOString()}`,
     '',
-    `A queue holding ${backlog} ready jobs of ${payloadBytes} bytes; each operation ran ${repeat} times, one commit each`,
+    `A queue holding ${backlog} ready jobs of ${payloadBytes} bytes${types === 1 ? '' : ` (${types} types in turn)`}; each operation ran ${repeat} times, one commit each`,
     "(the last column: one reserve of 50 and one AckBatch of 50 in one batch, the W1 drain's commit).",
     'Cells: pages written per commit (mean); `·`: never. Page types from `dbstat`.',
     '',
