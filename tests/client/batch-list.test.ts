@@ -26,18 +26,16 @@ describe('listing batches', () => {
 
   before(async () => {
     for (const [name, key] of Object.entries(keys)) registerSecret(`${name} key`, key);
-    const toml =
-      [
-        ['admin', 'admin', ''],
-        ['etl', 'producer', ''],
-        ['billing', 'producer', ''],
-        ['scoped', 'producer', 'queues = ["mine"]\n'],
-      ]
-        .map(
-          ([name, role, queues]) =>
-            `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey = "${keys[name as keyof typeof keys]}"\n${queues}`,
-        )
-        .join('') + '[limits]\nbatch_retention_ms = "3d"\n';
+    const keyEntries = [
+      ['admin', 'admin', ''],
+      ['etl', 'producer', ''],
+      ['billing', 'producer', ''],
+      ['scoped', 'producer', 'queues = ["mine"]\n'],
+    ].map(
+      ([name, role, queues]) =>
+        `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey = "${keys[name as keyof typeof keys]}"\n${queues}`,
+    );
+    const toml = `${keyEntries.join('')}[limits]\nbatch_retention_ms = "3d"\n`;
     server = await startTestServer({ toml, http: true });
     for (const [name, apiKey] of Object.entries(keys)) {
       clients[name as keyof typeof keys] = SeppClient.connect(server.address, { apiKey });

@@ -1,14 +1,22 @@
 /**
- * `sepp flow show ID` and `sepp batch show ID` (issue 33): a job's flow — every job
- * connected to it through dependencies, with the edges — and a batch's state, counts and
- * members. `--json` (or `-o json`) for scripts.
+ * `sepp flow show ID`, `sepp batch show ID` and `sepp batch list` (issue 33): a job's
+ * flow — every job connected to it through dependencies, with the edges — a batch's
+ * state, counts and members, and the batches newest first. `--json` (or `-o json`) for
+ * scripts.
  */
 import type { Argv } from 'yargs';
-import type { BatchInfo, BatchMember, FlowGraph } from '../../../clients/typescript/src/index.ts';
+import type {
+  BatchInfo,
+  BatchMember,
+  BatchState,
+  FlowGraph,
+  SeppClient,
+} from '../../../clients/typescript/src/index.ts';
 import { integerFlag } from '../failure.ts';
 import type { CliIo } from '../io.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { table, time } from './format.ts';
+import { type Paging, pagingOf, printNextPage, withPaging } from './paging.ts';
 
 function describeFlow(flow: FlowGraph): string {
   const waitsOn = new Map<string, string[]>();
@@ -70,6 +78,51 @@ function describeBatch(batch: BatchInfo, members: readonly BatchMember[]): strin
   return lines.join('\n');
 }
 
+const batchStates: readonly BatchState[] = ['open', 'sealed', 'ended'];
+
+function describeBatches(batches: readonly BatchInfo[]): string {
+  if (batches.length === 0) return 'no batches';
+  return table(
+    ['ID', 'STATE', 'OWNER', 'CREATED AT', 'MEMBERS', 'PENDING', 'ENDED AT'],
+    batches.map((b) => [
+      b.id,
+      b.state,
+      b.owner || '-',
+      time(b.createdAt),
+      String(b.members),
+      String(b.pending),
+      time(b.endedAt),
+    ]),
+  );
+}
+
+/** One page (the server's default size without flags), or every page with --all. */
+async function listBatches(
+  client: SeppClient,
+  query: { state?: BatchState; owner?: string },
+  paging: Paging | null,
+): Promise<{ batches: BatchInfo[]; nextPageToken: string | null }> {
+  if (paging?.kind !== 'all') {
+    return client.listBatches({
+      ...query,
+      ...(paging?.pageSize === undefined ? {} : { pageSize: paging.pageSize }),
+      ...(paging === null || paging.pageToken === '' ? {} : { pageToken: paging.pageToken }),
+    });
+  }
+  const batches: BatchInfo[] = [];
+  let pageToken: string | null = null;
+  do {
+    const page: { batches: BatchInfo[]; nextPageToken: string | null } = await client.listBatches({
+      ...query,
+      pageSize: 1000,
+      ...(pageToken === null ? {} : { pageToken }),
+    });
+    batches.push(...page.batches);
+    pageToken = page.nextPageToken;
+  } while (pageToken !== null);
+  return { batches, nextPageToken: null };
+}
+
 const idPositional = <T>(y: Argv<T>, describe: string) =>
   y.positional('id', { type: 'string', demandOption: true, describe });
 
@@ -98,8 +151,38 @@ export function registerWorkflowCommands(parser: Argv, io: CliIo): void {
       )
       .demandCommand(1, 'name a subcommand: show'),
   );
-  parser.command('batch', 'Show a batch: its state, counts, completion jobs and members', (y) =>
+  parser.command('batch', 'Show or list batches: state, counts, completion jobs and members', (y) =>
     y
+      .command(
+        'list',
+        'List batches, newest first (a key that is not admin lists its own)',
+        (c) =>
+          withConnection(
+            io,
+            withPaging(
+              c
+                .option('state', { choices: batchStates, describe: 'Only batches in this state' })
+                .option('owner', {
+                  type: 'string',
+                  describe: "Only the batches this API key created (another key's takes the admin role)",
+                }),
+            ),
+          ),
+        (args) =>
+          runWithClient(io, args, async (client) => {
+            const query = {
+              ...(args.state === undefined ? {} : { state: args.state }),
+              ...(args.owner === undefined ? {} : { owner: args.owner }),
+            };
+            const page = await listBatches(client, query, pagingOf(args));
+            if (wantsJson(args)) {
+              printJson(io, page);
+              return;
+            }
+            print(io, describeBatches(page.batches));
+            printNextPage(io, page.nextPageToken);
+          }),
+      )
       .command(
         'show <id>',
         'Show a batch: state, counts, completion jobs and its first members',
@@ -120,6 +203,6 @@ export function registerWorkflowCommands(parser: Argv, io: CliIo): void {
             else print(io, describeBatch(batch, members));
           }),
       )
-      .demandCommand(1, 'name a subcommand: show'),
+      .demandCommand(1, 'name a subcommand: show or list'),
   );
 }
