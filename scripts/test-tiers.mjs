@@ -35,6 +35,7 @@ export const systemTier = {
   'tests/admin/browser-push.test.ts': 'Chromium and a push receiver',
   'tests/admin/browser-round3.test.ts': 'Chromium',
   'tests/admin/browser-workflows.test.ts': 'Chromium',
+  'tests/admin/browser-batches.test.ts': 'Chromium',
   'tests/admin/browser.test.ts': 'Chromium',
   'tests/admin/queue-settings-browser.test.ts': 'Chromium',
   'tests/admin/schedules-browser.test.ts': 'Chromium',
