@@ -55,7 +55,7 @@ export interface BatchInfo {
   successJobId: string | null;
   /** Why a completion job could not be enqueued at the end (its queue refused it), or null. */
   completionError: string | null;
-  /** The API key that created it ('' without one, or in-process). */
+  /** The API key that created it (`anonymous` over an API without keys, '' in-process). */
   owner: string;
 }
 
@@ -63,7 +63,7 @@ export interface BatchInfo {
 export interface BatchListQuery {
   /** Only batches in this state; absent: every state. */
   state?: BatchState;
-  /** Only the batches of this API key ('' : created without one); absent: every owner's. */
+  /** Only the batches of this owner (an API key's name, as `owner`); absent: every owner's. */
   owner?: string;
   /** Default 100; at most limits.max_page_size. */
   pageSize?: number;

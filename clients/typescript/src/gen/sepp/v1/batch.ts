@@ -153,8 +153,8 @@ export interface Batch {
    */
   completionError: string;
   /**
-   * The name of the API key that created it; empty without API keys (or for
-   * one created in-process).
+   * The name of the API key that created it; "anonymous" on a server
+   * without API keys, empty for one created in-process.
    */
   owner: string;
 }
@@ -249,11 +249,11 @@ export interface ListBatchesRequest {
   /** Only batches in this state; UNSPECIFIED lists every state. */
   state: BatchState;
   /**
-   * With `owner_set`, only the batches this API key created (its name; ""
-   * for those created without API keys). Without, every owner's: for an
-   * admin key, or without API keys. A key of another role lists only its
-   * own batches: no owner is read as its own name, another is
-   * PERMISSION_DENIED.
+   * With `owner_set`, only the batches this API key created (its name;
+   * "anonymous" for those created without API keys). Without, every
+   * owner's: for an admin key, or without API keys. A key of another role
+   * lists only its own batches: no owner is read as its own name, another
+   * is PERMISSION_DENIED.
    */
   owner: string;
   ownerSet: boolean;
