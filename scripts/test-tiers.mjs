@@ -35,6 +35,7 @@ export const systemTier = {
   'tests/admin/browser-push.test.ts': 'Chromium and a push receiver',
   'tests/admin/browser-round3.test.ts': 'Chromium',
   'tests/admin/browser-workflows.test.ts': 'Chromium',
+  'tests/admin/browser-batches.test.ts': 'Chromium',
   'tests/admin/browser.test.ts': 'Chromium',
   'tests/admin/queue-settings-browser.test.ts': 'Chromium',
   'tests/admin/schedules-browser.test.ts': 'Chromium',
@@ -114,6 +115,7 @@ export const systemTier = {
   'tests/engine/workflows-model-postgres.test.ts':
     'a PostgreSQL cluster, and a model-based loop of 150 random workflow steps (SEPP_WORKFLOW_MODEL_STEPS), twice',
   'tests/engine/batch-statements-postgres.test.ts': 'a PostgreSQL cluster',
+  'tests/store/postgres-batch-sweep.test.ts': 'a PostgreSQL cluster',
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
   'tests/store/postgres-enqueue-function.test.ts':
     'a PostgreSQL cluster (postgresql-15), python3 with psycopg2',

@@ -44,6 +44,13 @@ export type {
 };
 
 /** A batch as GET /api/v1/batches/{id} answers: its counts and a page of its members. */
+/** A page of batches, newest first (GET /api/v1/batches). */
+export interface BatchList {
+  batches: BatchInfo[];
+  /** The cursor of the next page; null at the end. */
+  nextCursor: string | null;
+}
+
 export interface BatchPage {
   batch: BatchInfo;
   members: (BatchMember & { position: number })[];

@@ -11,7 +11,7 @@ import type { JsonSchema } from './route-spec.ts';
 import { schedule } from './schedule-schemas.ts';
 import { int, msOrNull, stateCounts, str, strOrNull } from './schema-primitives.ts';
 import { adminRoles } from './types.ts';
-import { batchPage, flowGraph, jobLink, workflowCancelResult } from './workflow-schemas.ts';
+import { batchList, batchPage, flowGraph, jobLink, workflowCancelResult } from './workflow-schemas.ts';
 
 export { enqueueBody, jobIdsBody } from './job-schemas.ts';
 
@@ -80,6 +80,7 @@ export const components = {
   JobLink: jobLink,
   Flow: flowGraph,
   Batch: batchSchema,
+  BatchList: batchList,
   BatchPage: batchPage,
   WorkflowCancelResult: workflowCancelResult,
 } satisfies Record<string, JsonSchema>;

@@ -58,6 +58,7 @@ export type AdminEngine = Pick<
   | 'getFlow'
   | 'cancelFlow'
   | 'getBatch'
+  | 'listBatches'
   | 'cancelBatch'
   | 'pauseQueue'
   | 'resumeQueue'

@@ -19,6 +19,7 @@ export const uiRoutePaths: readonly string[] = [
   '/workers',
   '/jobs/:id',
   '/flows/:id',
+  '/batches',
   '/batches/:id',
   '/dead-letters',
   '/schedules',

@@ -61,6 +61,18 @@ export const flowGraph: JsonSchema = {
   required: ['jobs', 'edges', 'truncated'],
 };
 
+export const batchList: JsonSchema = {
+  type: 'object',
+  properties: {
+    batches: { type: 'array', items: { $ref: '#/components/schemas/Batch' } },
+    nextCursor: {
+      type: ['string', 'null'],
+      description: 'pass as cursor for the next page; null at the end',
+    },
+  },
+  required: ['batches', 'nextCursor'],
+};
+
 export const batchPage: JsonSchema = {
   type: 'object',
   properties: {

@@ -70,6 +70,10 @@ export const batchSchema: JsonSchema = {
       type: ['string', 'null'],
       description: 'why a completion job could not be enqueued at the end (its queue refused it)',
     },
+    owner: {
+      type: 'string',
+      description: 'the name of the API key that created it (`anonymous` without API keys)',
+    },
   },
   required: [
     'id',
@@ -87,5 +91,6 @@ export const batchSchema: JsonSchema = {
     'completeJobId',
     'successJobId',
     'completionError',
+    'owner',
   ],
 };

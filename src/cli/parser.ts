@@ -88,7 +88,7 @@ export const commandGroups: Readonly<Record<string, readonly string[]>> = {
   admin: ['hash-password', 'new-api-key'],
   bulk: ['requeue', 'cancel', 'run-now', 'delete', 'list', 'status', 'stop'],
   flow: ['show', 'cancel'],
-  batch: ['show', 'seal', 'cancel'],
+  batch: ['list', 'show', 'seal', 'cancel'],
 };
 
 /** The flags of `sepp serve`: given without a command, they were meant for it. */

@@ -313,6 +313,9 @@ ${adminRolesComment()}
 # Batches not ended (open or sealed) one API key may hold.
 # max_open_batches_per_key = 1000
 
+# How long an ended batch (and its member rows) is kept before the sweep deletes it.
+# batch_retention_ms = "7d"
+
 # Queues one reserve (or Work subscription) may name.
 # max_reserve_queues = 64
 

@@ -361,6 +361,7 @@ export const engineLimitRanges: { readonly [K in keyof EngineLimits]: { min: num
   maxFlowDepth: { min: 1, max: 10_000 },
   maxDependencyResultsBytes: { min: 0, max: 16 * MiB },
   maxOpenBatchesPerKey: { min: 1, max: 1_000_000 },
+  batchRetentionMs: { min: 0, max: 3650 * DAY_MS },
 };
 
 function limitField(name: keyof EngineLimits): FieldSpec<number> {
@@ -387,6 +388,7 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   maxFlowDepth: limitField('maxFlowDepth'),
   maxDependencyResultsBytes: limitField('maxDependencyResultsBytes'),
   maxOpenBatchesPerKey: limitField('maxOpenBatchesPerKey'),
+  batchRetentionMs: limitField('batchRetentionMs'),
   maxReserveJobs: limitField('maxReserveJobs'),
   maxReserveQueues: limitField('maxReserveQueues'),
   maxScheduleAheadMs: limitField('maxScheduleAheadMs'),

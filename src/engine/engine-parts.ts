@@ -276,7 +276,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     (tx, requests) => enqueuer.enqueueWithin(tx, requests),
     deps.onScheduleEvent,
   );
-  maintenance = new Maintenance(ctx, settler, expiry, flow, deps.onMaintenanceError, schedules);
+  maintenance = new Maintenance(ctx, settler, expiry, flow, deps.onMaintenanceError, schedules, batches);
   const { signals } = store;
   const canceller = new Canceller(
     ctx,

@@ -74,7 +74,9 @@ import type {
 import type {
   BatchAddResult,
   BatchInfo,
+  BatchListQuery,
   BatchMember,
+  BatchPage,
   CreateBatchRequest,
   FlowGraph,
 } from './workflow-types.ts';
@@ -173,6 +175,11 @@ export class Engine {
     page?: { afterPosition?: number; limit?: number },
   ): Promise<{ batch: BatchInfo; members: (BatchMember & { position: number })[] }> {
     return this.parts.batches.get(batchId, page);
+  }
+
+  /** A page of batches, newest first, by state and owner (ListBatches). */
+  listBatches(query?: BatchListQuery): Promise<BatchPage> {
+    return this.parts.batches.list(query);
   }
 
   /** Cancels every member of a batch that has not ended, as one act (audited with `audit`). */

@@ -3,7 +3,7 @@
  * scheduled jobs whose run-at has come, end leases past their deadline (a
  * job with a cancel request ends cancelled, others are retried or die), sweep
  * what retention says to forget (dead letters, completed and cancelled jobs,
- * idempotency keys, rate-limit buckets that are full again), and run the
+ * idempotency keys, rate-limit buckets that are full again, ended batches), and run the
  * schedules' ticks.
  *
  * One timer, set through the injected clock to the earliest thing due: the
@@ -20,6 +20,12 @@ import type { TimeoutNotice } from './control-types.ts';
 import { type SeppError, toSeppError } from './errors.ts';
 import type { FlowControl } from './flow-control/index.ts';
 import { type Expiry, finishCancelled, finishTimedOut, pastTimeout, type Settler } from './leases/index.ts';
+
+/** A sweep of rows retention says to forget that are not a queue's (ended batches, src/engine/batches). */
+export interface RetentionSweep {
+  /** Deletes up to `limit` rows of each kind it sweeps, inside the pass's write; says whether a chunk was full. */
+  sweep(tx: StoreTx, nowMs: number, limit: number): Op<{ swept: number; more: boolean }>;
+}
 
 /** More time-driven work a pass runs (the schedules' ticks), cheap to ask about when nothing is due. */
 export interface TimedWork {
@@ -62,6 +68,8 @@ export class Maintenance {
     private readonly flow: FlowControl,
     private readonly onError: ((error: SeppError) => void) | undefined,
     private readonly timed: TimedWork | undefined = undefined,
+    /** Ended batches past limits.batch_retention_ms. */
+    private readonly batches: RetentionSweep | undefined = undefined,
   ) {}
 
   start(): void {
@@ -172,6 +180,11 @@ export class Maintenance {
       const keys = yield* tx.keys.sweep({ nowMs, limit: chunkRows });
       swept += keys;
       more ||= keys === chunkRows;
+      if (this.batches !== undefined) {
+        const batches = yield* this.batches.sweep(tx, nowMs, chunkRows);
+        swept += batches.swept;
+        more ||= batches.more;
+      }
       if (!more) this.nextSweepMs = nowMs + sweepIntervalMs;
     }
 

@@ -323,6 +323,8 @@ export interface EngineLimits {
   maxDependencyResultsBytes: number;
   /** Batches not ended (open or sealed) one API key may hold (callers without a key count as one). */
   maxOpenBatchesPerKey: number;
+  /** How long an ended batch and its member rows are kept before the maintenance sweep deletes them. */
+  batchRetentionMs: number;
 }
 
 export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
@@ -339,6 +341,7 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxFlowDepth: 100,
   maxDependencyResultsBytes: 256 * 1024,
   maxOpenBatchesPerKey: 1000,
+  batchRetentionMs: 7 * DAY_MS,
   maxReserveJobs: 1000,
   maxReserveQueues: 64,
   maxScheduleAheadMs: 365 * DAY_MS,

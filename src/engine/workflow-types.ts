@@ -55,6 +55,26 @@ export interface BatchInfo {
   successJobId: string | null;
   /** Why a completion job could not be enqueued at the end (its queue refused it), or null. */
   completionError: string | null;
+  /** The API key that created it (`anonymous` over an API without keys, '' in-process). */
+  owner: string;
+}
+
+/** Which batches ListBatches pages through, newest first. */
+export interface BatchListQuery {
+  /** Only batches in this state; absent: every state. */
+  state?: BatchState;
+  /** Only the batches of this owner (an API key's name, as `owner`); absent: every owner's. */
+  owner?: string;
+  /** Default 100; at most limits.max_page_size. */
+  pageSize?: number;
+  /** A previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+/** A page of batches, and the cursor of the next one (null: the last page). */
+export interface BatchPage {
+  batches: BatchInfo[];
+  nextCursor: string | null;
 }
 
 /** A member of a batch: how it ended (`pending` until then) and its job's state now (null once swept). */

@@ -175,6 +175,15 @@ export const sealBatchResponse: JsonSchema = {
   required: ['batch'],
 };
 
+export const listBatchesResponse: JsonSchema = {
+  type: 'object',
+  properties: {
+    batches: { type: 'array', items: ref('Batch') },
+    nextPageToken: { ...strOrNull, description: 'pass as pageToken for the next page; null on the last' },
+  },
+  required: ['batches', 'nextPageToken'],
+};
+
 export const getBatchResponse: JsonSchema = {
   type: 'object',
   properties: {

@@ -13,6 +13,8 @@ import {
 import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { ownerToList } from '../engine/batches/index.ts';
+import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest } from '../engine/types.ts';
 import type { BatchInfo, BatchMember } from '../engine/workflow-types.ts';
 import { listAnswerBytes } from './answer-pages.ts';
@@ -30,7 +32,14 @@ import { requireJobId } from './validate-fields.ts';
 
 type BatchHandlers = Pick<
   QueueServiceServer,
-  'createBatch' | 'addToBatch' | 'sealBatch' | 'getBatch' | 'cancelBatch' | 'getFlow' | 'cancelFlow'
+  | 'createBatch'
+  | 'addToBatch'
+  | 'sealBatch'
+  | 'getBatch'
+  | 'listBatches'
+  | 'cancelBatch'
+  | 'getFlow'
+  | 'cancelFlow'
 >;
 
 export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandlers {
@@ -70,6 +79,21 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
         limit: req.membersLimit,
       });
       return { batch: batchToProto(batch), members: members.map(memberToProto) };
+    }),
+
+    listBatches: unary('ListBatches', 'read', async (req, _call, caller) => {
+      const state = batchStateFromProto(req.state);
+      const owner = ownerToList(
+        { name: caller.name, admin: caller.role === 'admin' },
+        req.ownerSet ? req.owner : undefined,
+      );
+      const page = await engine.listBatches({
+        ...(state === undefined ? {} : { state }),
+        ...(owner === undefined ? {} : { owner }),
+        pageSize: req.pageSize,
+        cursor: req.pageToken,
+      });
+      return { batches: page.batches.map(batchToProto), nextPageToken: page.nextCursor ?? '' };
     }),
 
     cancelBatch: unary('CancelBatch', 'admin', async (req, call, caller) => {
@@ -125,6 +149,14 @@ const batchStates = {
   ended: BatchState.ENDED,
 } as const;
 
+/** A state filter: UNSPECIFIED is none; a number no state has is INVALID_ARGUMENT. */
+function batchStateFromProto(state: BatchState): BatchInfo['state'] | undefined {
+  if (state === BatchState.UNSPECIFIED) return undefined;
+  const name = (Object.keys(batchStates) as BatchInfo['state'][]).find((key) => batchStates[key] === state);
+  if (name === undefined) throw new SeppError('invalid_argument', `state: ${state} is no batch state`);
+  return name;
+}
+
 const memberStates = {
   pending: BatchMemberState.PENDING,
   completed: BatchMemberState.COMPLETED,
@@ -149,6 +181,7 @@ export function batchToProto(batch: BatchInfo): Batch {
     completeJobId: batch.completeJobId ?? '',
     successJobId: batch.successJobId ?? '',
     completionError: batch.completionError ?? '',
+    owner: batch.owner,
   };
 }
 

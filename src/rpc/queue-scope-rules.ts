@@ -91,6 +91,7 @@ const rules: { [K in UnaryName]: Rule<RequestOf<K>> } = {
   addToBatch: { kind: 'server', what: 'batches' },
   sealBatch: { kind: 'server', what: 'batches' },
   getBatch: { kind: 'server', what: 'batches' },
+  listBatches: { kind: 'server', what: 'batches' },
   cancelBatch: { kind: 'server', what: 'batches' },
   // A flow spans queues too.
   getFlow: { kind: 'server', what: 'flows' },

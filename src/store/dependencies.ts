@@ -114,6 +114,14 @@ export interface BatchRow {
   complete_job_id: string | null;
   success_job_id: string | null;
   completion_error: string | null;
+  /** The API key that created it ('' without one). */
+  owner: string;
+}
+
+/** Which batches `listBatches` pages through: null filters nothing. */
+export interface BatchListFilter {
+  state: BatchRow['state'] | null;
+  owner: string | null;
 }
 
 /** A member of a batch, with how it ended and its job's state now (null once the job was swept). */
@@ -149,6 +157,11 @@ export interface DependencyReads {
   membership(jobId: string): Op<{ batch_id: string; state: MemberState } | undefined>;
   /** How many batches have not ended (open or sealed). */
   unendedBatches(): Op<number>;
+  /**
+   * Up to `limit` batches newest first (by id: UUIDv7), those with an id below `beforeId`
+   * (null: from the newest), matching the filter: one bounded range of an index.
+   */
+  listBatches(p: BatchListFilter & { beforeId: string | null; limit: number }): Op<BatchRow[]>;
   /** The stored jobs among `ids` (one primary-key probe each), in no particular order. */
   targets(ids: readonly string[]): Op<DependencyTargetRow[]>;
   /**
@@ -231,6 +244,13 @@ export interface Dependencies extends DependencyReads {
    * (so exactly one unit does), undefined otherwise.
    */
   endBatch(p: { batchId: string; nowMs: number }): Op<BatchRow | undefined>;
+  /**
+   * The retention sweep of ended batches: deletes up to `limit` member rows of batches
+   * ended before `beforeMs`, then, only when that left none of them, up to `limit` of
+   * those batches, oldest first. Member rows never outlive their batch's row: a batch is
+   * deleted only once it has no member row left.
+   */
+  sweepBatches(p: { beforeMs: number; limit: number }): Op<{ members: number; batches: number }>;
   /** What the end of a batch enqueued. */
   setCompletion(p: {
     batchId: string;

@@ -69,6 +69,7 @@ const expectedAccess: Readonly<Record<string, Access>> = {
   'POST /api/v1/jobs/{id}/update': 'operator',
   'GET /api/v1/jobs/{id}/flow': 'viewer',
   'POST /api/v1/jobs/{id}/flow/cancel': 'operator',
+  'GET /api/v1/batches': 'viewer',
   'GET /api/v1/batches/{id}': 'viewer',
   'POST /api/v1/batches/{id}/cancel': 'operator',
   'POST /api/v1/queues/{queue}/jobs/cancel': 'operator',

@@ -176,3 +176,38 @@ test('a batch: counts and members page by page; cancel it as one act and it ends
   const member = await viewer.get(`/api/v1/jobs/${page1.body.members[1]!.jobId}`);
   assert.equal(member.body.batchId, batch.id);
 });
+
+test('the batches, newest first, by state and owner, page by page', async () => {
+  const first = (await engine.createBatch({ owner: 'etl' })).batch.id;
+  const second = (await engine.createBatch({ owner: 'billing', seal: true })).batch.id;
+  const all = await viewer.get<{ batches: { id: string; owner: string }[]; nextCursor: string | null }>(
+    '/api/v1/batches?limit=1',
+  );
+  assert.equal(all.status, 200);
+  matches('BatchList', all.body);
+  assert.deepEqual(
+    all.body.batches.map((b) => [b.id, b.owner]),
+    [[second, 'billing']],
+  );
+  const next = await viewer.get<{ batches: { id: string }[] }>(
+    `/api/v1/batches?limit=1&cursor=${encodeURIComponent(all.body.nextCursor ?? '')}`,
+  );
+  assert.deepEqual(
+    next.body.batches.map((b) => b.id),
+    [first],
+  );
+  const etl = await viewer.get<{ batches: { id: string }[] }>('/api/v1/batches?owner=etl&state=open');
+  assert.deepEqual(
+    etl.body.batches.map((b) => b.id),
+    [first],
+  );
+  // A batch sealed with nothing pending ends at once.
+  const ended = await viewer.get<{ batches: { id: string }[] }>('/api/v1/batches?state=ended&owner=billing');
+  assert.deepEqual(
+    ended.body.batches.map((b) => b.id),
+    [second],
+  );
+  assert.equal((await viewer.get('/api/v1/batches?state=done')).status, 400);
+  assert.equal((await viewer.get('/api/v1/batches?cursor=nope')).status, 400);
+  assert.equal((await viewer.get('/api/v1/batches?limit=0')).status, 400);
+});

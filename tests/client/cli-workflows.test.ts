@@ -194,4 +194,43 @@ describe('workflow CLI', () => {
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /batch_id/);
   });
+
+  test('batch list: newest first, --state, pages and --all; --json', async () => {
+    const older = (await served.client.createBatch({})).batch.id;
+    const newer = (await served.client.createBatch({})).batch.id;
+    const human = await sepp(['batch', 'list', '--state', 'open'], env);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /^ID\s+STATE\s+OWNER\s+CREATED AT\s+MEMBERS\s+PENDING\s+ENDED AT$/m);
+    const lines = human.stdout.split('\n');
+    const at = (id: string) => lines.findIndex((line) => line.startsWith(id));
+    assert.ok(at(newer) > 0 && at(newer) < at(older), 'newest first');
+    assert.match(lines[at(newer)]!, /\sopen\s+anonymous\s/);
+    const page = cliJson<{ batches: { id: string; state: string }[]; nextPageToken: string | null }>(
+      await sepp(['batch', 'list', '--state', 'open', '--page-size', '1', '--json'], env),
+    );
+    assert.deepEqual(
+      page.batches.map((b) => b.id),
+      [newer],
+    );
+    assert.ok(page.nextPageToken !== null);
+    const next = await sepp(
+      ['batch', 'list', '--state', 'open', '--page-size', '1', '--page-token', page.nextPageToken],
+      env,
+    );
+    assert.match(next.stdout, new RegExp(`^${older}\\s`, 'm'));
+    const first = await sepp(['batch', 'list', '--state', 'open', '--page-size', '1'], env);
+    assert.match(first.stdout, new RegExp(`^\\(more: --page-token ${page.nextPageToken}\\)$`, 'm'));
+    const all = cliJson<{ batches: { id: string; state: string }[]; nextPageToken: null }>(
+      await sepp(['batch', 'list', '--all', '--json'], env),
+    );
+    const ids = all.batches.map((b) => b.id);
+    assert.ok(
+      ids.indexOf(newer) < ids.indexOf(older) && ids.indexOf(newer) >= 0,
+      'every state, newest first',
+    );
+    assert.ok(all.batches.some((b) => b.state === 'sealed'));
+    assert.equal(all.nextPageToken, null);
+    const bad = await sepp(['batch', 'list', '--state', 'done'], env);
+    assert.equal(bad.code, 2, 'a usage error');
+  });
 });

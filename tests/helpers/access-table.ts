@@ -22,6 +22,7 @@ export const expected: Readonly<Record<string, readonly Role[]>> = {
   AddToBatch: ['producer', 'admin'],
   SealBatch: ['producer', 'admin'],
   GetBatch: ['producer', 'worker', 'admin'],
+  ListBatches: ['producer', 'worker', 'admin'],
   CancelBatch: ['admin'],
   GetFlow: ['producer', 'worker', 'admin'],
   CancelFlow: ['admin'],
@@ -91,6 +92,7 @@ export const scopeKinds: Readonly<Record<string, ScopeKind>> = {
   AddToBatch: 'server',
   SealBatch: 'server',
   GetBatch: 'server',
+  ListBatches: 'server',
   CancelBatch: 'server',
   GetFlow: 'server',
   CancelFlow: 'server',
@@ -314,5 +316,6 @@ export const httpOperations: Readonly<Record<string, string>> = {
   addToBatch: 'AddToBatch',
   sealBatch: 'SealBatch',
   getBatch: 'GetBatch',
+  listBatches: 'ListBatches',
   cancelBatch: 'CancelBatch',
 };

@@ -82,6 +82,7 @@ const calls: Readonly<Record<string, Call>> = {
   addToBatch: { method: 'POST', path: `/v1/batches/${missingJobId}/jobs`, body: { jobs: [] }, allowed: 404 },
   sealBatch: { method: 'POST', path: `/v1/batches/${missingJobId}/seal`, allowed: 404 },
   getBatch: { method: 'GET', path: `/v1/batches/${missingJobId}`, allowed: 404 },
+  listBatches: { method: 'GET', path: '/v1/batches?pageSize=1', allowed: 200 },
   cancelBatch: { method: 'POST', path: `/v1/batches/${missingJobId}/cancel`, allowed: 404 },
 };
 

@@ -77,10 +77,10 @@ describe('docs/http.md', () => {
     assert.ok(batch.results.every((r) => r.accepted.jobId.length === 36));
   });
 
-  test('the workflows: a flow by name and a sealed batch, every answer as shown', async () => {
+  test('the workflows: a flow by name, a sealed batch and the list of them, every answer as shown', async () => {
     const script = `SEPP=${url}\nKEY=${producerKey}\n${block('flow')}`;
     const lines = (await bash(script)).trim().split('\n');
-    assert.deepEqual(lines, ['[true,["extract","load"]]', '["sealed",1]']);
+    assert.deepEqual(lines, ['[true,["extract","load"]]', '["sealed",1]', '[1,"billing",null]']);
     const shown = /<!-- http\.md#flow -->[\s\S]*?```json\n([\s\S]*?)```/.exec(docs)?.[1];
     assert.equal(shown?.trim(), lines.join('\n'));
   });

@@ -117,6 +117,11 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
       ),
     allowedStatus: status.NOT_FOUND,
   },
+  ListBatches: {
+    call: (c, md) =>
+      unary(call(c, c.listBatches, { state: 0, owner: '', ownerSet: false, pageSize: 1, pageToken: '' }, md)),
+    allowedStatus: status.OK,
+  },
   CancelBatch: {
     call: (c, md) => unary(call(c, c.cancelBatch, { batchId: missingJobId }, md)),
     allowedStatus: status.NOT_FOUND,

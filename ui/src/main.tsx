@@ -11,6 +11,7 @@ import { ApiError, api, can, loadSession, setCsrfToken, setUnauthenticatedHandle
 import { ErrorBanner, Loading, Notices } from './components/common.tsx';
 import { Layout } from './components/layout.tsx';
 import { Audit } from './pages/audit.tsx';
+import { Batches } from './pages/batches.tsx';
 import { Config, Login } from './pages/config-login.tsx';
 import { Dashboard } from './pages/dashboard.tsx';
 import { DeadLetters } from './pages/dead-letters.tsx';
@@ -36,6 +37,7 @@ const titles: [RegExp, string][] = [
   [/^\/jobs$/, 'Jobs'],
   [/^\/flows\/[^/]+$/, 'Flow'],
   [/^\/batches\/[^/]+$/, 'Batch'],
+  [/^\/batches$/, 'Batches'],
   [/^\/search$/, 'Search'],
   [/^\/workers$/, 'Workers'],
   [/^\/dead-letters$/, 'Dead letters'],
@@ -65,6 +67,7 @@ function Page({ session }: { session: Session }) {
   if (job) return <JobDetail id={job.id ?? ''} session={session} />;
   const flow = match('/flows/:id', path);
   if (flow) return <FlowPage id={flow.id ?? ''} session={session} />;
+  if (path === '/batches') return <Batches />;
   const batch = match('/batches/:id', path);
   if (batch) return <BatchPageView id={batch.id ?? ''} session={session} />;
   if (path === '/dead-letters') return <DeadLetters session={session} />;

@@ -7,6 +7,7 @@ import type { AdminRole, BrowseState, DeadReason, JobState } from '../../src/adm
 
 export type {
   AuditEntry,
+  BatchList,
   BatchPage,
   BrowseState,
   ConfigEntry,

@@ -1,12 +1,12 @@
 """Workflows against a real server (docs/workflows.md): depends_on and the waiting state,
 a flow built with sepp.Flow, dependency_results at lease, GetJob's links, batches with their
-completion job, a flow and a batch cancelled as one act."""
+completion job, a flow and a batch cancelled as one act, batches listed."""
 from __future__ import annotations
 
 import pytest
 
 import sepp
-from conftest import ADMIN_KEY, ServerProcess
+from conftest import ADMIN_KEY, PRODUCER_KEY, ServerProcess
 
 
 def lease_one(client: sepp.Client, queue: str) -> sepp.LeasedJob:
@@ -148,3 +148,26 @@ def test_a_flow_and_a_batch_are_cancelled_as_one_act(client: sepp.Client, queue:
     with pytest.raises(sepp.SeppError) as missing:
         client.get_batch("01900000-0000-7000-8000-000000000000")
     assert missing.value.code == "not_found"
+
+
+def test_batches_are_listed_newest_first_and_a_producer_sees_its_own(
+    client: sepp.Client, server: ServerProcess, queue: str
+) -> None:
+    with sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
+        older = producer.create_batch(jobs=[sepp.JobSpec(queue, "part")], seal=True).batch
+        newer = producer.create_batch().batch
+        own = producer.list_batches()
+        assert {b.owner for b in own.batches} == {"producer"}
+        assert [b.id for b in own.batches][:2] == [newer.id, older.id]
+        sealed = producer.list_batches(state="sealed")
+        assert older.id in [b.id for b in sealed.batches] and newer.id not in [b.id for b in sealed.batches]
+        with pytest.raises(sepp.SeppError) as refused:
+            producer.list_batches(owner="admin")
+        assert refused.value.code == "permission_denied"
+    first = client.list_batches(owner="producer", page_size=1)
+    assert [b.id for b in first.batches] == [newer.id] and first.next_page_token is not None
+    second = client.list_batches(owner="producer", page_size=1, page_token=first.next_page_token)
+    assert [b.id for b in second.batches] == [older.id]
+    with pytest.raises(ValueError):
+        client.list_batches(state="done")  # type: ignore[arg-type]
+    assert client.get_server_info().limits.batch_retention_ms == 7 * 86_400_000

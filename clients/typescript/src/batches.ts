@@ -61,6 +61,23 @@ export interface BatchInfo {
   successJobId: string | null;
   /** Why a completion job could not be enqueued at the end, or null. */
   completionError: string | null;
+  /** The name of the API key that created it (`anonymous` on a server without keys). */
+  owner: string;
+}
+
+/** Which batches `listBatches` returns, newest first. */
+export interface BatchQuery {
+  /** Only batches in this state. */
+  state?: BatchState;
+  /**
+   * Only the batches of this API key (its name). Without it: every key's for an admin key,
+   * your own for any other (another key's takes the admin role).
+   */
+  owner?: string;
+  /** Batches per page, 1 to the server's `maxPageSize`; default 100. */
+  pageSize?: number;
+  /** `nextPageToken` of the page before. */
+  pageToken?: string;
 }
 
 export interface BatchMember {
@@ -113,8 +130,15 @@ export function batchOf(batch: ProtoBatch | undefined): BatchInfo {
     completeJobId: batch.completeJobId || null,
     successJobId: batch.successJobId || null,
     completionError: batch.completionError || null,
+    owner: batch.owner,
   };
 }
+
+const stateNumbers: Record<BatchState, ProtoBatchState> = {
+  open: ProtoBatchState.OPEN,
+  sealed: ProtoBatchState.SEALED,
+  ended: ProtoBatchState.ENDED,
+};
 
 function memberOf(member: ProtoBatchMember): BatchMember {
   return {
@@ -191,6 +215,27 @@ export async function getBatchCall(
     { deadlineMs: options.deadlineMs, retrySafe: true },
   );
   return { batch: batchOf(answer.batch), members: answer.members.map(memberOf) };
+}
+
+export async function listBatchesCall(
+  conn: Connection,
+  query: BatchQuery & CallOptions,
+): Promise<{ batches: BatchInfo[]; nextPageToken: string | null }> {
+  const answer = await conn.invoke(
+    conn.rpc.listBatches,
+    {
+      state: query.state === undefined ? ProtoBatchState.UNSPECIFIED : stateNumbers[query.state],
+      owner: query.owner ?? '',
+      ownerSet: query.owner !== undefined,
+      pageSize: query.pageSize ?? 0,
+      pageToken: query.pageToken ?? '',
+    },
+    { deadlineMs: query.deadlineMs, retrySafe: true },
+  );
+  return {
+    batches: answer.batches.map(batchOf),
+    nextPageToken: answer.nextPageToken === '' ? null : answer.nextPageToken,
+  };
 }
 
 /** What cancelling a flow or a batch did. */

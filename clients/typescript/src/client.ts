@@ -18,6 +18,7 @@ import {
   type BatchAdded,
   type BatchInfo,
   type BatchMember,
+  type BatchQuery,
   type BatchSpec,
   cancelBatchCall,
   cancelFlowCall,
@@ -25,6 +26,7 @@ import {
   type FlowGraph,
   getBatchCall,
   getFlowCall,
+  listBatchesCall,
   sealBatchCall,
   type WorkflowCancelled,
 } from './batches.ts';
@@ -276,6 +278,17 @@ export class SeppClient {
     options: CallOptions & { membersAfter?: number; membersLimit?: number } = {},
   ): Promise<{ batch: BatchInfo; members: BatchMember[] }> {
     return getBatchCall(this.connection, batchId, options);
+  }
+
+  /**
+   * A page of batches, newest first, by state and owner; pass `nextPageToken` back as
+   * `pageToken` for the next. An ended batch is listed until the server sweeps it
+   * (`limits.batch_retention_ms`, 7 days). A key that is not admin lists only its own.
+   */
+  listBatches(
+    query: BatchQuery & CallOptions = {},
+  ): Promise<{ batches: BatchInfo[]; nextPageToken: string | null }> {
+    return listBatchesCall(this.connection, query);
   }
 
   /**

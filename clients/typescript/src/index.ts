@@ -11,6 +11,7 @@ export type {
   BatchAdded,
   BatchInfo,
   BatchMember,
+  BatchQuery,
   BatchSpec,
   BatchState,
   FlowEdge,

@@ -300,6 +300,8 @@ export interface ServerLimits {
   maxDependencyResultsBytes: number;
   /** Batches not ended one API key may hold; one more is refused (RESOURCE_EXHAUSTED). */
   maxOpenBatchesPerKey: number;
+  /** How long an ended batch is kept before the server deletes it (limits.batch_retention_ms). */
+  batchRetentionMs: number;
 }
 
 /** The server's version, clock, durability and limits. */

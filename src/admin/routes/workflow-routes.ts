@@ -7,6 +7,7 @@
 import type { Context } from 'hono';
 import { roleFor } from '../../config/index.ts';
 import { normalizeJobId } from '../../engine/jobs/index.ts';
+import type { BatchState } from '../../engine/workflow-types.ts';
 import { bad, pathParam, queryInteger, queryString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
@@ -14,6 +15,7 @@ import { jobIdParam } from './job-routes.ts';
 
 const jobParam = { id: 'the id of any job of the flow (a UUID)' } as const;
 const batchParam = { id: 'batch id (a UUID)' } as const;
+const batchStates: readonly BatchState[] = ['open', 'sealed', 'ended'];
 
 /** The batch id in the path, which must look like one. */
 function batchIdParam(c: Context): string {
@@ -71,6 +73,45 @@ export function workflowRoutes({ deps }: AdminServices): RouteSpec[] {
       async handle(c, request) {
         const id = jobIdParam(c);
         return c.json(await engine.cancelFlow(id, request.audit('flow.cancel', `job:${id}`)));
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/v1/batches',
+      access: 'viewer',
+      tag: 'workflows',
+      summary: 'A page of batches, newest first, by state and owner (the API key that created them)',
+      description:
+        'An ended batch is listed until the sweep deletes it, limits.batch_retention_ms after its end.',
+      query: {
+        state: {
+          description: 'only batches in this state',
+          schema: { type: 'string', enum: [...batchStates] },
+        },
+        owner: { description: 'only the batches this API key created', schema: { type: 'string' } },
+        cursor: { description: "the previous page's nextCursor", schema: { type: 'string' } },
+        limit: {
+          description: 'batches per page, default 50, at most limits.max_page_size',
+          schema: { type: 'integer', minimum: 1 },
+        },
+      },
+      response: ref('BatchList'),
+      async handle(c) {
+        const state = queryString(c, 'state', 16);
+        if (state !== undefined && !batchStates.includes(state as BatchState)) {
+          throw bad(`state must be one of ${batchStates.join(', ')}`);
+        }
+        const owner = queryString(c, 'owner', 256);
+        const cursor = queryString(c, 'cursor', 128);
+        const limit = queryInteger(c, 'limit') ?? 50;
+        if (limit < 1) throw bad('limit must be at least 1');
+        const page = await engine.listBatches({
+          ...(state === undefined ? {} : { state: state as BatchState }),
+          ...(owner === undefined ? {} : { owner }),
+          pageSize: limit,
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        return c.json({ batches: page.batches, nextCursor: page.nextCursor });
       },
     },
     {

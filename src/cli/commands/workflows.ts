@@ -1,16 +1,19 @@
 /**
- * `sepp flow show ID` and `sepp batch show ID` (issue 33): a job's flow — every job
- * connected to it through dependencies, with the edges — and a batch's state, counts and
- * members. `sepp flow cancel ID` and `sepp batch cancel ID` cancel what of them has not
- * ended, as one act (admin key), after showing how many jobs that is and asking (--yes off a
- * terminal), as `sepp cancel --queue` does. `--json` (or `-o json`) for scripts.
+ * `sepp flow show ID`, `sepp batch show ID` and `sepp batch list` (issue 33): a job's flow —
+ * every job connected to it through dependencies, with the edges — a batch's state, counts
+ * and members, and the batches newest first. `sepp flow cancel ID` and `sepp batch cancel ID`
+ * cancel what of them has not ended, as one act (admin key), after showing how many jobs that
+ * is and asking (--yes off a terminal), as `sepp cancel --queue` does; `sepp batch seal ID`
+ * seals. `--json` (or `-o json`) for scripts.
  */
 import type { Argv } from 'yargs';
 import type {
   BatchInfo,
   BatchMember,
+  BatchState,
   FlowGraph,
   JobState,
+  SeppClient,
   WorkflowCancelled,
 } from '../../../clients/typescript/src/index.ts';
 import { integerFlag } from '../failure.ts';
@@ -18,6 +21,7 @@ import type { CliIo } from '../io.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { table, time } from './format.ts';
+import { type Paging, pagingOf, printNextPage, withPaging } from './paging.ts';
 
 function describeFlow(flow: FlowGraph): string {
   const waitsOn = new Map<string, string[]>();
@@ -77,6 +81,51 @@ function describeBatch(batch: BatchInfo, members: readonly BatchMember[]): strin
       lines.push(`${members.length} of ${batch.members} members shown (--members)`);
   }
   return lines.join('\n');
+}
+
+const batchStates: readonly BatchState[] = ['open', 'sealed', 'ended'];
+
+function describeBatches(batches: readonly BatchInfo[]): string {
+  if (batches.length === 0) return 'no batches';
+  return table(
+    ['ID', 'STATE', 'OWNER', 'CREATED AT', 'MEMBERS', 'PENDING', 'ENDED AT'],
+    batches.map((b) => [
+      b.id,
+      b.state,
+      b.owner || '-',
+      time(b.createdAt),
+      String(b.members),
+      String(b.pending),
+      time(b.endedAt),
+    ]),
+  );
+}
+
+/** One page (the server's default size without flags), or every page with --all. */
+async function listBatches(
+  client: SeppClient,
+  query: { state?: BatchState; owner?: string },
+  paging: Paging | null,
+): Promise<{ batches: BatchInfo[]; nextPageToken: string | null }> {
+  if (paging?.kind !== 'all') {
+    return client.listBatches({
+      ...query,
+      ...(paging?.pageSize === undefined ? {} : { pageSize: paging.pageSize }),
+      ...(paging === null || paging.pageToken === '' ? {} : { pageToken: paging.pageToken }),
+    });
+  }
+  const batches: BatchInfo[] = [];
+  let pageToken: string | null = null;
+  do {
+    const page: { batches: BatchInfo[]; nextPageToken: string | null } = await client.listBatches({
+      ...query,
+      pageSize: 1000,
+      ...(pageToken === null ? {} : { pageToken }),
+    });
+    batches.push(...page.batches);
+    pageToken = page.nextPageToken;
+  } while (pageToken !== null);
+  return { batches, nextPageToken: null };
 }
 
 const idPositional = <T>(y: Argv<T>, describe: string) =>
@@ -151,9 +200,39 @@ export function registerWorkflowCommands(parser: Argv, io: CliIo): void {
   );
   parser.command(
     'batch',
-    'Show, seal or cancel a batch: its state, counts, completion jobs and members',
+    'List, show, seal or cancel batches: state, counts, completion jobs and members',
     (y) =>
       y
+        .command(
+          'list',
+          'List batches, newest first (a key that is not admin lists its own)',
+          (c) =>
+            withConnection(
+              io,
+              withPaging(
+                c
+                  .option('state', { choices: batchStates, describe: 'Only batches in this state' })
+                  .option('owner', {
+                    type: 'string',
+                    describe: "Only the batches this API key created (another key's takes the admin role)",
+                  }),
+              ),
+            ),
+          (args) =>
+            runWithClient(io, args, async (client) => {
+              const query = {
+                ...(args.state === undefined ? {} : { state: args.state }),
+                ...(args.owner === undefined ? {} : { owner: args.owner }),
+              };
+              const page = await listBatches(client, query, pagingOf(args));
+              if (wantsJson(args)) {
+                printJson(io, page);
+                return;
+              }
+              print(io, describeBatches(page.batches));
+              printNextPage(io, page.nextPageToken);
+            }),
+        )
         .command(
           'show <id>',
           'Show a batch: state, counts, completion jobs and its first members',
@@ -222,6 +301,6 @@ export function registerWorkflowCommands(parser: Argv, io: CliIo): void {
                 );
             }),
         )
-        .demandCommand(1, 'name a subcommand: show, cancel or seal'),
+        .demandCommand(1, 'name a subcommand: list, show, cancel or seal'),
   );
 }

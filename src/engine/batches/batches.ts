@@ -14,12 +14,15 @@ import type { AuditInput } from '../admin-types.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import { isRejection, type JobIdGenerator, normalizeJobId, validateJob } from '../jobs/index.ts';
+import { namePageSize } from '../name-pages.ts';
 import type { EnqueueRequest, EnqueueResult, JobState } from '../types.ts';
 import type {
   BatchAddResult,
   BatchCompletionJob,
   BatchInfo,
+  BatchListQuery,
   BatchMember,
+  BatchPage,
   CreateBatchRequest,
 } from '../workflow-types.ts';
 
@@ -158,18 +161,57 @@ export class Batches {
   ): Promise<{ batch: BatchInfo; members: (BatchMember & { position: number })[] }> {
     const id = checkBatchId(batchId);
     const limit = Math.min(Math.max(page.limit ?? 100, 0), this.deps.ctx.limits.maxPageSize);
-    const kind = this.deps.ctx.store.kind;
+    const { kind } = this.deps.ctx.store;
+    const retentionMs = this.deps.ctx.limits.batchRetentionMs;
     return this.deps.ctx.read(function* (view) {
       const store = view.dependencies;
       if (store === undefined) throw unsupported(kind);
       const row = yield* store.batch(id);
-      if (row === undefined) throw notFound(id);
+      if (row === undefined) throw notFound(id, retentionMs);
       const members =
         limit === 0
           ? []
           : yield* store.batchMembers({ batchId: id, afterPosition: page.afterPosition ?? -1, limit });
       return { batch: infoOf(row), members: members.map(memberOf) };
     });
+  }
+
+  /** A page of batches, newest first (ListBatches): one bounded range of an index. */
+  async list(query: BatchListQuery = {}): Promise<BatchPage> {
+    const { ctx } = this.deps;
+    const limit = namePageSize(query, ctx.limits);
+    const beforeId = batchCursorStart(query.cursor);
+    const kind = ctx.store.kind;
+    return ctx.read(function* (view) {
+      const store = view.dependencies;
+      if (store === undefined) throw unsupported(kind);
+      // One more than the page: whether another page follows, without a count.
+      const rows = yield* store.listBatches({
+        state: query.state ?? null,
+        owner: query.owner ?? null,
+        beforeId,
+        limit: limit + 1,
+      });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        batches: page.map(infoOf),
+        nextCursor: rows.length > limit && last !== undefined ? encodeBatchCursor(last.id) : null,
+      };
+    });
+  }
+
+  /**
+   * The retention sweep (in the maintenance pass's write): batches ended before
+   * `nowMs - limits.batch_retention_ms` and their member rows, up to `limit` rows of each;
+   * returns how many rows went, and whether a chunk was full (more waits).
+   */
+  *sweep(tx: StoreTx, nowMs: number, limit: number): Op<{ swept: number; more: boolean }> {
+    const store = tx.dependencies;
+    if (store === undefined) return { swept: 0, more: false };
+    const beforeMs = nowMs - this.deps.ctx.limits.batchRetentionMs;
+    const { members, batches } = yield* store.sweepBatches({ beforeMs, limit });
+    return { swept: members + batches, more: members === limit || batches === limit };
   }
 
   /** The end of member `jobId` (in the unit that ended it): counted once; the last one of a sealed batch ends it. */
@@ -265,7 +307,7 @@ export class Batches {
 
   private *find(store: Dependencies, id: string): Op<BatchRow> {
     const row = yield* store.batch(id);
-    if (row === undefined) throw notFound(id);
+    if (row === undefined) throw notFound(id, this.deps.ctx.limits.batchRetentionMs);
     return row;
   }
 
@@ -317,6 +359,22 @@ export class Batches {
   }
 }
 
+/**
+ * Whose batches a caller may list: an admin (or a server without API keys) any owner's,
+ * or all; any other key only its own, which is what it lists when it names no owner.
+ */
+export function ownerToList(
+  caller: { name: string; admin: boolean },
+  asked: string | undefined,
+): string | undefined {
+  if (caller.admin || asked === caller.name) return asked;
+  if (asked === undefined) return caller.name;
+  throw new SeppError(
+    'permission_denied',
+    `owner: API key ${caller.name} lists only the batches it created; listing another key's takes the admin role`,
+  );
+}
+
 function completionRequest(
   row: BatchRow,
   json: string,
@@ -359,6 +417,7 @@ export function infoOf(row: BatchRow): BatchInfo {
     completeJobId: row.complete_job_id,
     successJobId: row.success_job_id,
     completionError: row.completion_error,
+    owner: row.owner,
   };
 }
 
@@ -385,8 +444,41 @@ function checkMemberId(id: string): string {
   return normal;
 }
 
-function notFound(id: string): SeppError {
-  return new SeppError('not_found', `batch ${id} does not exist`);
+function notFound(id: string, retentionMs: number): SeppError {
+  return new SeppError(
+    'not_found',
+    `batch ${id} does not exist: never created, or ended more than ${formatDuration(retentionMs)} ago ` +
+      'and swept (limits.batch_retention_ms)',
+  );
+}
+
+/** A retention as a person writes it: `7d`, `36h`, `90m`, `45s`, `250ms`. */
+function formatDuration(ms: number): string {
+  const units: [number, string][] = [
+    [86_400_000, 'd'],
+    [3_600_000, 'h'],
+    [60_000, 'm'],
+    [1000, 's'],
+  ];
+  for (const [size, unit] of units) if (ms > 0 && ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+/** The batch a page starts after (its id): a cursor is `b.` and the last batch id of the page before. */
+function batchCursorStart(cursor: string | undefined): string | null {
+  if (cursor === undefined || cursor === '') return null;
+  const id = cursor.startsWith('b.') ? normalizeJobId(cursor.slice(2)) : null;
+  if (id === null || encodeBatchCursor(id) !== cursor) {
+    throw new SeppError(
+      'invalid_argument',
+      'page_token is not one this server gave for batches; pass back next_page_token unchanged, or none for the first page',
+    );
+  }
+  return id;
+}
+
+function encodeBatchCursor(id: string): string {
+  return `b.${id}`;
 }
 
 function unsupported(kind: string): SeppError {

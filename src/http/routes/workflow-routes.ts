@@ -7,8 +7,11 @@
  */
 import { refuseDependencies, requireInScope, serverWide } from '../../config/index.ts';
 import type { AuditInput } from '../../engine/admin-types.ts';
+import { ownerToList } from '../../engine/batches/index.ts';
 import type { FlowJob } from '../../engine/types.ts';
+import type { BatchInfo } from '../../engine/workflow-types.ts';
 import { anonymous, type Caller } from '../auth.ts';
+import { invalid } from '../errors.ts';
 import { enqueueRequestFromJson, enqueueResultToJson, jobIdFrom } from '../job-json.ts';
 import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
 import {
@@ -19,13 +22,15 @@ import {
   enqueueFlowResponse,
   flowResponse,
   getBatchResponse,
+  listBatchesResponse,
   sealBatchResponse,
   workflowCancelResponse,
 } from '../workflow-schemas.ts';
-import { body, queryInteger } from './request-parts.ts';
+import { body, queryInteger, queryString } from './request-parts.ts';
 
 const jobIdParam = { jobId: 'the id of any job of the flow (a UUID)' } as const;
 const batchIdParam = { batchId: 'the batch id (a UUID)' } as const;
+const batchStates: readonly BatchInfo['state'][] = ['open', 'sealed', 'ended'];
 
 /** Refuses a key scoped to queues: `what` reaches every queue. */
 function unscoped(caller: Caller, what: string): void {
@@ -259,6 +264,60 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           ...(limit === undefined ? {} : { limit }),
         });
         return { batch, members };
+      },
+    },
+    {
+      kind: 'json',
+      method: 'GET',
+      path: '/v1/batches',
+      operationId: 'listBatches',
+      permission: 'read',
+      scope: 'none',
+      tag: 'workflows',
+      summary: 'A page of batches, newest first, by state and owner',
+      description:
+        'An ended batch is listed until the sweep deletes it, limits.batch_retention_ms after its end. ' +
+        'A key that is not admin lists only the batches it created.',
+      query: {
+        state: {
+          description: 'only batches in this state',
+          schema: { type: 'string', enum: [...batchStates] },
+        },
+        owner: {
+          description: 'only the batches this API key created (its name); another key’s takes the admin role',
+          schema: { type: 'string' },
+        },
+        pageSize: {
+          description: 'batches per page, default 100, at most limits.max_page_size',
+          schema: { type: 'integer', minimum: 0 },
+        },
+        pageToken: {
+          description: 'nextPageToken of the page before',
+          schema: { type: 'string' },
+        },
+      },
+      response: listBatchesResponse,
+      errors: ['failed_precondition'],
+      handle: async (request) => {
+        unscoped(request.caller, 'batches');
+        const state = queryString(request, 'state', 16);
+        if (state !== undefined && state !== '' && !batchStates.includes(state as BatchInfo['state'])) {
+          throw invalid(`state: ${JSON.stringify(state)} is no batch state; use open, sealed or ended`);
+        }
+        const { caller } = request;
+        const owner = ownerToList(
+          { name: caller.name, admin: caller.role === 'admin' },
+          queryString(request, 'owner', 256),
+        );
+        const pageSize = queryInteger(request, 'pageSize');
+        const pageToken = queryString(request, 'pageToken', 128);
+        const page = await engine().listBatches({
+          ...(state === undefined || state === '' ? {} : { state: state as BatchInfo['state'] }),
+          ...(owner === undefined ? {} : { owner }),
+          ...(pageSize === undefined ? {} : { pageSize }),
+          ...(pageToken === undefined ? {} : { cursor: pageToken }),
+        });
+        return { batches: page.batches, nextPageToken: page.nextCursor };
       },
     },
     {

@@ -84,6 +84,41 @@ const setCompletion = statement(
   `UPDATE batches SET complete_job_id = $2, success_job_id = $3, completion_error = $4 WHERE id = $1`,
 );
 
+// ---- listing and retention (schema/postgres/0009_batch_retention.sql): each one bounded range of an index
+const listBatches = statement('SELECT * FROM batches WHERE id < $1 ORDER BY id DESC LIMIT $2');
+const listBatchesByState = statement(
+  'SELECT * FROM batches WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2',
+);
+const listBatchesByOwner = statement(
+  'SELECT * FROM batches WHERE owner = $3 AND id < $1 ORDER BY id DESC LIMIT $2',
+);
+/** One owner's batches in one state (batches_unended_owner holds at most limits.max_open_batches_per_key of one owner). */
+const listBatchesByOwnerState = statement(
+  'SELECT * FROM batches WHERE owner = $3 AND state = $4 AND id < $1 ORDER BY id DESC LIMIT $2',
+);
+/**
+ * Members of batches ended before $1; rows another server's sweep holds are skipped
+ * (SKIP LOCKED), so every server may sweep at once without waiting on the others.
+ */
+const sweepBatchMembers = statement(
+  `DELETE FROM batch_members WHERE job_id IN (
+     SELECT m.job_id FROM batches b JOIN batch_members m ON m.batch_id = b.id
+      WHERE b.state = 'ended' AND b.ended_at_ms < $1 LIMIT $2 FOR UPDATE OF m SKIP LOCKED)`,
+);
+/**
+ * Batches ended before $1 with no member row left, oldest first. A member another server
+ * is deleting is still visible here until that commits, so no batch goes before its members.
+ */
+const sweepBatches = statement(
+  `DELETE FROM batches WHERE id IN (
+     SELECT b.id FROM batches b
+      WHERE b.state = 'ended' AND b.ended_at_ms < $1
+        AND NOT EXISTS (SELECT 1 FROM batch_members m WHERE m.batch_id = b.id)
+      ORDER BY b.ended_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+);
+/** Sorts after every batch id (lowercase hex and '-', COLLATE "C"): "from the newest". */
+const afterEveryId = '~';
+
 /** The batch calls of the `dependencies` capability. */
 type BatchOps = Pick<
   Dependencies,
@@ -99,6 +134,8 @@ type BatchOps = Pick<
   | 'memberEnded'
   | 'endBatch'
   | 'setCompletion'
+  | 'listBatches'
+  | 'sweepBatches'
 >;
 
 export function batchOps(c: Connection): BatchOps {
@@ -140,6 +177,23 @@ export function batchOps(c: Connection): BatchOps {
     },
     *setCompletion(p) {
       yield* sendAhead(c, setCompletion, [p.batchId, p.completeJobId, p.successJobId, p.error]);
+    },
+    *listBatches({ state, owner, beforeId, limit }) {
+      const page = [beforeId ?? afterEveryId, limit];
+      if (owner === null) {
+        return state === null
+          ? yield* rows<BatchRow>(c, listBatches, page)
+          : yield* rows<BatchRow>(c, listBatchesByState, [...page, state]);
+      }
+      return state === null
+        ? yield* rows<BatchRow>(c, listBatchesByOwner, [...page, owner])
+        : yield* rows<BatchRow>(c, listBatchesByOwnerState, [...page, owner, state]);
+    },
+    *sweepBatches(p) {
+      const members = yield* changes(c, sweepBatchMembers, [p.beforeMs, p.limit]);
+      // Members left (the chunk was full): their batches wait for the next pass.
+      const batches = members === p.limit ? 0 : yield* changes(c, sweepBatches, [p.beforeMs, p.limit]);
+      return { members, batches };
     },
   };
 }

@@ -262,6 +262,45 @@ export function prepareDependencyStatements(db: Preparer) {
       `UPDATE batches SET state = 'ended', ended_at_ms = @nowMs
         WHERE id = @batchId AND state = 'sealed' AND pending = 0 RETURNING *`,
     ),
+    // ---- listing and retention (schema/0024_batch_retention.sql): each one bounded range of an index
+    listBatches: db.prepare<[{ beforeId: string; limit: number }], BatchRow>(
+      'SELECT * FROM batches WHERE id < @beforeId ORDER BY id DESC LIMIT @limit',
+    ),
+    listBatchesByState: db.prepare<[{ state: string; beforeId: string; limit: number }], BatchRow>(
+      `SELECT * FROM batches INDEXED BY batches_by_state
+        WHERE state = @state AND id < @beforeId ORDER BY id DESC LIMIT @limit`,
+    ),
+    listBatchesByOwner: db.prepare<[{ owner: string; beforeId: string; limit: number }], BatchRow>(
+      `SELECT * FROM batches INDEXED BY batches_by_owner
+        WHERE owner = @owner AND id < @beforeId ORDER BY id DESC LIMIT @limit`,
+    ),
+    listEndedBatchesOf: db.prepare<[{ owner: string; beforeId: string; limit: number }], BatchRow>(
+      `SELECT * FROM batches INDEXED BY batches_by_owner
+        WHERE owner = @owner AND state = 'ended' AND id < @beforeId ORDER BY id DESC LIMIT @limit`,
+    ),
+    /** One owner's open or sealed batches: at most limits.max_open_batches_per_key rows, sorted here. */
+    listUnendedBatchesOf: db.prepare<
+      [{ owner: string; state: string; beforeId: string; limit: number }],
+      BatchRow
+    >(
+      `SELECT * FROM batches INDEXED BY batches_unended_owner
+        WHERE owner = @owner AND state <> 'ended' AND state = @state AND id < @beforeId ORDER BY id DESC LIMIT @limit`,
+    ),
+    /** Members of batches ended before @beforeMs: the batches in ended_at_ms order, each one's members by position. */
+    sweepBatchMembers: db.prepare<[{ beforeMs: number; limit: number }]>(
+      `DELETE FROM batch_members WHERE job_id IN (
+         SELECT m.job_id FROM batches b INDEXED BY batches_ended
+           CROSS JOIN batch_members m INDEXED BY batch_members_batch ON m.batch_id = b.id
+          WHERE b.state = 'ended' AND b.ended_at_ms < @beforeMs LIMIT @limit)`,
+    ),
+    /** Batches ended before @beforeMs with no member row left, oldest first. */
+    sweepBatches: db.prepare<[{ beforeMs: number; limit: number }]>(
+      `DELETE FROM batches WHERE id IN (
+         SELECT b.id FROM batches b INDEXED BY batches_ended
+          WHERE b.state = 'ended' AND b.ended_at_ms < @beforeMs
+            AND NOT EXISTS (SELECT 1 FROM batch_members m INDEXED BY batch_members_batch WHERE m.batch_id = b.id)
+          ORDER BY b.ended_at_ms LIMIT @limit)`,
+    ),
     setCompletion: db.prepare<
       [{ batchId: string; completeJobId: string | null; successJobId: string | null; error: string | null }]
     >(
@@ -397,5 +436,24 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     *setCompletion(p) {
       sql.setCompletion.run(p);
     },
+    *listBatches({ state, owner, beforeId, limit }) {
+      const page = { beforeId: beforeId ?? afterEveryId, limit };
+      if (owner !== null) {
+        if (state === null) return sql.listBatchesByOwner.all({ ...page, owner });
+        return state === 'ended'
+          ? sql.listEndedBatchesOf.all({ ...page, owner })
+          : sql.listUnendedBatchesOf.all({ ...page, owner, state });
+      }
+      return state === null ? sql.listBatches.all(page) : sql.listBatchesByState.all({ ...page, state });
+    },
+    *sweepBatches(p) {
+      const members = sql.sweepBatchMembers.run(p).changes;
+      // Members left (the chunk was full): their batches wait for the next pass.
+      const batches = members === p.limit ? 0 : sql.sweepBatches.run(p).changes;
+      return { members, batches };
+    },
   };
 }
+
+/** Sorts after every batch id (lowercase hex and '-'): "from the newest". */
+const afterEveryId = '~';

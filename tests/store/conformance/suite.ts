@@ -10,6 +10,7 @@
  */
 import { describe, test } from 'node:test';
 import type { StoreBackend } from './backend.ts';
+import { batchRetentionCases } from './cases/batch-retention.ts';
 import { browseCases } from './cases/browse.ts';
 import { bulkCases } from './cases/bulk.ts';
 import { controlCases } from './cases/control.ts';
@@ -34,6 +35,7 @@ export function exerciseStore(backend: StoreBackend): void {
     ...flowCases,
     ...controlCases,
     ...dependencyCases,
+    ...batchRetentionCases,
     ...bulkCases,
     ...errorCases,
     ...scheduleCases,

@@ -13,6 +13,7 @@ const nav: { href: string; label: string; role: Role; key?: string }[] = [
   { href: '/jobs', label: 'Jobs', role: 'viewer', key: 'j' },
   { href: '/dead-letters', label: 'Dead letters', role: 'viewer', key: 'l' },
   { href: '/schedules', label: 'Schedules', role: 'viewer' },
+  { href: '/batches', label: 'Batches', role: 'viewer' },
   { href: '/workers', label: 'Workers', role: 'viewer', key: 'w' },
   { href: '/enqueue', label: 'Enqueue', role: 'operator' },
   { href: '/audit', label: 'Audit log', role: 'operator', key: 'a' },

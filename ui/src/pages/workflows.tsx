@@ -265,6 +265,9 @@ export function BatchPageView({ id, session }: { id: string; session: Session })
             Cancel batch
           </button>
         )}
+        <Link href="/batches" class="btn btn-small">
+          All batches
+        </Link>
         <button type="button" class="btn btn-small" onClick={reload}>
           Refresh
         </button>

@@ -30,7 +30,7 @@ from .events import EventPosition, EventStream, JobEventKind
 from .jobs import DeadLetterPage, Job, LeasedJob, job_state_name
 from .schedules import Schedules
 from . import workflows as _workflows
-from .workflows import Batch, BatchAdded, BatchMember, Flow, FlowGraph, WorkflowCancelled
+from .workflows import Batch, BatchAdded, BatchMember, BatchPage, BatchState, Flow, FlowGraph, WorkflowCancelled
 from .models import (
     UNSET,
     AckResult,
@@ -464,6 +464,15 @@ class Client:
                   deadline_ms: int | None = None) -> tuple[Batch, list[BatchMember]]:
         """A batch's state and counts, and up to `members_limit` members after position `members_after`."""
         return _workflows.get_batch(self._conn, batch_id, members_after, members_limit, deadline_ms)
+
+    def list_batches(self, *, state: BatchState | None = None, owner: str | None = None,
+                     page_size: int | None = None, page_token: str | None = None,
+                     deadline_ms: int | None = None) -> BatchPage:
+        """A page of batches, newest first, by `state` and `owner` (an API key's name); pass
+        `next_page_token` back as `page_token` for the next. An ended batch is listed until the
+        server sweeps it (limits.batch_retention_ms, 7 days). A key that is not admin lists only
+        its own batches (another key's is `permission_denied`)."""
+        return _workflows.list_batches(self._conn, state, owner, page_size, page_token, deadline_ms)
 
     def cancel_batch(self, batch_id: str, *, deadline_ms: int | None = None) -> WorkflowCancelled:
         """Cancels every member of a batch that has not ended, as one act (admin key)."""

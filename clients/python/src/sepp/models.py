@@ -441,6 +441,9 @@ class ServerLimits:
     max_open_batches_per_key: int = 0
     """Batches not ended (open or sealed) one API key may hold; one more is refused with
     `resource_exhausted` (limits.max_open_batches_per_key)."""
+    batch_retention_ms: int = 0
+    """How long an ended batch is kept before the server deletes it, in ms
+    (limits.batch_retention_ms); `get_batch` of one deleted is `not_found`."""
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,8 @@ class Batch:
     """The on_success job the end enqueued (only if every member completed)."""
     completion_error: str | None
     """Why a completion job could not be enqueued at the end, or None."""
+    owner: str = ""
+    """The name of the API key that created it (`anonymous` on a server without keys)."""
 
     @staticmethod
     def from_proto(b: batch_pb2.Batch) -> Batch:
@@ -103,7 +105,17 @@ class Batch:
             complete_job_id=b.complete_job_id or None,
             success_job_id=b.success_job_id or None,
             completion_error=b.completion_error or None,
+            owner=b.owner,
         )
+
+
+@dataclass(frozen=True)
+class BatchPage:
+    """One page of batches, newest first (`client.list_batches`)."""
+
+    batches: Sequence[Batch]
+    next_page_token: str | None
+    """Pass as `page_token` for the next page; None on the last page."""
 
 
 @dataclass(frozen=True)
@@ -238,6 +250,24 @@ def get_batch(conn: Connection, batch_id: str, members_after: int | None, member
         for m in answer.members
     ]
     return Batch.from_proto(answer.batch), members
+
+
+_BATCH_STATE_NUMBERS: dict[str, batch_pb2.BatchState] = {
+    "open": batch_pb2.BATCH_STATE_OPEN,
+    "sealed": batch_pb2.BATCH_STATE_SEALED,
+    "ended": batch_pb2.BATCH_STATE_ENDED,
+}
+
+
+def list_batches(conn: Connection, state: BatchState | None, owner: str | None, page_size: int | None,
+                 page_token: str | None, deadline_ms: int | None) -> BatchPage:
+    if state is not None and state not in _BATCH_STATE_NUMBERS:
+        raise ValueError(f"state: {state!r} is no batch state; use open, sealed or ended")
+    request = batch_pb2.ListBatchesRequest(
+        state=batch_pb2.BATCH_STATE_UNSPECIFIED if state is None else _BATCH_STATE_NUMBERS[state],
+        owner=owner or "", owner_set=owner is not None, page_size=page_size or 0, page_token=page_token or "")
+    answer = conn.invoke(conn.stub.ListBatches, request, deadline_ms=deadline_ms, retry_safe=True)
+    return BatchPage(tuple(Batch.from_proto(b) for b in answer.batches), answer.next_page_token or None)
 
 
 def cancel_batch(conn: Connection, batch_id: str, deadline_ms: int | None) -> WorkflowCancelled:

@@ -37,7 +37,7 @@ class AddToBatchResponse(_message.Message):
     def __init__(self, batch: _Optional[_Union[Batch, _Mapping]] = ..., results: _Optional[_Iterable[_Union[_job_pb2.EnqueueResult, _Mapping]]] = ...) -> None: ...
 
 class Batch(_message.Message):
-    __slots__ = ["cancelled", "complete_job_id", "completed", "completion_error", "created_at_ms", "dead", "ended_at_ms", "has_on_complete", "has_on_success", "id", "members", "pending", "sealed_at_ms", "state", "success_job_id"]
+    __slots__ = ["cancelled", "complete_job_id", "completed", "completion_error", "created_at_ms", "dead", "ended_at_ms", "has_on_complete", "has_on_success", "id", "members", "owner", "pending", "sealed_at_ms", "state", "success_job_id"]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
     COMPLETE_JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -49,6 +49,7 @@ class Batch(_message.Message):
     HAS_ON_SUCCESS_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     MEMBERS_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     PENDING_FIELD_NUMBER: _ClassVar[int]
     SEALED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -64,11 +65,12 @@ class Batch(_message.Message):
     has_on_success: bool
     id: str
     members: int
+    owner: str
     pending: int
     sealed_at_ms: int
     state: BatchState
     success_job_id: str
-    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[BatchState, str]] = ..., created_at_ms: _Optional[int] = ..., sealed_at_ms: _Optional[int] = ..., ended_at_ms: _Optional[int] = ..., members: _Optional[int] = ..., pending: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ..., cancelled: _Optional[int] = ..., has_on_complete: bool = ..., has_on_success: bool = ..., complete_job_id: _Optional[str] = ..., success_job_id: _Optional[str] = ..., completion_error: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[BatchState, str]] = ..., created_at_ms: _Optional[int] = ..., sealed_at_ms: _Optional[int] = ..., ended_at_ms: _Optional[int] = ..., members: _Optional[int] = ..., pending: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ..., cancelled: _Optional[int] = ..., has_on_complete: bool = ..., has_on_success: bool = ..., complete_job_id: _Optional[str] = ..., success_job_id: _Optional[str] = ..., completion_error: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class BatchMember(_message.Message):
     __slots__ = ["job_id", "job_state", "member_state", "position"]
@@ -135,6 +137,28 @@ class GetBatchResponse(_message.Message):
     batch: Batch
     members: _containers.RepeatedCompositeFieldContainer[BatchMember]
     def __init__(self, batch: _Optional[_Union[Batch, _Mapping]] = ..., members: _Optional[_Iterable[_Union[BatchMember, _Mapping]]] = ...) -> None: ...
+
+class ListBatchesRequest(_message.Message):
+    __slots__ = ["owner", "owner_set", "page_size", "page_token", "state"]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    OWNER_SET_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    owner: str
+    owner_set: bool
+    page_size: int
+    page_token: str
+    state: BatchState
+    def __init__(self, state: _Optional[_Union[BatchState, str]] = ..., owner: _Optional[str] = ..., owner_set: bool = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListBatchesResponse(_message.Message):
+    __slots__ = ["batches", "next_page_token"]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    batches: _containers.RepeatedCompositeFieldContainer[Batch]
+    next_page_token: str
+    def __init__(self, batches: _Optional[_Iterable[_Union[Batch, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class SealBatchRequest(_message.Message):
     __slots__ = ["batch_id"]

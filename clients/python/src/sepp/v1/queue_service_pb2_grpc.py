@@ -32,7 +32,7 @@ class QueueServiceStub(object):
   the schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  ListWorkers, GetSchedule, ListSchedules and Events.
+  ListWorkers, GetSchedule, ListSchedules, GetBatch, ListBatches and Events.
 
   Audit: every change an admin call makes is written to the audit log in the
   same transaction as the change, with the key's name as actor (`key:NAME`,
@@ -116,6 +116,11 @@ class QueueServiceStub(object):
         '/sepp.v1.QueueService/GetBatch',
         request_serializer=sepp_dot_v1_dot_batch__pb2.GetBatchRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_batch__pb2.GetBatchResponse.FromString,
+        )
+    self.ListBatches = channel.unary_unary(
+        '/sepp.v1.QueueService/ListBatches',
+        request_serializer=sepp_dot_v1_dot_batch__pb2.ListBatchesRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_batch__pb2.ListBatchesResponse.FromString,
         )
     self.CancelBatch = channel.unary_unary(
         '/sepp.v1.QueueService/CancelBatch',
@@ -369,7 +374,7 @@ class QueueServiceServicer(object):
   the schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  ListWorkers, GetSchedule, ListSchedules and Events.
+  ListWorkers, GetSchedule, ListSchedules, GetBatch, ListBatches and Events.
 
   Audit: every change an admin call makes is written to the audit log in the
   same transaction as the change, with the key's name as actor (`key:NAME`,
@@ -479,6 +484,17 @@ class QueueServiceServicer(object):
   def GetBatch(self, request, context):
     """A batch's state and counts and a page of its members. Role: any.
     Errors: NOT_FOUND.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ListBatches(self, request, context):
+    """A page of batches, newest first, by state and owner. Role: any; a key
+    that is not admin lists only the batches it created. Errors:
+    INVALID_ARGUMENT (page size, page token), PERMISSION_DENIED (another
+    owner's batches, or a key scoped to queues), FAILED_PRECONDITION (a store
+    without batches).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -1001,6 +1017,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.GetBatch,
           request_deserializer=sepp_dot_v1_dot_batch__pb2.GetBatchRequest.FromString,
           response_serializer=sepp_dot_v1_dot_batch__pb2.GetBatchResponse.SerializeToString,
+      ),
+      'ListBatches': grpc.unary_unary_rpc_method_handler(
+          servicer.ListBatches,
+          request_deserializer=sepp_dot_v1_dot_batch__pb2.ListBatchesRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_batch__pb2.ListBatchesResponse.SerializeToString,
       ),
       'CancelBatch': grpc.unary_unary_rpc_method_handler(
           servicer.CancelBatch,

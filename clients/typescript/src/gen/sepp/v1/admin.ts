@@ -766,6 +766,12 @@ export interface ServerLimits {
    * refused with RESOURCE_EXHAUSTED (limits.max_open_batches_per_key). Default 1000.
    */
   maxOpenBatchesPerKey: number;
+  /**
+   * How long an ended batch and its members' rows are kept before the
+   * maintenance sweep deletes them (limits.batch_retention_ms); GetBatch of
+   * one deleted answers NOT_FOUND. Default 7 days.
+   */
+  batchRetentionMs: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -4949,6 +4955,7 @@ function createBaseServerLimits(): ServerLimits {
     maxFlowDepth: 0,
     maxDependencyResultsBytes: 0,
     maxOpenBatchesPerKey: 0,
+    batchRetentionMs: 0,
   };
 }
 
@@ -5070,6 +5077,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxOpenBatchesPerKey !== 0) {
       writer.uint32(432).int32(message.maxOpenBatchesPerKey);
+    }
+    if (message.batchRetentionMs !== 0) {
+      writer.uint32(440).int64(message.batchRetentionMs);
     }
     return writer;
   },
@@ -5399,6 +5409,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxOpenBatchesPerKey = reader.int32();
             continue;
           }
+          case 55: {
+            if (tag !== 440) {
+              break;
+            }
+
+            message.batchRetentionMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5608,6 +5626,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_open_batches_per_key)
         ? globalThis.Number(object.max_open_batches_per_key)
         : 0,
+      batchRetentionMs: isSet(object.batchRetentionMs)
+        ? globalThis.Number(object.batchRetentionMs)
+        : isSet(object.batch_retention_ms)
+        ? globalThis.Number(object.batch_retention_ms)
+        : 0,
     };
   },
 
@@ -5730,6 +5753,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxOpenBatchesPerKey !== 0) {
       obj.maxOpenBatchesPerKey = Math.round(message.maxOpenBatchesPerKey);
     }
+    if (message.batchRetentionMs !== 0) {
+      obj.batchRetentionMs = Math.round(message.batchRetentionMs);
+    }
     return obj;
   },
 
@@ -5777,6 +5803,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxFlowDepth = object.maxFlowDepth ?? 0;
     message.maxDependencyResultsBytes = object.maxDependencyResultsBytes ?? 0;
     message.maxOpenBatchesPerKey = object.maxOpenBatchesPerKey ?? 0;
+    message.batchRetentionMs = object.batchRetentionMs ?? 0;
     return message;
   },
 };

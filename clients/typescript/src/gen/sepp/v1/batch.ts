@@ -152,6 +152,11 @@ export interface Batch {
    * it: full, the queue limit); empty when none was refused.
    */
   completionError: string;
+  /**
+   * The name of the API key that created it; "anonymous" on a server
+   * without API keys, empty for one created in-process.
+   */
+  owner: string;
 }
 
 export interface BatchMember {
@@ -236,6 +241,40 @@ export interface GetBatchResponse {
   members: BatchMember[];
 }
 
+/**
+ * A page of batches, newest first. An ended batch is listed until the sweep
+ * deletes it, limits.batch_retention_ms after its end.
+ */
+export interface ListBatchesRequest {
+  /** Only batches in this state; UNSPECIFIED lists every state. */
+  state: BatchState;
+  /**
+   * With `owner_set`, only the batches this API key created (its name;
+   * "anonymous" for those created without API keys). Without, every
+   * owner's: for an admin key, or without API keys. A key of another role
+   * lists only its own batches: no owner is read as its own name, another
+   * is PERMISSION_DENIED.
+   */
+  owner: string;
+  ownerSet: boolean;
+  /**
+   * Most batches per page. 0 means 100; at most `max_page_size` (default
+   * 1000): larger values fail with INVALID_ARGUMENT.
+   */
+  pageSize: number;
+  /**
+   * `next_page_token` of the previous page; empty for the first page. Tokens
+   * are opaque; a page starts after the last batch of the previous one.
+   */
+  pageToken: string;
+}
+
+export interface ListBatchesResponse {
+  batches: Batch[];
+  /** Pass as `page_token` for the next page; empty on the last page. */
+  nextPageToken: string;
+}
+
 /** Cancel every member of a batch that has not ended, as one act. */
 export interface CancelBatchRequest {
   batchId: string;
@@ -263,6 +302,7 @@ function createBaseBatch(): Batch {
     completeJobId: "",
     successJobId: "",
     completionError: "",
+    owner: "",
   };
 }
 
@@ -312,6 +352,9 @@ export const Batch: MessageFns<Batch> = {
     }
     if (message.completionError !== "") {
       writer.uint32(122).string(message.completionError);
+    }
+    if (message.owner !== "") {
+      writer.uint32(130).string(message.owner);
     }
     return writer;
   },
@@ -449,6 +492,14 @@ export const Batch: MessageFns<Batch> = {
             message.completionError = reader.string();
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.owner = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -510,6 +561,7 @@ export const Batch: MessageFns<Batch> = {
         : isSet(object.completion_error)
         ? globalThis.String(object.completion_error)
         : "",
+      owner: isSet(object.owner) ? globalThis.String(object.owner) : "",
     };
   },
 
@@ -560,6 +612,9 @@ export const Batch: MessageFns<Batch> = {
     if (message.completionError !== "") {
       obj.completionError = message.completionError;
     }
+    if (message.owner !== "") {
+      obj.owner = message.owner;
+    }
     return obj;
   },
 
@@ -583,6 +638,7 @@ export const Batch: MessageFns<Batch> = {
     message.completeJobId = object.completeJobId ?? "";
     message.successJobId = object.successJobId ?? "";
     message.completionError = object.completionError ?? "";
+    message.owner = object.owner ?? "";
     return message;
   },
 };
@@ -1498,6 +1554,240 @@ export const GetBatchResponse: MessageFns<GetBatchResponse> = {
     const message = createBaseGetBatchResponse();
     message.batch = (object.batch !== undefined && object.batch !== null) ? Batch.fromPartial(object.batch) : undefined;
     message.members = object.members?.map((e) => BatchMember.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseListBatchesRequest(): ListBatchesRequest {
+  return { state: 0, owner: "", ownerSet: false, pageSize: 0, pageToken: "" };
+}
+
+export const ListBatchesRequest: MessageFns<ListBatchesRequest> = {
+  encode(message: ListBatchesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.state !== 0) {
+      writer.uint32(8).int32(message.state);
+    }
+    if (message.owner !== "") {
+      writer.uint32(18).string(message.owner);
+    }
+    if (message.ownerSet !== false) {
+      writer.uint32(24).bool(message.ownerSet);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(720).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(730).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListBatchesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListBatchesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.owner = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.ownerSet = reader.bool();
+            continue;
+          }
+          case 90: {
+            if (tag !== 720) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 91: {
+            if (tag !== 730) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListBatchesRequest {
+    return {
+      state: isSet(object.state) ? batchStateFromJSON(object.state) : 0,
+      owner: isSet(object.owner) ? globalThis.String(object.owner) : "",
+      ownerSet: isSet(object.ownerSet)
+        ? globalThis.Boolean(object.ownerSet)
+        : isSet(object.owner_set)
+        ? globalThis.Boolean(object.owner_set)
+        : false,
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListBatchesRequest): unknown {
+    const obj: any = {};
+    if (message.state !== 0) {
+      obj.state = batchStateToJSON(message.state);
+    }
+    if (message.owner !== "") {
+      obj.owner = message.owner;
+    }
+    if (message.ownerSet !== false) {
+      obj.ownerSet = message.ownerSet;
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListBatchesRequest>, I>>(base?: I): ListBatchesRequest {
+    return ListBatchesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListBatchesRequest>, I>>(object: I): ListBatchesRequest {
+    const message = createBaseListBatchesRequest();
+    message.state = object.state ?? 0;
+    message.owner = object.owner ?? "";
+    message.ownerSet = object.ownerSet ?? false;
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseListBatchesResponse(): ListBatchesResponse {
+  return { batches: [], nextPageToken: "" };
+}
+
+export const ListBatchesResponse: MessageFns<ListBatchesResponse> = {
+  encode(message: ListBatchesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.batches) {
+      Batch.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(722).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListBatchesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListBatchesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.batches.push(Batch.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 90: {
+            if (tag !== 722) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListBatchesResponse {
+    return {
+      batches: globalThis.Array.isArray(object?.batches) ? object.batches.map((e: any) => Batch.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListBatchesResponse): unknown {
+    const obj: any = {};
+    if (message.batches?.length) {
+      obj.batches = message.batches.map((e) => Batch.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListBatchesResponse>, I>>(base?: I): ListBatchesResponse {
+    return ListBatchesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListBatchesResponse>, I>>(object: I): ListBatchesResponse {
+    const message = createBaseListBatchesResponse();
+    message.batches = object.batches?.map((e) => Batch.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

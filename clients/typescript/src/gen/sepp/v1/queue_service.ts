@@ -69,6 +69,8 @@ import {
   CreateBatchResponse,
   GetBatchRequest,
   GetBatchResponse,
+  ListBatchesRequest,
+  ListBatchesResponse,
   SealBatchRequest,
   SealBatchResponse,
 } from "./batch.js";
@@ -172,7 +174,7 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *             the schedule changes (Create, Update, Pause, Resume, Delete and
  *             TriggerSchedule)
  * The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
- * ListWorkers, GetSchedule, ListSchedules and Events.
+ * ListWorkers, GetSchedule, ListSchedules, GetBatch, ListBatches and Events.
  *
  * Audit: every change an admin call makes is written to the audit log in the
  * same transaction as the change, with the key's name as actor (`key:NAME`,
@@ -329,6 +331,22 @@ export const QueueServiceService = {
     requestDeserialize: (value: Buffer): GetBatchRequest => GetBatchRequest.decode(value),
     responseSerialize: (value: GetBatchResponse): Buffer => Buffer.from(GetBatchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetBatchResponse => GetBatchResponse.decode(value),
+  },
+  /**
+   * A page of batches, newest first, by state and owner. Role: any; a key
+   * that is not admin lists only the batches it created. Errors:
+   * INVALID_ARGUMENT (page size, page token), PERMISSION_DENIED (another
+   * owner's batches, or a key scoped to queues), FAILED_PRECONDITION (a store
+   * without batches).
+   */
+  listBatches: {
+    path: "/sepp.v1.QueueService/ListBatches" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListBatchesRequest): Buffer => Buffer.from(ListBatchesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListBatchesRequest => ListBatchesRequest.decode(value),
+    responseSerialize: (value: ListBatchesResponse): Buffer => Buffer.from(ListBatchesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListBatchesResponse => ListBatchesResponse.decode(value),
   },
   /**
    * Cancels every member of a batch that has not ended, in one transaction,
@@ -1124,6 +1142,14 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   getBatch: handleUnaryCall<GetBatchRequest, GetBatchResponse>;
   /**
+   * A page of batches, newest first, by state and owner. Role: any; a key
+   * that is not admin lists only the batches it created. Errors:
+   * INVALID_ARGUMENT (page size, page token), PERMISSION_DENIED (another
+   * owner's batches, or a key scoped to queues), FAILED_PRECONDITION (a store
+   * without batches).
+   */
+  listBatches: handleUnaryCall<ListBatchesRequest, ListBatchesResponse>;
+  /**
    * Cancels every member of a batch that has not ended, in one transaction,
    * audited (`batch.cancel`); a leased one is asked to stop, as CancelJob.
    * Role: admin. Errors: NOT_FOUND.
@@ -1624,6 +1650,28 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetBatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A page of batches, newest first, by state and owner. Role: any; a key
+   * that is not admin lists only the batches it created. Errors:
+   * INVALID_ARGUMENT (page size, page token), PERMISSION_DENIED (another
+   * owner's batches, or a key scoped to queues), FAILED_PRECONDITION (a store
+   * without batches).
+   */
+  listBatches(
+    request: ListBatchesRequest,
+    callback: (error: ServiceError | null, response: ListBatchesResponse) => void,
+  ): ClientUnaryCall;
+  listBatches(
+    request: ListBatchesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListBatchesResponse) => void,
+  ): ClientUnaryCall;
+  listBatches(
+    request: ListBatchesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListBatchesResponse) => void,
   ): ClientUnaryCall;
   /**
    * Cancels every member of a batch that has not ended, in one transaction,

@@ -1,0 +1,152 @@
+/**
+ * Listing batches (ListBatches, GET /v1/batches) through the TypeScript SDK and the HTTP
+ * API, on a server with API keys: newest first, by state and owner, in pages; an admin
+ * key lists every key's batches, a producer key only its own (another key's is
+ * PERMISSION_DENIED / 403), a key scoped to queues none; GetServerInfo names the retention.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { apiCall } from '../helpers/http-api.ts';
+import { registerSecret } from '../helpers/secret-log.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const keys = {
+  admin: 'batch-list-admin-key-0123456789',
+  etl: 'batch-list-etl-key-0123456789',
+  billing: 'batch-list-billing-key-0123456789',
+  scoped: 'batch-list-scoped-key-0123456789',
+};
+
+describe('listing batches', () => {
+  let server: TestServer;
+  const clients: Partial<Record<keyof typeof keys, SeppClient>> = {};
+  const client = (name: keyof typeof keys): SeppClient => clients[name]!;
+  const ids: Record<string, string> = {};
+
+  before(async () => {
+    for (const [name, key] of Object.entries(keys)) registerSecret(`${name} key`, key);
+    const keyEntries = [
+      ['admin', 'admin', ''],
+      ['etl', 'producer', ''],
+      ['billing', 'producer', ''],
+      ['scoped', 'producer', 'queues = ["mine"]\n'],
+    ].map(
+      ([name, role, queues]) =>
+        `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey = "${keys[name as keyof typeof keys]}"\n${queues}`,
+    );
+    const toml = `${keyEntries.join('')}[limits]\nbatch_retention_ms = "3d"\n`;
+    server = await startTestServer({ toml, http: true });
+    for (const [name, apiKey] of Object.entries(keys)) {
+      clients[name as keyof typeof keys] = SeppClient.connect(server.address, { apiKey });
+    }
+    ids.etlOpen = (await client('etl').createBatch({})).batch.id;
+    ids.etlSealed = (
+      await client('etl').createBatch({ jobs: [{ queue: 'bl', type: 't' }], seal: true })
+    ).batch.id;
+    ids.billing = (await client('billing').createBatch({})).batch.id;
+  });
+
+  after(async () => {
+    for (const c of Object.values(clients)) await c.close();
+    await server.dispose();
+  });
+
+  test('an admin key lists every key’s batches, newest first, by state and owner, in pages', async () => {
+    const all = await client('admin').listBatches();
+    assert.deepEqual(
+      all.batches.map((b) => b.id),
+      [ids.billing, ids.etlSealed, ids.etlOpen],
+    );
+    assert.deepEqual(
+      all.batches.map((b) => b.owner),
+      ['billing', 'etl', 'etl'],
+    );
+    assert.equal(all.nextPageToken, null);
+    const open = await client('admin').listBatches({ state: 'open' });
+    assert.deepEqual(
+      open.batches.map((b) => b.id),
+      [ids.billing, ids.etlOpen],
+    );
+    const first = await client('admin').listBatches({ owner: 'etl', pageSize: 1 });
+    assert.deepEqual(
+      first.batches.map((b) => b.id),
+      [ids.etlSealed],
+    );
+    assert.ok(first.nextPageToken !== null);
+    const second = await client('admin').listBatches({
+      owner: 'etl',
+      pageSize: 1,
+      pageToken: first.nextPageToken,
+    });
+    assert.deepEqual(
+      second.batches.map((b) => b.id),
+      [ids.etlOpen],
+    );
+    await assert.rejects(client('admin').listBatches({ pageSize: 100_000 }), {
+      name: 'SeppError',
+      code: 'invalid_argument',
+    });
+    await assert.rejects(client('admin').listBatches({ pageToken: 'nope' }), {
+      name: 'SeppError',
+      code: 'invalid_argument',
+    });
+    const info = await client('admin').getServerInfo();
+    assert.equal(info.limits.batchRetentionMs, 3 * 86_400_000);
+  });
+
+  test('a producer key lists its own batches; another key’s is refused; a scoped key none', async () => {
+    const own = await client('etl').listBatches();
+    assert.deepEqual(
+      own.batches.map((b) => b.id),
+      [ids.etlSealed, ids.etlOpen],
+    );
+    const sealed = await client('etl').listBatches({ owner: 'etl', state: 'sealed' });
+    assert.deepEqual(
+      sealed.batches.map((b) => b.id),
+      [ids.etlSealed],
+    );
+    await assert.rejects(client('etl').listBatches({ owner: 'billing' }), {
+      name: 'SeppError',
+      code: 'permission_denied',
+    });
+    await assert.rejects(client('scoped').listBatches(), { name: 'SeppError', code: 'permission_denied' });
+  });
+
+  test('GET /v1/batches answers the same, with the same rules', async () => {
+    const url = server.httpUrl;
+    const all = await apiCall<{ batches: { id: string; owner: string }[]; nextPageToken: string | null }>(
+      url,
+      '/v1/batches?pageSize=2',
+      { key: keys.admin },
+    );
+    assert.equal(all.status, 200, all.text);
+    assert.deepEqual(
+      all.json.batches.map((b) => b.id),
+      [ids.billing, ids.etlSealed],
+    );
+    assert.ok(all.json.nextPageToken !== null);
+    const rest = await apiCall<{ batches: { id: string }[]; nextPageToken: string | null }>(
+      url,
+      `/v1/batches?pageSize=2&pageToken=${encodeURIComponent(all.json.nextPageToken)}`,
+      { key: keys.admin },
+    );
+    assert.deepEqual(
+      rest.json.batches.map((b) => b.id),
+      [ids.etlOpen],
+    );
+    assert.equal(rest.json.nextPageToken, null);
+    const own = await apiCall<{ batches: { id: string }[] }>(url, '/v1/batches?state=open', {
+      key: keys.etl,
+    });
+    assert.deepEqual(
+      own.json.batches.map((b) => b.id),
+      [ids.etlOpen],
+    );
+    assert.equal((await apiCall(url, '/v1/batches?owner=billing', { key: keys.etl })).status, 403);
+    assert.equal((await apiCall(url, '/v1/batches', { key: keys.scoped })).status, 403);
+    const bad = await apiCall(url, '/v1/batches?state=done', { key: keys.admin });
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /state: \\"done\\" is no batch state/);
+  });
+});

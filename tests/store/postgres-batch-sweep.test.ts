@@ -1,0 +1,70 @@
+/**
+ * The sweep of ended batches with two servers on one PostgreSQL schema (task batchlife):
+ * both sweep at once, in small chunks, until neither finds anything; every batch and
+ * member row goes, none twice (the counts add up to the rows there were), no member row
+ * outlives its batch, and neither waits on the other's locks (SKIP LOCKED) or deadlocks.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import pg from 'pg';
+import { FakeClock } from '../../src/engine/clock.ts';
+import { Engine } from '../../src/engine/engine.ts';
+import { defaultEngineOptions } from '../../src/engine/settings.ts';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { useCluster } from '../helpers/postgres.ts';
+
+const postgres = useCluster('batchsweep');
+const batches = 20;
+const membersEach = 30;
+
+test('two servers sweep ended batches at once: every row goes once, members never outlive their batch', async () => {
+  const schema = 'sweep2';
+  const open = () => new PostgresStore(postgres.cluster.storeOptions(postgres.database, schema));
+  const first = open();
+  const engine = await Engine.open(first, defaultEngineOptions(), { clock: new FakeClock() });
+  const second = open();
+  const other = await Engine.open(second, defaultEngineOptions(), { clock: new FakeClock() });
+  const client = new pg.Client(postgres.cluster.connection(postgres.database));
+  await client.connect();
+  try {
+    for (let b = 0; b < batches; b++) {
+      const member = { queue: `sw${b % 3}`, type: 'm', payload: new Uint8Array() };
+      const { batch } = await engine.createBatch({
+        jobs: Array.from({ length: membersEach }, () => member),
+        seal: true,
+      });
+      await engine.cancelBatch(batch.id);
+    }
+    const count = async (table: string) =>
+      Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.${table}`)).rows[0]?.n);
+    assert.equal(await count('batch_members'), batches * membersEach);
+
+    /** One server's sweep, chunk by chunk, until a call finds nothing; what it deleted in all. */
+    const sweepAll = async (store: PostgresStore) => {
+      const total = { members: 0, batches: 0 };
+      for (;;) {
+        const swept = await store.write(function* (tx) {
+          return yield* tx.dependencies!.sweepBatches({ beforeMs: Number.MAX_SAFE_INTEGER, limit: 25 });
+        });
+        total.members += swept.members;
+        total.batches += swept.batches;
+        // No member row of a batch that is gone, at any moment.
+        const orphans = await client.query(
+          `SELECT 1 FROM ${schema}.batch_members m WHERE NOT EXISTS
+             (SELECT 1 FROM ${schema}.batches b WHERE b.id = m.batch_id) LIMIT 1`,
+        );
+        assert.equal(orphans.rowCount, 0, 'a member row outlived its batch');
+        if (swept.members === 0 && swept.batches === 0) return total;
+      }
+    };
+    const [a, b] = await Promise.all([sweepAll(first), sweepAll(second)]);
+    assert.equal(a.members + b.members, batches * membersEach, 'every member row once');
+    assert.equal(a.batches + b.batches, batches, 'every batch once');
+    assert.equal(await count('batch_members'), 0);
+    assert.equal(await count('batches'), 0);
+  } finally {
+    await client.end();
+    await other.close();
+    await engine.close();
+  }
+});
