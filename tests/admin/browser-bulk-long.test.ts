@@ -27,6 +27,7 @@ import type { BulkOperationInfo } from '../../src/engine/control-types.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
 import {
+  answerDialog,
   desktop,
   logIn,
   pauseSoon,
@@ -143,7 +144,7 @@ async function stopOrEnded(progress: ReturnType<Page['getByRole']>): Promise<voi
 async function startCancel(): Promise<ReturnType<Page['getByRole']>> {
   await page.getByRole('button', { name: 'Cancel all matching' }).click();
   const dialog = page.getByRole('dialog');
-  await dialog.getByRole('button', { name: /^Cancel .*jobs$/ }).click();
+  await answerDialog(dialog, /^Cancel .*jobs$/);
   const progress = page.getByRole('status').filter({ hasText: /^Cancel all matching: / });
   // The answer that started it is its progress at once.
   await progress.waitFor();
@@ -177,7 +178,7 @@ test('"at least N" when the count stopped; the long operation’s progress line,
     .waitFor();
   await dialog.getByRole('button', { name: 'Cancel at least 100,000 jobs' }).waitFor();
   await shot(page, 'bulk-long-confirm-desktop', { fullPage: false });
-  await dialog.getByRole('button', { name: 'Keep them' }).click();
+  await answerDialog(dialog, 'Keep them');
 
   const audits = (await engine.listAudit({})).items.length;
   holdAtChanged = 20_000;

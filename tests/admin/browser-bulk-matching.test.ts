@@ -17,6 +17,7 @@ import { FakeClock } from '../../src/engine/clock.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
 import {
+  answerDialog,
   desktop,
   logIn,
   phone,
@@ -100,7 +101,7 @@ test('on a phone, dark: the age filter, the total and "Requeue all matching" wit
     .waitFor();
   assert.equal(await sidewaysOverflow(page), 0);
   await shot(page, 'bulk-matching-confirm-dark-phone');
-  await dialog.getByRole('button', { name: 'Keep them' }).click();
+  await answerDialog(dialog, 'Keep them');
   assert.deepEqual(
     posts.map((p) => [p.path, p.body.dryRun]),
     [['/api/v1/bulk/requeue', true]],
@@ -120,7 +121,7 @@ test('requeue all N matching across two queues: the count first, one operation, 
   const dialog = page.getByRole('dialog');
   await dialog.getByText('5 jobs match.', { exact: false }).waitFor();
   await shot(page, 'bulk-matching-confirm-desktop');
-  await dialog.getByRole('button', { name: 'Requeue 5 jobs' }).click();
+  await answerDialog(dialog, 'Requeue 5 jobs');
   await page
     .getByText(/^Requeued 5 dead jobs enqueued before .* in all queues\.$/)
     .first()

@@ -13,6 +13,7 @@ import { FakeClock } from '../../src/engine/clock.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
 import {
+  answerDialog,
   logIn,
   phone,
   shot,
@@ -124,7 +125,7 @@ test('top errors groups the dead letters; a group is requeued as one counted, au
   const dialog = page.getByRole('dialog');
   await dialog.getByText('3 jobs match.', { exact: false }).waitFor();
   await shot(page, 'errors-top-errors-confirm-desktop');
-  await dialog.getByRole('button', { name: 'Requeue 3 jobs' }).click();
+  await answerDialog(dialog, 'Requeue 3 jobs');
   await page
     .getByText(/Requeued 3 dead jobs with error TypeError/)
     .first()

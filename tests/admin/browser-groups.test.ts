@@ -8,11 +8,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
 import {
+  answerDialog,
   logIn,
+  pauseSoon,
   shot,
   sidewaysOverflow,
   startUiServer,
@@ -51,6 +53,8 @@ before(async () => {
   ui = await startUiServer(user);
   engine = ui.t.server.engine;
   url = (path) => `${ui.adminUrl}${path}`;
+  // The pages' timers run on Playwright's clock, which flows as real time does unless a test stops it.
+  await ui.context.clock.install();
   page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
   await logIn(page, url('/'), user);
   await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
@@ -65,13 +69,18 @@ test('the jobs page filters by group; cancel all matching and run all now touch 
 
   await visit(page, url('/jobs?queue=tenants&state=ready'));
   await page.getByRole('columnheader', { name: 'Group' }).waitFor();
+  const rows = page.locator('section.card table tbody tr');
+  await rows.nth(5).waitFor(); // every group's
   await page.getByLabel('Group', { exact: true }).fill('acme');
+  // The filter's phrase shows over its own answer only: for a frame (an effect's), the page showed
+  // it over the rows of the list before, and a test that waited for it counted those (or none,
+  // once they went). The page's clock stands still meanwhile, so that frame would last.
+  await pauseSoon(page);
   await page.getByRole('button', { name: 'Apply' }).click();
   await page.getByText('ready jobs in tenants in group acme', { exact: false }).first().waitFor();
+  assert.equal(await rows.count(), 3, 'the rows under the phrase are the filtered ones');
+  await page.clock.resume();
   assert.match(page.url(), /[?&]group=acme/, 'the filter is in the address');
-  const rows = page.locator('section.card table tbody tr');
-  await rows.nth(3).waitFor({ state: 'detached' }); // 6 rows before the filter, 3 after
-  assert.equal(await rows.count(), 3);
   assert.deepEqual(
     (await rows.allInnerTexts()).filter((r) => !r.includes('acme')),
     [],
@@ -83,7 +92,7 @@ test('the jobs page filters by group; cancel all matching and run all now touch 
   const dialog = page.getByRole('dialog', { name: 'Cancel 3 ready jobs of group acme in tenants?' });
   await dialog.waitFor();
   await shot(page, 'jobs-group-cancel-confirm-desktop');
-  await dialog.getByRole('button', { name: 'Cancel 3 jobs' }).click();
+  await answerDialog(dialog, 'Cancel 3 jobs');
   await page.getByText('Cancelled 3 ready jobs of group acme in tenants.').waitFor();
   assert.deepEqual(await states(acme), ['cancelled', 'cancelled', 'cancelled']);
   assert.deepEqual(
@@ -96,10 +105,10 @@ test('the jobs page filters by group; cancel all matching and run all now touch 
   const laterGlobex = await jobs('globex', 1, 3_600_000);
   await visit(page, url('/jobs?queue=tenants&state=scheduled&group=globex'));
   await page.getByRole('button', { name: 'Run all now' }).click();
-  await page
-    .getByRole('dialog', { name: 'Run 1 scheduled jobs of group globex in tenants now?' })
-    .getByRole('button', { name: 'Run 1 job now' })
-    .click();
+  await answerDialog(
+    page.getByRole('dialog', { name: 'Run 1 scheduled jobs of group globex in tenants now?' }),
+    'Run 1 job now',
+  );
   await page.getByText('1 scheduled jobs of group globex in tenants run now.').waitFor();
   assert.deepEqual(await states(laterGlobex), ['ready']);
   assert.deepEqual(await states(laterAcme), ['scheduled', 'scheduled'], "acme's scheduled jobs still wait");
@@ -114,11 +123,22 @@ test("a waiting job's page changes its group or takes it out; a leased job's pag
   assert.equal(await field.inputValue(), 'globex', 'the field starts with the current group');
   await field.fill('initech');
   await shot(page, 'job-group-change-dialog-desktop');
+  // The dialog closes in the same draw as its answer's notice, not a frame or a timer later: the
+  // notice showed beside the dialog still open, whose "Change group" a click by name found beside
+  // the page's. Meanwhile the page's clock stands still and the job's next read waits (its answer
+  // draws the page again), so a close left to either would not have come.
+  const jobRead = url(`/api/v1/jobs/${waiting}`);
+  const heldReads: Route[] = [];
+  let holding = true;
+  await page.route(jobRead, (route) => (holding ? heldReads.push(route) : route.continue()));
+  await pauseSoon(page);
   await dialog.getByRole('button', { name: 'Change group' }).click();
   await page.getByText(/moved to group initech/).waitFor();
-  // The page's own "Change group" is the only one again once the dialog is gone (until then the
-  // dialog's submit button has the same name, and clicking by name finds two).
-  await dialog.waitFor({ state: 'hidden' });
+  assert.equal(await page.locator('dialog[open]').count(), 0, 'the dialog closed with its notice');
+  holding = false;
+  for (const route of heldReads) await route.continue();
+  await page.unroute(jobRead);
+  await page.clock.resume();
   assert.equal((await engine.getJob(waiting!)).group, 'initech');
   assert.equal((await engine.getJob(other!)).group, 'globex');
   await page.locator('.facts').getByText('initech').waitFor();
@@ -126,15 +146,14 @@ test("a waiting job's page changes its group or takes it out; a leased job's pag
 
   await page.getByRole('button', { name: 'Change group' }).click();
   await dialog.getByLabel('Group').fill('');
-  await dialog.getByRole('button', { name: 'Change group' }).click();
+  await answerDialog(dialog, 'Change group');
   await page.getByText(/has no group now/).waitFor();
-  await dialog.waitFor({ state: 'hidden' });
   assert.equal((await engine.getJob(waiting!)).group, null);
 
   // A name the server refuses: its message shows in the page's banner.
   await page.getByRole('button', { name: 'Change group' }).click();
   await dialog.getByLabel('Group').fill('no spaces allowed');
-  await dialog.getByRole('button', { name: 'Change group' }).click();
+  await answerDialog(dialog, 'Change group');
   await page.locator('.banner-error').getByText(/group/).waitFor();
   await shot(page, 'job-group-refused-desktop');
   assert.equal((await engine.getJob(waiting!)).group, null);

@@ -15,6 +15,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
 import {
+  answerDialog,
   desktop,
   logIn,
   phone,
@@ -102,7 +103,7 @@ test('bug: Select all, then Next page, selects nothing on the new page; bulk act
   await shot(page, 'dead-letters-two-selected-desktop');
   await page.getByRole('button', { name: 'Delete selected' }).click();
   await page.getByRole('dialog').getByRole('heading', { name: 'Delete 2 dead letters?' }).waitFor();
-  await page.getByRole('dialog').getByRole('button', { name: 'Delete 2 dead letters' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Delete 2 dead letters');
   await page.getByText('Deleted 2 dead letters.').waitFor();
   assert.equal((await engine.listQueues()).find((q) => q.name === 'mail')?.counts.dead, 58);
   for (const id of newest) await assert.rejects(async () => engine.getJob(id), /does not exist/);
@@ -115,7 +116,7 @@ test('bug: dead-letter counts in the queue selector follow every action; requeue
   const dialog = page.getByRole('dialog');
   await dialog.getByRole('heading', { name: 'Requeue all 58 dead letters of mail?' }).waitFor();
   await shot(page, 'requeue-all-confirm-desktop');
-  await dialog.getByRole('button', { name: 'Requeue 58', exact: true }).click();
+  await answerDialog(dialog, 'Requeue 58');
   await page.getByText('Requeued 58 dead letters.').waitFor();
   await selector(page, 'dl-queue').locator('option', { hasText: 'mail (0)' }).waitFor({ state: 'attached' });
 
@@ -125,7 +126,7 @@ test('bug: dead-letter counts in the queue selector follow every action; requeue
   await page.getByRole('button', { name: `Requeue job ${gone}` }).waitFor();
   await engine.deleteDeadLetters({ queue: 'mail-late', jobIds: [gone!] });
   await page.getByRole('button', { name: `Requeue job ${gone}` }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Requeue 1 dead letter' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Requeue 1 dead letter');
   await page.getByText(/Requeued no dead letters: they were already requeued or deleted/).waitFor();
 });
 
@@ -235,7 +236,7 @@ test('bug: a dead job says Delete, returns to Dead letters, and its timeline sho
   await page.locator('pre.error-text', { hasText: 'at send (mailer.js:10:5)' }).waitFor();
   await shot(page, 'job-dead-desktop');
   await page.getByRole('button', { name: 'Delete' }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Delete');
   await page.waitForURL('**/dead-letters?queue=crashes');
   await assert.rejects(async () => engine.getJob(id!), /does not exist/);
 });
@@ -245,13 +246,13 @@ test('notices never cover the row buttons', async () => {
   await page.setViewportSize(phone);
   await visit(page, url('/dead-letters?queue=notices'));
   await page.getByRole('button', { name: `Requeue job ${a}` }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Requeue 1 dead letter' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Requeue 1 dead letter');
   await page.getByText('Requeued 1 dead letter.').waitFor();
   // While the notice shows, the next row's button takes the click.
   await page.getByRole('button', { name: `Delete job ${b}` }).click({ trial: false });
   await page.getByRole('dialog').getByRole('heading', { name: 'Delete 1 dead letter?' }).waitFor();
   await shot(page, 'notice-and-dialog-phone');
-  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Cancel');
   await page.setViewportSize(desktop);
 });
 
@@ -280,7 +281,7 @@ test('workers: who is connected, the leases each holds, and releasing a stuck on
     .getByRole('dialog')
     .getByText('the attempt counts and the job is ready for another worker')
     .waitFor();
-  await page.getByRole('dialog').getByRole('button', { name: 'Release lease' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Release lease');
   await page.getByText(/Lease released: job …\w+ is ready now\./).waitFor();
   assert.equal((await engine.getJob(jobId)).state, 'ready');
   const small = watch(await context.newPage(), problems);

@@ -10,7 +10,16 @@ import type { Page } from 'playwright-core';
 import { auditActions } from '../../src/admin/audit-actions.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
-import { logIn, phone, shot, startUiServer, type UiServer, visit, watch } from '../helpers/browser.ts';
+import {
+  answerDialog,
+  logIn,
+  phone,
+  shot,
+  startUiServer,
+  type UiServer,
+  visit,
+  watch,
+} from '../helpers/browser.ts';
 import { call } from '../helpers/server.ts';
 
 const user = { name: 'round3', password: 'round-three-browser-password', role: 'admin' } as const;
@@ -273,12 +282,12 @@ test('notices stay clear of the page header buttons; Requeue all with a reason n
   assert.doesNotMatch((await heading.textContent()) ?? '', /dead lettered dead letters/);
   await page.getByRole('dialog').getByRole('button', { name: 'Requeue 3', exact: true }).waitFor();
   await shot(page, 'round3-requeue-all-reason-desktop');
-  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Cancel');
   for (const [i, size] of [wide, phone].entries()) {
     await page.setViewportSize(size);
     await visit(page, url('/dead-letters?queue=dl'));
     await page.getByRole('button', { name: `Requeue job ${ids[i]}` }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Requeue 1 dead letter' }).click();
+    await answerDialog(page.getByRole('dialog'), 'Requeue 1 dead letter');
     const notice = page.locator('.notice').first();
     await notice.waitFor();
     const n = await notice.boundingBox();

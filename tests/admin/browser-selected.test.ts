@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
-import { logIn, startUiServer, type UiServer, visit, watch } from '../helpers/browser.ts';
+import { answerDialog, logIn, startUiServer, type UiServer, visit, watch } from '../helpers/browser.ts';
 
 const user = { name: 'op', password: 'selected-rows-password', role: 'operator' } as const;
 
@@ -50,7 +50,7 @@ test('requeue of selected rows across queues is one call and one audit entry wit
   const audits = (await engine.listAudit({})).items.length;
   posts.length = 0;
   await page.getByRole('button', { name: 'Requeue 3…' }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Requeue 3 jobs' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Requeue 3 jobs');
   await page.getByText('Requeued 3 jobs.').first().waitFor();
   assert.deepEqual(posts, ['/api/v1/bulk/selected/requeue']);
   const entries = (await engine.listAudit({})).items;
@@ -113,7 +113,7 @@ test('dead-letter of selected rows across queues is one call and one jobs.dead_l
   const audits = (await engine.listAudit({})).items.length;
   posts.length = 0;
   await page.getByRole('button', { name: 'Dead-letter 3…' }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Dead-letter 3 jobs' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Dead-letter 3 jobs');
   await page.getByText('Dead-lettered 3 jobs.').first().waitFor();
   assert.deepEqual(posts, ['/api/v1/bulk/selected/dead-letter'], 'one call (it was one per job)');
   const entries = (await engine.listAudit({})).items;

@@ -15,6 +15,7 @@ import type { Engine } from '../../src/engine/engine.ts';
 import type { FlowJob } from '../../src/engine/types.ts';
 import { enc } from '../helpers/admin.ts';
 import {
+  answerDialog,
   logIn,
   phone,
   shot,
@@ -161,7 +162,7 @@ test('an operator cancels a flow: every job not ended, in one act', async () => 
   await page.getByRole('button', { name: 'Cancel flow' }).click();
   const dialog = page.getByRole('dialog');
   await dialog.getByRole('heading', { name: 'Cancel this flow?' }).waitFor();
-  await dialog.getByRole('button', { name: 'Cancel flow' }).click();
+  await answerDialog(dialog, 'Cancel flow');
   await page
     .getByText(/3 cancelled/)
     .first()
@@ -209,7 +210,7 @@ test('the batch page: counts, bar and members; an operator cancels it and it end
   await page.getByRole('button', { name: 'Cancel batch' }).click();
   const dialog = page.getByRole('dialog');
   await dialog.getByRole('heading', { name: 'Cancel this batch?' }).waitFor();
-  await dialog.getByRole('button', { name: 'Cancel batch' }).click();
+  await answerDialog(dialog, 'Cancel batch');
   await page
     .getByText(/4 cancelled/)
     .first()

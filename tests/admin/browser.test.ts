@@ -17,6 +17,7 @@ import { diskAssetSource } from '../../src/admin/static-assets.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { testScrypt } from '../helpers/admin.ts';
 import {
+  answerDialog,
   buildUi,
   launchBrowser,
   phone,
@@ -202,7 +203,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   const dialog = page.getByRole('dialog');
   await dialog.getByRole('heading', { name: 'Requeue 1 dead letter?' }).waitFor();
   await shot(page, 'dead-letters-confirm-desktop');
-  await dialog.getByRole('button', { name: 'Requeue' }).click();
+  await answerDialog(dialog, 'Requeue 1 dead letter');
   await page.getByText('No dead letters in emails').waitFor();
   assert.equal((await engine.getJob(deadId)).state, 'ready');
 
@@ -251,7 +252,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
     true,
   );
   await shot(page, 'purge-confirm-desktop');
-  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Cancel');
 
   // A queue with jobs offers no delete; an empty one (here: one paused before any use) does.
   assert.equal(await page.getByRole('button', { name: 'Delete queue…' }).count(), 0);
@@ -260,7 +261,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await page.getByRole('button', { name: 'Delete queue…' }).click();
   await page.getByRole('dialog').getByText('emials holds no jobs').waitFor();
   await shot(page, 'delete-queue-confirm-desktop');
-  await page.getByRole('dialog').getByRole('button', { name: 'Delete queue' }).click();
+  await answerDialog(page.getByRole('dialog'), 'Delete queue');
   await page.getByRole('heading', { name: 'Queues', exact: true }).waitFor();
   await page.getByText('Deleted queue emials.').waitFor();
   assert.equal(
@@ -339,7 +340,7 @@ test('job control: cancel all matching with the count in the confirmation, cance
     .getByRole('heading', { name: 'Cancel 4 ready jobs of type digest… in newsletters?' })
     .waitFor();
   await shot(page, 'jobs-cancel-all-confirm-desktop');
-  await dialog.getByRole('button', { name: 'Cancel 4 jobs' }).click();
+  await answerDialog(dialog, 'Cancel 4 jobs');
   await page.getByText('Cancelled 4 ready jobs of type digest… in newsletters.').waitFor();
   const counts = async () => (await engine.listQueues()).find((q) => q.name === 'newsletters')?.counts;
   assert.equal((await counts())?.cancelled, 4);
@@ -349,7 +350,7 @@ test('job control: cancel all matching with the count in the confirmation, cance
   await visit(page, url(`/jobs/${running!.id}`));
   await page.getByRole('button', { name: 'Cancel job' }).click();
   await dialog.getByText('The worker running it is told to stop at once.').waitFor();
-  await dialog.getByRole('button', { name: 'Cancel job' }).click();
+  await answerDialog(dialog, 'Cancel job');
   await page.getByText(`Cancel asked by ${user.name}`).waitFor();
   await shot(page, 'job-detail-cancel-requested-desktop');
   assert.equal((await engine.getJob(running!.id)).cancelledBy, user.name);
@@ -364,7 +365,7 @@ test('job control: cancel all matching with the count in the confirmation, cance
   await visit(page, url('/jobs?queue=newsletters&state=scheduled'));
   await page.getByRole('button', { name: 'Run all now' }).click();
   await dialog.getByRole('heading', { name: 'Run 1 scheduled jobs in newsletters now?' }).waitFor();
-  await dialog.getByRole('button', { name: 'Run 1 job now' }).click();
+  await answerDialog(dialog, 'Run 1 job now');
   await page.getByText('1 scheduled jobs in newsletters run now.').waitFor();
   assert.equal((await engine.getJob(later.jobId)).state, 'ready');
 

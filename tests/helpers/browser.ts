@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { hashPassword } from '../../src/admin/password.ts';
 import { diskAssetSource } from '../../src/admin/static-assets.ts';
 import { testScrypt } from './admin.ts';
@@ -136,6 +136,18 @@ export async function visit(page: Page, url: string): Promise<void> {
       channel.port2.postMessage(null);
     });
   }, target.pathname + target.search);
+}
+
+/**
+ * Clicks the button named `button` (exactly, or matching a RegExp) of the open dialog `dialog`, its
+ * confirmation or the one that backs out, and waits until no dialog is open: a confirmation closes
+ * once the server has answered. Until then the dialog's buttons are still found by name beside the
+ * page's (a job page's "Cancel job" and its dialog's "Cancel job": a click by that name found two,
+ * Playwright's strict mode), and the page behind the dialog takes no input.
+ */
+export async function answerDialog(dialog: Locator, button: string | RegExp): Promise<void> {
+  await dialog.getByRole('button', { name: button, exact: true }).click();
+  await dialog.page().locator('dialog[open]').waitFor({ state: 'detached' });
 }
 
 /**

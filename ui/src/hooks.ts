@@ -12,7 +12,7 @@
  * its polls (`paused`, e.g. while rows are selected); a reload it asks for
  * still runs.
  */
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, get, onDataChanged } from './api.ts';
 import { serverNowMs } from './clock.ts';
 
@@ -101,8 +101,11 @@ export function useApi<T>(path: string | null, options: ApiOptions = {}): Loaded
     [path],
   );
 
-  useEffect(() => {
-    // A new path starts over: what the old one had in flight is ignored.
+  // A new path starts over, in the draw that changes it (a layout effect): an effect ran a frame
+  // later, and for that frame the page showed the old path's answer under the new one's heading
+  // (a filtered list's phrase above the rows of the list before the filter).
+  useLayoutEffect(() => {
+    // What the old path had in flight is ignored.
     generation.current++;
     pending.current = false;
     again.current = false;

@@ -4,7 +4,7 @@
  * type a word — the queue's name — before the button works.
  */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 export interface ConfirmProps {
   open: boolean;
@@ -27,7 +27,10 @@ export function ConfirmDialog(props: ConfirmProps) {
   // One id per dialog: a page may hold several (closed ones stay in the DOM).
   const titleId = `confirm-title-${useId()}`;
 
-  useEffect(() => {
+  // Opened and closed in the draw that changes `open` (a layout effect), not after the next frame
+  // (an effect): a closed confirmation's notice showed a frame beside the dialog still open, with
+  // its button of the same name as the page's, and the page behind it still inert.
+  useLayoutEffect(() => {
     const el = dialog.current;
     if (el === null) return;
     if (props.open && !el.open) {

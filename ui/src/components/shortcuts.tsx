@@ -4,7 +4,7 @@
  * g a audit log, g c configuration), `?` lists them. Keys typed into a field
  * are never taken.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { navigate } from '../router.tsx';
 
 /** A page the `g` shortcut goes to (layout.tsx lists them with its navigation). */
@@ -46,7 +46,8 @@ export function Shortcuts({ searchId, goKeys }: { searchId: string; goKeys: read
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
   }, [searchId, goKeys]);
-  useEffect(() => {
+  // In the draw that changes `help`, as ConfirmDialog does.
+  useLayoutEffect(() => {
     const el = dialog.current;
     if (el === null) return;
     if (help && !el.open) el.showModal();
