@@ -47,7 +47,9 @@ export function readStore(reader: ConfigReader, value: unknown, io: SecretIo | u
     const target = parsePostgresUrl(entry.url);
     // postgresUrlField checked the form; each host's URL is checked here.
     const urls = target instanceof Error ? [] : target.hosts.map((h) => new URL(h.url));
-    if (urls.some((url) => url.password !== '')) {
+    // The driver reads `?password=` (and `?sslpassword=`, a client key's passphrase) as libpq does.
+    const secretParams = ['password', 'sslpassword'];
+    if (urls.some((url) => url.password !== '' || secretParams.some((p) => url.searchParams.has(p)))) {
       reader.problem(
         'store.url',
         'holds a password; remove it from the URL and put it in a file named by store.password_file, or in an environment variable named by store.password_env',
