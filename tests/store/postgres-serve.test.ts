@@ -149,7 +149,7 @@ test('what only the SQLite store has answers FAILED_PRECONDITION naming the stor
   }
 });
 
-test('a PostgreSQL store that cannot be opened stops the start: one line naming the settings, never the password', async () => {
+test('a PostgreSQL store that cannot be opened stops the start: one line saying what to do, never the password', async () => {
   const wrong = join(postgres.cluster.dataDir, '..', 'wrong-password');
   writeFileSync(wrong, 'not-the-password\n', { mode: 0o600 });
   const start = (toml: string) => {
@@ -164,23 +164,72 @@ test('a PostgreSQL store that cannot be opened stops the start: one line naming 
       build: { version: '0.0.0-test', commit: 'test' },
     });
   };
-  const refused = (error: unknown, pattern: RegExp) => {
+  const refused = (error: unknown, problem: RegExp, fix: RegExp) => {
     assert.ok(error instanceof StartupError, String(error));
-    assert.match(error.message, pattern);
-    assert.match(error.message, /\(store\.url, store\.password_file, store\.password_env\)$/);
+    assert.match(error.message, /^cannot open the PostgreSQL store at postgres:\/\/\S+ \(schema \w+\): /);
+    assert.match(error.message, problem);
+    assert.match(error.message, fix);
     assert.ok(
       !error.message.includes(postgres.cluster.password) && !error.message.includes('not-the-password'),
     );
     assert.ok(!error.message.includes('\n'));
     return true;
   };
-  await assert.rejects(
-    within(start(storeToml('refused', wrong)), 'the start with a wrong password ended'),
-    (e) => refused(e, /^cannot open the PostgreSQL store at postgres:\/\/.*password authentication failed/),
+  const attempt = (toml: string, what: string, problem: RegExp, fix: RegExp) =>
+    assert.rejects(within(start(toml), `the start with ${what} ended`), (e) => refused(e, problem, fix));
+  await attempt(
+    storeToml('refused', wrong),
+    'a wrong password',
+    /password authentication failed/,
+    /; check the password in store\.password_file or store\.password_env, and the user "\w+" in store\.url$/,
   );
-  const closedPort = storeToml('refused').replace(`:${postgres.cluster.port}/`, ':1/');
-  await assert.rejects(within(start(closedPort), 'the start on a closed port ended'), (e) =>
-    refused(e, /ECONNREFUSED/),
+  await attempt(
+    storeToml('refused').replace(/^password_file = .*\n/m, ''),
+    'no password',
+    /the database asks user "\w+" for a password, and none is configured; /,
+    /store\.password_file.*store\.password_env$/,
+  );
+  await attempt(
+    storeToml('refused').replace(`:${postgres.cluster.port}/`, ':1/'),
+    'a closed port',
+    /nothing accepts connections at 127\.0\.0\.1:1 \(.*ECONNREFUSED.*\)/,
+    /is PostgreSQL running, listening on that address \(listen_addresses\) and port\? \(store\.url\)$/,
+  );
+  await attempt(
+    storeToml('refused').replace(`/${postgres.database}"`, '/no_such_db"'),
+    'a missing database',
+    /database "no_such_db" does not exist/,
+    /create it \(CREATE DATABASE no_such_db OWNER \w+; docs\/postgres\.md, "Setting it up"\)/,
+  );
+  // Least privilege (docs/postgres.md): a role that owns no database and may create nothing in
+  // it is refused with the statement that fixes it; given a schema of its own, it starts (before,
+  // CREATE SCHEMA IF NOT EXISTS asked for CREATE on the database even with the schema there).
+  const role = `${postgres.database}_app`;
+  const { password } = postgres.cluster;
+  await postgres.cluster.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+  const asRole = (schema: string) => storeToml(schema).replace('://sepp@', `://${role}@`);
+  assert.ok(asRole('x').includes(`://${role}@`), 'the URL names the role');
+  await attempt(
+    asRole('owned'),
+    'a role without CREATE on the database',
+    /permission denied for database/,
+    new RegExp(
+      `may not create the schema "owned": create it for the user \\(CREATE SCHEMA owned AUTHORIZATION ${role}\\)`,
+    ),
+  );
+  await postgres.cluster.query(`CREATE SCHEMA owned AUTHORIZATION ${role}`, [], postgres.database);
+  const t = await within(startTestServer({ toml: asRole('owned') }), 'the start as the schema owner', 60_000);
+  await within(t.dispose(), 'the server stopped', 60_000);
+  // A schema the role may use but not create in (another role's): the fix names the owner change.
+  await postgres.cluster.query(`CREATE SCHEMA theirs`, [], postgres.database);
+  await postgres.cluster.query(`GRANT USAGE ON SCHEMA theirs TO ${role}`, [], postgres.database);
+  await attempt(
+    asRole('theirs'),
+    'a role without CREATE on the schema',
+    /permission denied for schema theirs/,
+    new RegExp(
+      `must own the schema "theirs" and its tables to migrate them: ALTER SCHEMA theirs OWNER TO ${role}`,
+    ),
   );
 });
 

@@ -41,6 +41,9 @@ const types: pg.CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/** How long a connection attempt may take unless the caller says otherwise. */
+export const defaultConnectTimeoutMs = 10_000;
+
 const identifierRe = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** The schema's name as an identifier; anything else is refused (the config checks it first). */
@@ -91,7 +94,7 @@ function newClient(options: PostgresConnectOptions, onError: (error: Error) => v
     connectionString: options.url,
     options: `-c search_path=${schemaIdentifier(options.schema)}`,
     statement_timeout: options.statementTimeoutMs,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? defaultConnectTimeoutMs,
     application_name: 'sepp',
     keepAlive: true,
     pipeline: options.pipeline === true,
