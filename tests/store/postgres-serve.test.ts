@@ -3,7 +3,9 @@
  * opens it from `[store]`, jobs go through the real gRPC API and survive a restart,
  * what only SQLite has answers FAILED_PRECONDITION naming the store, and a store that
  * cannot be opened stops the start with one line that names the settings and never
- * the password. Also: servers starting together migrate a new schema once.
+ * the password, only what to do. A PostgreSQL restart under a running server: the CLI says
+ * the store is unavailable, `sepp status` still shows the server. Also: servers starting
+ * together migrate a new schema once.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -33,6 +35,7 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) });
   let t = await within(startTestServer({ toml: storeToml('served'), logger }), 'the server started', 60_000);
+  let stopped = false;
   try {
     const c0 = t.client;
     const enqueue = async (idempotencyKey = '') =>
@@ -127,7 +130,34 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
       { ...store, replication: 'none', standbys: 0 },
     );
     assert.ok(!statusRun.stdout.includes(postgres.cluster.password));
+
+    // PostgreSQL restarts under the running server: the CLI says the store is unavailable (not
+    // "cannot reach sepp": PostgreSQL's ECONNREFUSED is not the CLI's), `sepp status` still shows
+    // the server and its store and exits 3, and once PostgreSQL is back the server answers again.
+    await within(postgres.cluster.stop(), 'PostgreSQL stopped', 60_000);
+    stopped = true;
+    const down =
+      /^sepp: sepp at \S+ runs, but its store is unavailable: storage unavailable, nothing was written: .*; it reconnects by itself once the database is back/m;
+    const enqueueDown = await sepp(['enqueue', 'emails', 'hello'], { SEPP_SERVER: t.address });
+    assert.equal(enqueueDown.code, 3, enqueueDown.stderr);
+    assert.match(enqueueDown.stderr, down);
+    const statusDown = await sepp(['status'], { SEPP_SERVER: t.address });
+    assert.equal(statusDown.code, 3, statusDown.stderr);
+    assert.match(statusDown.stderr, down);
+    assert.match(statusDown.stdout, /^store {7}postgres .*; unavailable now$/m);
+    assert.match(statusDown.stdout, /^queues {6}unknown: the store is unavailable$/m);
+    await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);
+    stopped = false;
+    let statusUp = await sepp(['status'], { SEPP_SERVER: t.address });
+    for (let i = 0; statusUp.code !== 0 && i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      statusUp = await sepp(['status'], { SEPP_SERVER: t.address });
+    }
+    assert.equal(statusUp.code, 0, statusUp.stderr);
+    assert.match(statusUp.stdout, /^queues {6}\d+$/m);
   } finally {
+    // The file's other tests need PostgreSQL back, however this one failed.
+    if (stopped) await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);
     await within(t.dispose(), 'the server stopped', 60_000);
   }
 });
