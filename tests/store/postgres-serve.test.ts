@@ -8,7 +8,7 @@
  * together migrate a new schema once.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
@@ -261,6 +261,66 @@ test('a PostgreSQL store that cannot be opened stops the start: one line saying 
       `must own the schema "theirs" and its tables to migrate them: ALTER SCHEMA theirs OWNER TO ${role}`,
     ),
   );
+});
+
+/** The block of `lang` after `<!-- example: NAME -->` in docs/postgres.md (or the first after `heading`). */
+function docsBlock(lang: string, at: { example: string } | { heading: string }): string {
+  const docs = readFileSync(new URL('../../docs/postgres.md', import.meta.url), 'utf8');
+  const from =
+    'example' in at ? docs.indexOf(`<!-- example: ${at.example} -->\n`) : docs.indexOf(`\n${at.heading}\n`);
+  assert.ok(from >= 0, `docs/postgres.md has ${JSON.stringify(at)}`);
+  const found = new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, 'm').exec(docs.slice(from));
+  assert.ok(found?.[1], `a ${lang} block after ${JSON.stringify(at)}`);
+  return found[1];
+}
+
+test("docs/postgres.md's set-ups, the database's owner and least privilege, each start sepp with its [store]", async () => {
+  const { cluster } = postgres;
+  // The docs' names are all `sepp` (role, database, schema): each set-up gets its own here.
+  const named = (sql: string, name: string) =>
+    sql.replaceAll(/\bsepp\b/g, name).replaceAll("'…'", `'${cluster.password}'`);
+  const statements = (sql: string) =>
+    sql
+      .split(';')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+  const storeToml = (name: string) =>
+    docsBlock('toml', { heading: '## Setting it up' })
+      .replaceAll(/^# /gm, '')
+      .replace('db.example:5432', `127.0.0.1:${cluster.port}`)
+      .replaceAll(/\bsepp\b/g, name)
+      .replace(/^password_file = .*$/m, `password_file = "${cluster.passwordFile}"`);
+  const setUps = [
+    { name: 'docs_owner', server: ['setup-owner'], database: [] },
+    { name: 'docs_least', server: ['setup-least-privilege'], database: ['setup-least-privilege-schema'] },
+  ];
+  for (const { name, server, database } of setUps) {
+    for (const example of server) {
+      for (const sql of statements(named(docsBlock('sql', { example }), name))) await cluster.query(sql);
+    }
+    for (const example of database) {
+      for (const sql of statements(named(docsBlock('sql', { example }), name)))
+        await cluster.query(sql, [], name);
+    }
+    const toml = storeToml(name);
+    assert.match(toml, new RegExp(`^url = "postgres://${name}@127\\.0\\.0\\.1:\\d+/${name}"$`, 'm'));
+    const t = await within(startTestServer({ toml }), `the start on the set-up ${name}`, 60_000);
+    try {
+      const { jobId } = await answered(
+        call(t.client, t.client.enqueue, { job: testJob('emails') }),
+        'an enqueue',
+      );
+      assert.ok(jobId);
+      const { rows } = await cluster.query<{ owner: string }>(
+        `SELECT nspowner::regrole::text AS owner FROM pg_namespace WHERE nspname = $1`,
+        [name],
+        name,
+      );
+      assert.deepEqual(rows, [{ owner: name }], 'the role owns its schema');
+    } finally {
+      await within(t.dispose(), 'the server stopped', 60_000);
+    }
+  }
 });
 
 test('servers starting together on a new schema migrate it once and take different counter shards', async () => {
