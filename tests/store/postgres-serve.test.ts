@@ -9,12 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { StartupError, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
+import { connectPostgres } from '../../src/store/postgres/connect.ts';
 import { migrations } from '../../src/store/postgres/gen/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
@@ -320,6 +322,58 @@ test("docs/postgres.md's set-ups, the database's owner and least privilege, each
     } finally {
       await within(t.dispose(), 'the server stopped', 60_000);
     }
+  }
+});
+
+test('a connection sends PgBouncer-safe startup parameters only, and sets its schema and timeout by statement', async () => {
+  // The startup packet sepp sends: PgBouncer refuses `options` and `statement_timeout` in it
+  // ("unsupported startup parameter"), even in session mode (docs/postgres.md, "Sizing").
+  const keys = await new Promise<string[]>((resolve, reject) => {
+    const listener = createServer((socket) => {
+      socket.once('data', (packet: Buffer) => {
+        // int32 length, int32 protocol version, then key\0value\0 pairs and a final \0.
+        const fields = packet.subarray(8).toString('utf8').split('\0');
+        socket.destroy();
+        listener.close();
+        resolve(fields.filter((_, i) => i % 2 === 0 && fields[i] !== ''));
+      });
+    });
+    listener.listen(0, '127.0.0.1', () => {
+      const { port } = listener.address() as AddressInfo;
+      connectPostgres(
+        {
+          url: `postgres://sepp@127.0.0.1:${port}/sepp`,
+          password: null,
+          schema: 'jobs',
+          statementTimeoutMs: 1234,
+        },
+        () => {},
+      ).then(
+        () => reject(new Error('connected to a socket that closed')),
+        () => {},
+      );
+    });
+  });
+  const pgBouncerTakes = ['user', 'database', 'application_name', 'client_encoding', 'DateStyle', 'TimeZone'];
+  assert.deepEqual(
+    keys.filter((k) => !pgBouncerTakes.includes(k)),
+    [],
+    `startup parameters ${keys.join(', ')}`,
+  );
+  const client = await within(
+    connectPostgres(
+      { ...postgres.cluster.storeOptions(postgres.database, 'jobs_schema'), statementTimeoutMs: 1234 },
+      () => {},
+    ),
+    'the connection',
+  );
+  try {
+    const { rows } = await client.query<{ path: string; timeout: string }>(
+      "SELECT current_setting('search_path') AS path, current_setting('statement_timeout') AS timeout",
+    );
+    assert.deepEqual(rows, [{ path: 'jobs_schema', timeout: '1234ms' }]);
+  } finally {
+    await client.end();
   }
 });
 

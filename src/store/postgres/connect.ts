@@ -69,6 +69,7 @@ export async function connectPostgres(
     const client = newClient({ ...options, url }, onError);
     try {
       await client.connect();
+      await client.query(sessionSettings(options));
       if (target.targetSessionAttrs === 'read-write') {
         const { rows } = await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only');
         if (rows[0]?.transaction_read_only !== 'off') {
@@ -88,12 +89,21 @@ export async function connectPostgres(
   throw new Error(`no PostgreSQL host ${wanted} (${refusals.join('; ')})`);
 }
 
+/**
+ * The schema on the search_path and the statement timeout, set by a statement once the
+ * connection is made rather than as startup parameters: PgBouncer refuses a connection that
+ * sends `options` or `statement_timeout` in its startup packet ("unsupported startup
+ * parameter"), even in session mode (docs/postgres.md, "Sizing").
+ */
+function sessionSettings(options: PostgresConnectOptions): string {
+  const timeoutMs = Math.trunc(options.statementTimeoutMs);
+  return `SET search_path = ${schemaIdentifier(options.schema)}; SET statement_timeout = ${timeoutMs}`;
+}
+
 /** A new client of a single-host URL, not yet connected; its errors while idle are handed to `onError`. */
 function newClient(options: PostgresConnectOptions, onError: (error: Error) => void): pg.Client {
   const client = new pg.Client({
     connectionString: options.url,
-    options: `-c search_path=${schemaIdentifier(options.schema)}`,
-    statement_timeout: options.statementTimeoutMs,
     connectionTimeoutMillis: options.connectTimeoutMs ?? defaultConnectTimeoutMs,
     application_name: 'sepp',
     keepAlive: true,
