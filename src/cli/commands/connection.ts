@@ -140,7 +140,7 @@ export function storeUnavailable(error: unknown): SeppError | undefined {
 export function storeUnavailableMessage(server: string, error: SeppError): string {
   return (
     `sepp at ${server} runs, but its store is unavailable: ${error.message}; ` +
-    "it reconnects by itself once the database is back (the server's log says more)"
+    "repeat the call once the database answers again (the server's log says more)"
   );
 }
 
