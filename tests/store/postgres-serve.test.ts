@@ -228,6 +228,12 @@ test('a PostgreSQL store that cannot be opened stops the start: one line saying 
     /is PostgreSQL running, listening on that address \(listen_addresses\) and port\? \(store\.url\)$/,
   );
   await attempt(
+    storeToml('refused').replace(`:${postgres.cluster.port}/`, ':1,127.0.0.1:2/'),
+    'two closed ports',
+    /no PostgreSQL host answers \(127\.0\.0\.1:1: .*ECONNREFUSED.*; 127\.0\.0\.1:2: .*ECONNREFUSED.*\)/,
+    /; each host has its reason in brackets: .*\(docs\/postgres\.md, "Failover"\)$/,
+  );
+  await attempt(
     storeToml('refused').replace(`/${postgres.database}"`, '/no_such_db"'),
     'a missing database',
     /database "no_such_db" does not exist/,

@@ -54,6 +54,14 @@ export function connectAdvice(error: unknown, target: ConnectTarget): ConnectAdv
       fix: 'put it in a file named by store.password_file, or in an environment variable named by store.password_env',
     };
   }
+  // Several hosts: the message names each one's reason (which may hold a SQLSTATE's words or
+  // a network code), so it is advice on the hosts as a whole.
+  if (/no PostgreSQL host (accepts writes|answers)/.test(message)) {
+    return {
+      problem: message,
+      fix: 'each host has its reason in brackets: fix what they say, or the hosts in store.url; with target_session_attrs=read-write one of them must be the primary (docs/postgres.md, "Failover")',
+    };
+  }
   switch (state) {
     case '28P01':
       return {
@@ -126,12 +134,6 @@ export function connectAdvice(error: unknown, target: ConnectTarget): ConnectAdv
   }
   if (/does not support SSL/i.test(message)) {
     return { problem: message, fix: 'drop sslmode from store.url, or turn on ssl in PostgreSQL' };
-  }
-  if (/no PostgreSQL host (accepts writes|answers)/.test(message)) {
-    return {
-      problem: message,
-      fix: 'with target_session_attrs=read-write one of the hosts in store.url must be the primary (docs/postgres.md, "Failover")',
-    };
   }
   return { problem: message, fix: settings };
 }
