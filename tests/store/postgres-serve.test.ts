@@ -247,6 +247,16 @@ test('a PostgreSQL store that cannot be opened stops the start: one line saying 
   await postgres.cluster.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
   const asRole = (schema: string) => storeToml(schema).replace('://sepp@', `://${role}@`);
   assert.ok(asRole('x').includes(`://${role}@`), 'the URL names the role');
+  await postgres.cluster.query(`ALTER ROLE ${role} CONNECTION LIMIT 0`);
+  await attempt(
+    asRole('owned'),
+    "the role's connection limit reached",
+    /too many connections for role/,
+    new RegExp(
+      `; the role's CONNECTION LIMIT is reached \\(ALTER ROLE ${role} CONNECTION LIMIT …\\): each sepp server opens store\\.pool_size \\+ 1 connections`,
+    ),
+  );
+  await postgres.cluster.query(`ALTER ROLE ${role} CONNECTION LIMIT -1`);
   await attempt(
     asRole('owned'),
     'a role without CREATE on the database',

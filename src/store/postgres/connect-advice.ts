@@ -85,11 +85,18 @@ export function connectAdvice(error: unknown, target: ConnectTarget): ConnectAdv
           ? `user "${user}" may not create the schema "${schema}": create it for the user (CREATE SCHEMA ${schema} AUTHORIZATION ${user}), or make it the database's owner (docs/postgres.md, "Setting it up")`
           : `user "${user}" must own the schema "${schema}" and its tables to migrate them: ALTER SCHEMA ${schema} OWNER TO ${user}, or run sepp as the role that created them (docs/postgres.md, "Setting it up")`,
       };
-    case '53300':
+    case '53300': {
+      // "too many connections for role …" / "… for database …" is a CONNECTION LIMIT of its own.
+      const limited = /for role/.test(message)
+        ? `the role's CONNECTION LIMIT is reached (ALTER ROLE ${user} CONNECTION LIMIT …)`
+        : /for database/.test(message)
+          ? `the database's CONNECTION LIMIT is reached (ALTER DATABASE ${database} CONNECTION LIMIT …)`
+          : "PostgreSQL's max_connections is reached";
       return {
         problem: message,
-        fix: `PostgreSQL's max_connections is reached: each sepp server opens store.pool_size + 1 connections (docs/postgres.md, "Sizing")`,
+        fix: `${limited}: each sepp server opens store.pool_size + 1 connections (docs/postgres.md, "Sizing")`,
       };
+    }
     case '57P03':
       return {
         problem: message,
