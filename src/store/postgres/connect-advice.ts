@@ -8,6 +8,8 @@
  * host, the user, the database and the schema only.
  */
 
+import { sqlState } from './connect.ts';
+
 /** Where the store was asked to connect (no password). */
 export interface ConnectTarget {
   /** `host:port` of the first host, as the URL names it. */
@@ -27,12 +29,6 @@ export interface ConnectAdvice {
 }
 
 const settings = '(store.url, store.password_file, store.password_env)';
-
-function sqlState(error: unknown): string | undefined {
-  if (!(error instanceof Error) || !('code' in error)) return undefined;
-  const code = String(error.code);
-  return /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-}
 
 function systemCode(error: unknown): string | undefined {
   if (!(error instanceof Error) || !('code' in error)) return undefined;

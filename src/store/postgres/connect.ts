@@ -131,7 +131,8 @@ const storageClasses = new Set(['08', '40', '53', '57', '58', 'XX']);
  */
 const storageStates = new Set(['25006']);
 
-function sqlState(error: unknown): string | undefined {
+/** The SQLSTATE of a driver's error, if it has one. */
+export function sqlState(error: unknown): string | undefined {
   if (!(error instanceof Error) || !('code' in error)) return undefined;
   const code = String(error.code);
   return /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
