@@ -8,7 +8,10 @@
  */
 import { redactUrl, type SeppConfig } from './config/index.ts';
 import { removeStaleBackups } from './rpc/index.ts';
+import { defaultConnectTimeoutMs } from './store/postgres/connect.ts';
+import { type ConnectTarget, connectAdvice } from './store/postgres/connect-advice.ts';
 import { PostgresStore } from './store/postgres/postgres-store.ts';
+import { parsePostgresUrl } from './store/postgres-url.ts';
 import { DataDirError } from './store/sqlite/data-dir.ts';
 import { DataDirInUseError, SchemaTooNewError } from './store/sqlite/open.ts';
 import { openSqliteStore } from './store/sqlite/sqlite-store.ts';
@@ -104,10 +107,30 @@ async function openPostgres(
   } catch (error) {
     await store.close().catch(() => {});
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-    const detail = cause instanceof Error ? cause.message : String(cause);
+    const { problem, fix } = connectAdvice(cause, connectTarget(url, schema, statementTimeoutMs));
     throw new StoreStartupError(
-      `cannot open the PostgreSQL store at ${redactUrl(url)} (schema ${schema}): ${detail} (store.url, store.password_file, store.password_env)`,
+      `cannot open the PostgreSQL store at ${redactUrl(url)} (schema ${schema}): ${problem}; ${fix}`,
     );
   }
   return store;
+}
+
+/** Where the store's first host is, for the advice on a failed start (no password: the URL holds none). */
+function connectTarget(url: string, schema: string, statementTimeoutMs: number): ConnectTarget {
+  const target = parsePostgresUrl(url);
+  let first: URL | undefined;
+  try {
+    first = target instanceof Error ? undefined : new URL(target.hosts[0]?.url ?? '');
+  } catch {
+    // The config checked the URL; a host that URL cannot read is named by its advice as "?".
+  }
+  return {
+    host: first === undefined ? '?' : `${first.hostname}:${first.port === '' ? '5432' : first.port}`,
+    // libpq's and the driver's default user is the operating system's.
+    user: decodeURIComponent(first?.username ?? '') || (process.env.PGUSER ?? process.env.USER ?? ''),
+    database: decodeURIComponent(first?.pathname.slice(1) ?? ''),
+    schema,
+    statementTimeoutMs,
+    connectTimeoutMs: defaultConnectTimeoutMs,
+  };
 }

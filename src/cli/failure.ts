@@ -24,7 +24,7 @@ export const exitCodesEpilogue = `Exit codes:
   0  done
   1  failed (the message says why); for serve: could not start
   2  invalid input (flags, arguments, configuration, or a request the server refused as invalid)
-  3  cannot reach the server (--server), or it is shutting down
+  3  cannot reach the server (--server), it is shutting down, or its store is unavailable
   4  not authenticated, or the API key's role does not allow this (--api-key, SEPP_API_KEY)
   5  not found (no such job or queue)
   6  timed out waiting (sepp job --wait --timeout-ms)`;

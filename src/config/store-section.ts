@@ -47,10 +47,21 @@ export function readStore(reader: ConfigReader, value: unknown, io: SecretIo | u
     const target = parsePostgresUrl(entry.url);
     // postgresUrlField checked the form; each host's URL is checked here.
     const urls = target instanceof Error ? [] : target.hosts.map((h) => new URL(h.url));
-    if (urls.some((url) => url.password !== '')) {
+    // The driver reads `?password=` (and `?sslpassword=`, a client key's passphrase) as libpq does.
+    const secretParams = ['password', 'sslpassword'];
+    if (urls.some((url) => url.password !== '' || secretParams.some((p) => url.searchParams.has(p)))) {
       reader.problem(
         'store.url',
         'holds a password; remove it from the URL and put it in a file named by store.password_file, or in an environment variable named by store.password_env',
+      );
+    }
+    // The driver takes these as verify-full (and says so in a warning of its own on stderr):
+    // what libpq means by them, an unverified or a hostless check, it does not do.
+    const sslmode = urls.map((url) => url.searchParams.get('sslmode')).find((m) => m !== null);
+    if (sslmode === 'prefer' || sslmode === 'require' || sslmode === 'verify-ca') {
+      reader.problem(
+        'store.url',
+        `has sslmode=${sslmode}, which sepp's PostgreSQL driver checks as verify-full (the certificate and the host name); write sslmode=verify-full (with sslrootcert=FILE for a private CA) or sslmode=disable`,
       );
     }
     if (urls.some((url) => url.hostname === '' || url.pathname.length <= 1)) {

@@ -4,6 +4,7 @@
  */
 import { isLoopbackHost } from './listen-address.ts';
 import { tomlKey } from './reader.ts';
+import { serverSpec } from './schema.ts';
 import type { SeppConfig } from './types.ts';
 
 export interface ConfigWarning {
@@ -17,18 +18,40 @@ export function configWarnings(config: SeppConfig): ConfigWarning[] {
   const warnings: ConfigWarning[] = [];
   const warn = (key: string, message: string) => warnings.push({ key, message });
 
-  if (server.durability === 'relaxed') {
-    warn(
-      'server.durability',
-      'relaxed: commits are not fsync\'d, so a power cut or kernel crash can lose acknowledged operations (a process crash cannot); use "full" unless that is acceptable',
-    );
-  }
+  if (config.store.kind === 'postgres') {
+    // What only the SQLite store reads is ignored by the PostgreSQL store: said, not silent
+    // (docs/postgres.md, "What the PostgreSQL store does not do").
+    const ignored = (key: string, why: string) =>
+      warn(key, `means nothing with store.kind = "postgres" and is ignored: ${why} (docs/postgres.md)`);
+    if (server.durability === 'relaxed') {
+      ignored(
+        'server.durability',
+        'commits follow PostgreSQL\'s synchronous_commit; a queue\'s own durability = "relaxed" lets its commits skip the flush',
+      );
+    }
+    if (server.walCheckpoints === 'external') {
+      ignored('server.wal_checkpoints', 'PostgreSQL keeps its own WAL, and Litestream does not apply');
+    }
+    if (server.diskReserveBytes !== serverSpec.diskReserveBytes.default) {
+      ignored(
+        'server.disk_reserve_bytes',
+        "the disk reserve is the SQLite store's; watch the database's disk",
+      );
+    }
+  } else {
+    if (server.durability === 'relaxed') {
+      warn(
+        'server.durability',
+        'relaxed: commits are not fsync\'d, so a power cut or kernel crash can lose acknowledged operations (a process crash cannot); use "full" unless that is acceptable',
+      );
+    }
 
-  if (server.walCheckpoints === 'external') {
-    warn(
-      'server.wal_checkpoints',
-      'external: sepp never checkpoints the WAL, so it grows with every commit unless Litestream (or another tool) checkpoints it; watch sepp_db_file_size{sepp_db_file="wal"} (docs/replication.md)',
-    );
+    if (server.walCheckpoints === 'external') {
+      warn(
+        'server.wal_checkpoints',
+        'external: sepp never checkpoints the WAL, so it grows with every commit unless Litestream (or another tool) checkpoints it; watch sepp_db_file_size{sepp_db_file="wal"} (docs/replication.md)',
+      );
+    }
   }
 
   const surfaces = [

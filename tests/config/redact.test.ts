@@ -100,6 +100,19 @@ test('risky settings produce warnings naming the setting', () => {
       'telemetry.traces_sample_ratio',
     ],
   );
+  // On PostgreSQL, what only the SQLite store reads is said to be ignored, not warned about as SQLite's.
+  const onPostgres = configWarnings(
+    loadToml(
+      '[server]\ndurability = "relaxed"\nwal_checkpoints = "external"\ndisk_reserve_bytes = "64MiB"\n' +
+        '[store]\nkind = "postgres"\nurl = "postgres://sepp@db/sepp"\n',
+    ),
+  ).filter((w) => w.key.startsWith('server.'));
+  assert.deepEqual(
+    onPostgres.map((w) => w.key),
+    ['server.durability', 'server.wal_checkpoints', 'server.disk_reserve_bytes'],
+  );
+  for (const w of onPostgres)
+    assert.match(w.message, /^means nothing with store\.kind = "postgres" and is ignored: /);
   const [insecure] = configWarnings(
     loadToml('[server]\ngrpc_listen = "0.0.0.0:1"\n[grpc]\ninsecure_allow_unauthenticated = true\n'),
   );

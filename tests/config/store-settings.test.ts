@@ -85,6 +85,28 @@ test('a PostgreSQL store needs a URL naming host and database, without a passwor
     /holds a password; .*store\.password_file.*store\.password_env/,
   );
   assert.ok(!withPassword.message.includes(password), 'the message does not repeat the password');
+  // The driver takes libpq's `?password=` (and a client key's `?sslpassword=`) as well: refused the same way.
+  for (const param of ['password', 'sslpassword']) {
+    const inQuery = assertProblem(
+      problemsOf(
+        `[store]\nkind = "postgres"\nurl = "postgres://sepp@db/sepp?sslmode=verify-full&${param}=${password}"\n`,
+      ),
+      'store.url',
+      /holds a password; /,
+    );
+    assert.ok(!inQuery.message.includes(password), 'the message does not repeat the password');
+  }
+  // libpq's weaker modes are verify-full to the driver: the config says so instead of it.
+  assertProblem(
+    problemsOf('[store]\nkind = "postgres"\nurl = "postgres://sepp@db/sepp?sslmode=require"\n'),
+    'store.url',
+    /sslmode=require, which .* checks as verify-full .*; write sslmode=verify-full \(with sslrootcert=FILE for a private CA\) or sslmode=disable/,
+  );
+  assert.doesNotThrow(() =>
+    loadToml(
+      '[store]\nkind = "postgres"\nurl = "postgres://sepp@db/sepp?sslmode=verify-full&sslrootcert=/etc/ca.pem"\n',
+    ),
+  );
   assertProblem(problemsOf(pgToml('schema = "Sepp-1"\n')), 'store.schema', /lower-case letters/);
   assertProblem(problemsOf(pgToml('pool_size = 1\n')), 'store.pool_size', /2/);
 });

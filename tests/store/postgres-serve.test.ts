@@ -3,16 +3,20 @@
  * opens it from `[store]`, jobs go through the real gRPC API and survive a restart,
  * what only SQLite has answers FAILED_PRECONDITION naming the store, and a store that
  * cannot be opened stops the start with one line that names the settings and never
- * the password. Also: servers starting together migrate a new schema once.
+ * the password, only what to do. A PostgreSQL restart under a running server: the CLI says
+ * the store is unavailable, `sepp status` still shows the server. Also: servers starting
+ * together migrate a new schema once.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { StartupError, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
+import { connectPostgres } from '../../src/store/postgres/connect.ts';
 import { migrations } from '../../src/store/postgres/gen/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
@@ -33,6 +37,7 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) });
   let t = await within(startTestServer({ toml: storeToml('served'), logger }), 'the server started', 60_000);
+  let stopped = false;
   try {
     const c0 = t.client;
     const enqueue = async (idempotencyKey = '') =>
@@ -127,7 +132,34 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
       { ...store, replication: 'none', standbys: 0 },
     );
     assert.ok(!statusRun.stdout.includes(postgres.cluster.password));
+
+    // PostgreSQL restarts under the running server: the CLI says the store is unavailable (not
+    // "cannot reach sepp": PostgreSQL's ECONNREFUSED is not the CLI's), `sepp status` still shows
+    // the server and its store and exits 3, and once PostgreSQL is back the server answers again.
+    await within(postgres.cluster.stop(), 'PostgreSQL stopped', 60_000);
+    stopped = true;
+    const down =
+      /^sepp: sepp at \S+ runs, but its store is unavailable: storage unavailable, nothing was written: .*; repeat the call once the database answers again \(the server.s log says more\)$/m;
+    const enqueueDown = await sepp(['enqueue', 'emails', 'hello'], { SEPP_SERVER: t.address });
+    assert.equal(enqueueDown.code, 3, enqueueDown.stderr);
+    assert.match(enqueueDown.stderr, down);
+    const statusDown = await sepp(['status'], { SEPP_SERVER: t.address });
+    assert.equal(statusDown.code, 3, statusDown.stderr);
+    assert.match(statusDown.stderr, down);
+    assert.match(statusDown.stdout, /^store {7}postgres .*; unavailable now$/m);
+    assert.match(statusDown.stdout, /^queues {6}unknown: the store is unavailable$/m);
+    await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);
+    stopped = false;
+    let statusUp = await sepp(['status'], { SEPP_SERVER: t.address });
+    for (let i = 0; statusUp.code !== 0 && i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      statusUp = await sepp(['status'], { SEPP_SERVER: t.address });
+    }
+    assert.equal(statusUp.code, 0, statusUp.stderr);
+    assert.match(statusUp.stdout, /^queues {6}\d+$/m);
   } finally {
+    // The file's other tests need PostgreSQL back, however this one failed.
+    if (stopped) await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);
     await within(t.dispose(), 'the server stopped', 60_000);
   }
 });
@@ -149,7 +181,7 @@ test('what only the SQLite store has answers FAILED_PRECONDITION naming the stor
   }
 });
 
-test('a PostgreSQL store that cannot be opened stops the start: one line naming the settings, never the password', async () => {
+test('a PostgreSQL store that cannot be opened stops the start: one line saying what to do, never the password', async () => {
   const wrong = join(postgres.cluster.dataDir, '..', 'wrong-password');
   writeFileSync(wrong, 'not-the-password\n', { mode: 0o600 });
   const start = (toml: string) => {
@@ -164,24 +196,201 @@ test('a PostgreSQL store that cannot be opened stops the start: one line naming 
       build: { version: '0.0.0-test', commit: 'test' },
     });
   };
-  const refused = (error: unknown, pattern: RegExp) => {
+  const refused = (error: unknown, problem: RegExp, fix: RegExp) => {
     assert.ok(error instanceof StartupError, String(error));
-    assert.match(error.message, pattern);
-    assert.match(error.message, /\(store\.url, store\.password_file, store\.password_env\)$/);
+    assert.match(error.message, /^cannot open the PostgreSQL store at postgres:\/\/\S+ \(schema \w+\): /);
+    assert.match(error.message, problem);
+    assert.match(error.message, fix);
     assert.ok(
       !error.message.includes(postgres.cluster.password) && !error.message.includes('not-the-password'),
     );
     assert.ok(!error.message.includes('\n'));
     return true;
   };
-  await assert.rejects(
-    within(start(storeToml('refused', wrong)), 'the start with a wrong password ended'),
-    (e) => refused(e, /^cannot open the PostgreSQL store at postgres:\/\/.*password authentication failed/),
+  const attempt = (toml: string, what: string, problem: RegExp, fix: RegExp) =>
+    assert.rejects(within(start(toml), `the start with ${what} ended`), (e) => refused(e, problem, fix));
+  await attempt(
+    storeToml('refused', wrong),
+    'a wrong password',
+    /password authentication failed/,
+    /; check the password in store\.password_file or store\.password_env, and the user "\w+" in store\.url$/,
   );
-  const closedPort = storeToml('refused').replace(`:${postgres.cluster.port}/`, ':1/');
-  await assert.rejects(within(start(closedPort), 'the start on a closed port ended'), (e) =>
-    refused(e, /ECONNREFUSED/),
+  await attempt(
+    storeToml('refused').replace(/^password_file = .*\n/m, ''),
+    'no password',
+    /the database asks user "\w+" for a password, and none is configured; /,
+    /store\.password_file.*store\.password_env$/,
   );
+  await attempt(
+    storeToml('refused').replace(`:${postgres.cluster.port}/`, ':1/'),
+    'a closed port',
+    /nothing accepts connections at 127\.0\.0\.1:1 \(.*ECONNREFUSED.*\)/,
+    /is PostgreSQL running, listening on that address \(listen_addresses\) and port\? \(store\.url\)$/,
+  );
+  await attempt(
+    storeToml('refused').replace(`:${postgres.cluster.port}/`, ':1,127.0.0.1:2/'),
+    'two closed ports',
+    /no PostgreSQL host answers \(127\.0\.0\.1:1: .*ECONNREFUSED.*; 127\.0\.0\.1:2: .*ECONNREFUSED.*\)/,
+    /; each host has its reason in brackets: .*\(docs\/postgres\.md, "Failover"\)$/,
+  );
+  await attempt(
+    storeToml('refused').replace(`/${postgres.database}"`, '/no_such_db"'),
+    'a missing database',
+    /database "no_such_db" does not exist/,
+    /create it \(CREATE DATABASE no_such_db OWNER \w+; docs\/postgres\.md, "Setting it up"\)/,
+  );
+  // Least privilege (docs/postgres.md): a role that owns no database and may create nothing in
+  // it is refused with the statement that fixes it; given a schema of its own, it starts (before,
+  // CREATE SCHEMA IF NOT EXISTS asked for CREATE on the database even with the schema there).
+  const role = `${postgres.database}_app`;
+  const { password } = postgres.cluster;
+  await postgres.cluster.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+  const asRole = (schema: string) => storeToml(schema).replace('://sepp@', `://${role}@`);
+  assert.ok(asRole('x').includes(`://${role}@`), 'the URL names the role');
+  await postgres.cluster.query(`ALTER ROLE ${role} CONNECTION LIMIT 0`);
+  await attempt(
+    asRole('owned'),
+    "the role's connection limit reached",
+    /too many connections for role/,
+    new RegExp(
+      `; the role's CONNECTION LIMIT is reached \\(ALTER ROLE ${role} CONNECTION LIMIT …\\): each sepp server opens store\\.pool_size \\+ 1 connections`,
+    ),
+  );
+  await postgres.cluster.query(`ALTER ROLE ${role} CONNECTION LIMIT -1`);
+  await attempt(
+    asRole('owned'),
+    'a role without CREATE on the database',
+    /permission denied for database/,
+    new RegExp(
+      `may not create the schema "owned": create it for the user \\(CREATE SCHEMA owned AUTHORIZATION ${role}\\)`,
+    ),
+  );
+  await postgres.cluster.query(`CREATE SCHEMA owned AUTHORIZATION ${role}`, [], postgres.database);
+  const t = await within(startTestServer({ toml: asRole('owned') }), 'the start as the schema owner', 60_000);
+  await within(t.dispose(), 'the server stopped', 60_000);
+  // A schema the role may use but not create in (another role's): the fix names the owner change.
+  await postgres.cluster.query(`CREATE SCHEMA theirs`, [], postgres.database);
+  await postgres.cluster.query(`GRANT USAGE ON SCHEMA theirs TO ${role}`, [], postgres.database);
+  await attempt(
+    asRole('theirs'),
+    'a role without CREATE on the schema',
+    /permission denied for schema theirs/,
+    new RegExp(
+      `must own the schema "theirs" and its tables to migrate them: ALTER SCHEMA theirs OWNER TO ${role}`,
+    ),
+  );
+});
+
+/** The block of `lang` after `<!-- example: NAME -->` in docs/postgres.md (or the first after `heading`). */
+function docsBlock(lang: string, at: { example: string } | { heading: string }): string {
+  const docs = readFileSync(new URL('../../docs/postgres.md', import.meta.url), 'utf8');
+  const from =
+    'example' in at ? docs.indexOf(`<!-- example: ${at.example} -->\n`) : docs.indexOf(`\n${at.heading}\n`);
+  assert.ok(from >= 0, `docs/postgres.md has ${JSON.stringify(at)}`);
+  const found = new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, 'm').exec(docs.slice(from));
+  assert.ok(found?.[1], `a ${lang} block after ${JSON.stringify(at)}`);
+  return found[1];
+}
+
+test("docs/postgres.md's set-ups, the database's owner and least privilege, each start sepp with its [store]", async () => {
+  const { cluster } = postgres;
+  // The docs' names are all `sepp` (role, database, schema): each set-up gets its own here.
+  const named = (sql: string, name: string) =>
+    sql.replaceAll(/\bsepp\b/g, name).replaceAll("'…'", `'${cluster.password}'`);
+  const statements = (sql: string) =>
+    sql
+      .split(';')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+  const storeToml = (name: string) =>
+    docsBlock('toml', { heading: '## Setting it up' })
+      .replaceAll(/^# /gm, '')
+      .replace('db.example:5432', `127.0.0.1:${cluster.port}`)
+      .replaceAll(/\bsepp\b/g, name)
+      .replace(/^password_file = .*$/m, `password_file = "${cluster.passwordFile}"`);
+  const setUps = [
+    { name: 'docs_owner', server: ['setup-owner'], database: [] },
+    { name: 'docs_least', server: ['setup-least-privilege'], database: ['setup-least-privilege-schema'] },
+  ];
+  for (const { name, server, database } of setUps) {
+    for (const example of server) {
+      for (const sql of statements(named(docsBlock('sql', { example }), name))) await cluster.query(sql);
+    }
+    for (const example of database) {
+      for (const sql of statements(named(docsBlock('sql', { example }), name)))
+        await cluster.query(sql, [], name);
+    }
+    const toml = storeToml(name);
+    assert.match(toml, new RegExp(`^url = "postgres://${name}@127\\.0\\.0\\.1:\\d+/${name}"$`, 'm'));
+    const t = await within(startTestServer({ toml }), `the start on the set-up ${name}`, 60_000);
+    try {
+      const { jobId } = await answered(
+        call(t.client, t.client.enqueue, { job: testJob('emails') }),
+        'an enqueue',
+      );
+      assert.ok(jobId);
+      const { rows } = await cluster.query<{ owner: string }>(
+        `SELECT nspowner::regrole::text AS owner FROM pg_namespace WHERE nspname = $1`,
+        [name],
+        name,
+      );
+      assert.deepEqual(rows, [{ owner: name }], 'the role owns its schema');
+    } finally {
+      await within(t.dispose(), 'the server stopped', 60_000);
+    }
+  }
+});
+
+test('a connection sends PgBouncer-safe startup parameters only, and sets its schema and timeout by statement', async () => {
+  // The startup packet sepp sends: PgBouncer refuses `options` and `statement_timeout` in it
+  // ("unsupported startup parameter"), even in session mode (docs/postgres.md, "Sizing").
+  const keys = await new Promise<string[]>((resolve, reject) => {
+    const listener = createServer((socket) => {
+      socket.once('data', (packet: Buffer) => {
+        // int32 length, int32 protocol version, then key\0value\0 pairs and a final \0.
+        const fields = packet.subarray(8).toString('utf8').split('\0');
+        socket.destroy();
+        listener.close();
+        resolve(fields.filter((_, i) => i % 2 === 0 && fields[i] !== ''));
+      });
+    });
+    listener.listen(0, '127.0.0.1', () => {
+      const { port } = listener.address() as AddressInfo;
+      connectPostgres(
+        {
+          url: `postgres://sepp@127.0.0.1:${port}/sepp`,
+          password: null,
+          schema: 'jobs',
+          statementTimeoutMs: 1234,
+        },
+        () => {},
+      ).then(
+        () => reject(new Error('connected to a socket that closed')),
+        () => {},
+      );
+    });
+  });
+  const pgBouncerTakes = ['user', 'database', 'application_name', 'client_encoding', 'DateStyle', 'TimeZone'];
+  assert.deepEqual(
+    keys.filter((k) => !pgBouncerTakes.includes(k)),
+    [],
+    `startup parameters ${keys.join(', ')}`,
+  );
+  const client = await within(
+    connectPostgres(
+      { ...postgres.cluster.storeOptions(postgres.database, 'jobs_schema'), statementTimeoutMs: 1234 },
+      () => {},
+    ),
+    'the connection',
+  );
+  try {
+    const { rows } = await client.query<{ path: string; timeout: string }>(
+      "SELECT current_setting('search_path') AS path, current_setting('statement_timeout') AS timeout",
+    );
+    assert.deepEqual(rows, [{ path: 'jobs_schema', timeout: '1234ms' }]);
+  } finally {
+    await client.end();
+  }
 });
 
 test('servers starting together on a new schema migrate it once and take different counter shards', async () => {

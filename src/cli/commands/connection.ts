@@ -127,6 +127,23 @@ export function printJson(io: CliIo, value: unknown): void {
   print(io, JSON.stringify(value, null, 2));
 }
 
+/** Whether the server answered that its store is unavailable (PostgreSQL down or restarting, say). */
+export function storeUnavailable(error: unknown): SeppError | undefined {
+  return error instanceof SeppError &&
+    error.code === 'unavailable' &&
+    /^storage unavailable/.test(error.message)
+    ? error
+    : undefined;
+}
+
+/** What a command says when the server runs but its store is unavailable. */
+export function storeUnavailableMessage(server: string, error: SeppError): string {
+  return (
+    `sepp at ${server} runs, but its store is unavailable: ${error.message}; ` +
+    "repeat the call once the database answers again (the server's log says more)"
+  );
+}
+
 /** The message and exit code for anything a command failed with. */
 export async function describeFailure(
   error: unknown,
@@ -148,7 +165,12 @@ export async function describeFailure(
   const server = target?.address ?? 'the server';
   switch (error.code) {
     case 'unavailable':
-      // "shutting down" and "storage unavailable" come from a server that answered.
+      // "shutting down" and "storage unavailable" come from a server that answered. The
+      // latter may carry the database's own network error (PostgreSQL's ECONNREFUSED): it
+      // is not this connection's, and the server is there.
+      if (storeUnavailable(error) !== undefined) {
+        return { message: storeUnavailableMessage(server, error), exitCode: exitCodes.unreachable };
+      }
       if (
         target !== undefined &&
         /No connection established|Failed to connect|connect E|getaddrinfo|Name resolution|Protocol error|SSL|certificate/i.test(

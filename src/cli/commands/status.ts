@@ -2,11 +2,23 @@
  * `sepp status`: what the server is and how it runs — version, uptime, the store
  * (SQLite, or PostgreSQL with where, whether it hears the other servers and its
  * replication: docs/replication.md), the
- * default durability, and how many queues and workers it has now.
+ * default durability, and how many queues and workers it has now. While the store is
+ * unavailable it still shows the server and where its store is, says the store is
+ * unavailable, and exits 3.
  */
 import type { Argv } from 'yargs';
+import { SeppError } from '../../../clients/typescript/src/index.ts';
+import { CliError, exitCodes } from '../failure.ts';
 import type { CliIo } from '../io.ts';
-import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
+import {
+  print,
+  printJson,
+  runWithClient,
+  storeUnavailable,
+  storeUnavailableMessage,
+  wantsJson,
+  withConnection,
+} from './connection.ts';
 import { age } from './format.ts';
 
 export function registerStatusCommand(parser: Argv, io: CliIo): void {
@@ -16,13 +28,30 @@ export function registerStatusCommand(parser: Argv, io: CliIo): void {
     (y) => withConnection(io, y),
     (args) =>
       runWithClient(io, args, async (client) => {
+        // The queues and workers are read from the store: while it is unavailable (PostgreSQL
+        // restarting), the server still answers what it is and where its store is, which is
+        // what is wanted then.
         const [info, queues, workers] = await Promise.all([
           client.getServerInfo(),
-          client.listQueues(),
-          client.listWorkers(),
+          unlessStoreDown(client.listQueues()),
+          unlessStoreDown(client.listWorkers()),
         ]);
+        const storeDown = [queues, workers].find((r) => r instanceof SeppError);
+        const queueCount = queues instanceof SeppError ? null : queues.length;
+        const workerCount = workers instanceof SeppError ? null : workers.length;
+        // The status is printed, then the command fails: a script sees the outage in the exit code.
+        const failIfDown = () => {
+          if (storeDown === undefined) return;
+          throw new CliError(storeUnavailableMessage(args.server, storeDown), exitCodes.unreachable);
+        };
         if (wantsJson(args)) {
-          printJson(io, { ...info, queues: queues.length, workers: workers.length });
+          printJson(io, {
+            ...info,
+            queues: queueCount,
+            workers: workerCount,
+            ...(storeDown === undefined ? {} : { storeUnavailable: storeDown.message }),
+          });
+          failIfDown();
           return;
         }
         const { store } = info;
@@ -38,12 +67,26 @@ export function registerStatusCommand(parser: Argv, io: CliIo): void {
           io,
           [
             `server      sepp ${info.version}${commit}, up ${age(upMs)} (since ${info.startedAt.toISOString()})`,
-            `store       ${storeLine}`,
+            `store       ${storeLine}${storeDown === undefined ? '' : '; unavailable now'}`,
             `durability  ${info.durability} (the default; a queue may set its own)`,
-            `queues      ${queues.length}${info.strictQueues ? ' (strict: only declared queues take jobs)' : ''}`,
-            `workers     ${workers.length} connected`,
+            queueCount !== null
+              ? `queues      ${queueCount}${info.strictQueues ? ' (strict: only declared queues take jobs)' : ''}`
+              : 'queues      unknown: the store is unavailable',
+            workerCount === null
+              ? 'workers     unknown: the store is unavailable'
+              : `workers     ${workerCount} connected`,
           ].join('\n'),
         );
+        failIfDown();
       }),
   );
+}
+
+/** A read's answer, or its failure when the server's store is unavailable (any other failure is thrown). */
+function unlessStoreDown<T>(read: Promise<T>): Promise<T | SeppError> {
+  return read.catch((error: unknown) => {
+    const down = storeUnavailable(error);
+    if (down === undefined) throw error;
+    return down;
+  });
 }

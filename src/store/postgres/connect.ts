@@ -41,6 +41,9 @@ const types: pg.CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/** How long a connection attempt may take unless the caller says otherwise. */
+export const defaultConnectTimeoutMs = 10_000;
+
 const identifierRe = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** The schema's name as an identifier; anything else is refused (the config checks it first). */
@@ -66,6 +69,7 @@ export async function connectPostgres(
     const client = newClient({ ...options, url }, onError);
     try {
       await client.connect();
+      await client.query(sessionSettings(options));
       if (target.targetSessionAttrs === 'read-write') {
         const { rows } = await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only');
         if (rows[0]?.transaction_read_only !== 'off') {
@@ -85,13 +89,22 @@ export async function connectPostgres(
   throw new Error(`no PostgreSQL host ${wanted} (${refusals.join('; ')})`);
 }
 
+/**
+ * The schema on the search_path and the statement timeout, set by a statement once the
+ * connection is made rather than as startup parameters: PgBouncer refuses a connection that
+ * sends `options` or `statement_timeout` in its startup packet ("unsupported startup
+ * parameter"), even in session mode (docs/postgres.md, "Sizing").
+ */
+function sessionSettings(options: PostgresConnectOptions): string {
+  const timeoutMs = Math.trunc(options.statementTimeoutMs);
+  return `SET search_path = ${schemaIdentifier(options.schema)}; SET statement_timeout = ${timeoutMs}`;
+}
+
 /** A new client of a single-host URL, not yet connected; its errors while idle are handed to `onError`. */
 function newClient(options: PostgresConnectOptions, onError: (error: Error) => void): pg.Client {
   const client = new pg.Client({
     connectionString: options.url,
-    options: `-c search_path=${schemaIdentifier(options.schema)}`,
-    statement_timeout: options.statementTimeoutMs,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? defaultConnectTimeoutMs,
     application_name: 'sepp',
     keepAlive: true,
     pipeline: options.pipeline === true,
@@ -118,7 +131,8 @@ const storageClasses = new Set(['08', '40', '53', '57', '58', 'XX']);
  */
 const storageStates = new Set(['25006']);
 
-function sqlState(error: unknown): string | undefined {
+/** The SQLSTATE of a driver's error, if it has one. */
+export function sqlState(error: unknown): string | undefined {
   if (!(error instanceof Error) || !('code' in error)) return undefined;
   const code = String(error.code);
   return /^[0-9A-Z]{5}$/.test(code) ? code : undefined;

@@ -34,7 +34,11 @@ export async function migrate(
   const name = schemaIdentifier(schema);
   await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [migrationLockClass, name]);
   try {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${name}`);
+    // CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database even when the schema is
+    // there: a role given only a schema of its own (docs/postgres.md, least privilege) would
+    // be refused. So the schema is created only when it is missing.
+    const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [name]);
+    if (found.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${name}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${name}.schema_migrations (
          version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
