@@ -20,6 +20,7 @@ import type {
   TopErrors,
   WorkerInfo,
 } from './admin-types.ts';
+import type { BatchCaller } from './batches/index.ts';
 import type {
   BulkStart,
   CancelListener,
@@ -158,15 +159,15 @@ export class Engine {
   addToBatch(
     batchId: string,
     jobs: readonly EnqueueRequest[],
-    options?: { seal?: boolean; fromMember?: string },
+    options?: { seal?: boolean; fromMember?: string; caller?: BatchCaller },
     audit?: AuditInput,
   ): Promise<BatchAddResult> {
     return this.parts.batches.add(batchId, jobs, options, audit);
   }
 
-  /** Seals a batch; it ends (and enqueues its completion jobs) once no member is pending. */
-  sealBatch(batchId: string): Promise<BatchInfo> {
-    return this.parts.batches.seal(batchId);
+  /** Seals a batch; it ends (and enqueues its completion jobs) once no member is pending. Only its owner or an admin `caller`. */
+  sealBatch(batchId: string, caller?: BatchCaller): Promise<BatchInfo> {
+    return this.parts.batches.seal(batchId, caller);
   }
 
   /** A batch's state and counts, and a page of its members in the order added. */

@@ -59,18 +59,21 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
       return { batch: batchToProto(batch), results: results.map(enqueueResultToProto) };
     }),
 
-    addToBatch: unary('AddToBatch', 'enqueue', async (req, call, _caller, observation) => {
+    addToBatch: unary('AddToBatch', 'enqueue', async (req, call, caller, observation) => {
       observation.annotate({ jobs: req.jobs.length });
       const fallback = observation.context ?? metadataTraceContext(call.metadata);
       const { batch, results } = await engine.addToBatch(req.batchId, requests(req.jobs, fallback), {
         seal: req.seal,
         ...(req.fromMember === '' ? {} : { fromMember: req.fromMember }),
+        caller: { name: caller.name, admin: caller.role === 'admin' },
       });
       return { batch: batchToProto(batch), results: results.map(enqueueResultToProto) };
     }),
 
-    sealBatch: unary('SealBatch', 'enqueue', async (req) => ({
-      batch: batchToProto(await engine.sealBatch(req.batchId)),
+    sealBatch: unary('SealBatch', 'enqueue', async (req, _call, caller) => ({
+      batch: batchToProto(
+        await engine.sealBatch(req.batchId, { name: caller.name, admin: caller.role === 'admin' }),
+      ),
     })),
 
     getBatch: unary('GetBatch', 'read', async (req) => {

@@ -3,6 +3,8 @@
  * API, on a server with API keys: newest first, by state and owner, in pages; an admin
  * key lists every key's batches, a producer key only its own (another key's is
  * PERMISSION_DENIED / 403), a key scoped to queues none; GetServerInfo names the retention.
+ * Changing a batch follows its owner too: only the key that created it, or an admin key, adds
+ * to it or seals it; a pending member adds with from_member whoever calls.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -148,5 +150,37 @@ describe('listing batches', () => {
     const bad = await apiCall(url, '/v1/batches?state=done', { key: keys.admin });
     assert.equal(bad.status, 400);
     assert.match(bad.text, /state: \\"done\\" is no batch state/);
+  });
+
+  test('only the owner or an admin adds to or seals a batch; a pending member adds with fromMember', async () => {
+    const { batch } = await client('etl').createBatch({ jobs: [{ queue: 'bl', type: 't' }] });
+    const member = (await client('admin').getBatch(batch.id)).members[0]!.jobId;
+    const job = { queue: 'bl', type: 't' };
+    for (const call of [
+      client('billing').addToBatch(batch.id, [job]),
+      client('billing').sealBatch(batch.id),
+    ]) {
+      await assert.rejects(call, (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'permission_denied');
+        assert.match(error.message, new RegExp(`batch ${batch.id} was created by API key etl`));
+        return true;
+      });
+    }
+    const url = server.httpUrl;
+    const add = await apiCall(url, `/v1/batches/${batch.id}/jobs`, {
+      method: 'POST',
+      key: keys.billing,
+      body: { jobs: [job] },
+    });
+    assert.equal(add.status, 403, add.text);
+    const seal = await apiCall(url, `/v1/batches/${batch.id}/seal`, { method: 'POST', key: keys.billing });
+    assert.equal(seal.status, 403, seal.text);
+    assert.equal((await client('admin').getBatch(batch.id)).batch.members, 1);
+
+    await client('etl').addToBatch(batch.id, [job]);
+    await client('billing').addToBatch(batch.id, [job], { fromMember: member });
+    const sealed = await client('admin').sealBatch(batch.id);
+    assert.equal(sealed.state, 'sealed');
+    assert.equal(sealed.members, 3);
   });
 });

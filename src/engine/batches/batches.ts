@@ -112,7 +112,7 @@ export class Batches {
   async add(
     batchId: string,
     jobs: readonly EnqueueRequest[],
-    options: { seal?: boolean; fromMember?: string } = {},
+    options: { seal?: boolean; fromMember?: string; caller?: BatchCaller } = {},
     audit?: AuditInput,
   ): Promise<BatchAddResult> {
     const id = checkBatchId(batchId);
@@ -123,16 +123,15 @@ export class Batches {
       function* (this: Batches, tx: StoreTx): Op<BatchAddResult> {
         const store = this.capability(tx);
         const row = yield* this.find(store, id);
-        if (row.state !== 'open') {
-          const membership = fromMember === undefined ? undefined : yield* store.membership(fromMember);
-          const byPendingMember = membership?.batch_id === id && membership.state === 'pending';
-          if (!byPendingMember) {
-            throw new SeppError(
-              'failed_precondition',
-              `batch ${id} is ${row.state}: jobs are added to an open batch, or to a sealed one by a member that has not ended (from_member)`,
-            );
-          }
+        const membership = fromMember === undefined ? undefined : yield* store.membership(fromMember);
+        const byPendingMember = membership?.batch_id === id && membership.state === 'pending';
+        if (row.state !== 'open' && !byPendingMember) {
+          throw new SeppError(
+            'failed_precondition',
+            `batch ${id} is ${row.state}: jobs are added to an open batch, or to a sealed one by a member that has not ended (from_member)`,
+          );
         }
+        if (!byPendingMember) checkOwner(row, options.caller, 'add jobs to');
         this.checkJobs(jobs.length, row.members);
         const results = yield* this.addIn(tx, store, id, jobs, audit);
         if (options.seal === true) yield* this.sealIn(tx, store, id);
@@ -142,12 +141,12 @@ export class Batches {
   }
 
   /** Seals a batch (nothing more is added but by its pending members); ends it at once if nothing is pending. */
-  async seal(batchId: string): Promise<BatchInfo> {
+  async seal(batchId: string, caller?: BatchCaller): Promise<BatchInfo> {
     const id = checkBatchId(batchId);
     return this.deps.ctx.write(
       function* (this: Batches, tx: StoreTx): Op<BatchInfo> {
         const store = this.capability(tx);
-        yield* this.find(store, id);
+        checkOwner(yield* this.find(store, id), caller, 'seal');
         yield* this.sealIn(tx, store, id);
         return infoOf((yield* store.batch(id))!);
       }.bind(this),
@@ -357,6 +356,26 @@ export class Batches {
     const { payload: _payload, contentType: _contentType, ...rest } = job;
     return { ...rest, dataJson };
   }
+}
+
+/** Who asks to change a batch: an API key's name, and whether it has the admin role (or the server has no keys). */
+export interface BatchCaller {
+  readonly name: string;
+  readonly admin: boolean;
+}
+
+/**
+ * Only the key that created a batch, or an admin, adds to it (but for a pending member,
+ * `from_member`) or seals it: another producer that learned its id could otherwise fill
+ * it or end it early. No caller (the engine's own calls) is not checked.
+ */
+function checkOwner(row: BatchRow, caller: BatchCaller | undefined, act: string): void {
+  if (caller === undefined || caller.admin || caller.name === row.owner) return;
+  throw new SeppError(
+    'permission_denied',
+    `batch ${row.id} was created by ${row.owner === '' ? 'a caller without an API key' : `API key ${row.owner}`}: ` +
+      `only that key or an admin key may ${act} it (a pending member adds with from_member)`,
+  );
 }
 
 /**

@@ -212,6 +212,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
         const { batch, results } = await engine().addToBatch(batchId(request), jobsOf(request), {
           seal: input.boolean('seal') === true,
           ...(fromMember === undefined || fromMember === '' ? {} : { fromMember }),
+          caller: { name: request.caller.name, admin: request.caller.role === 'admin' },
         });
         return { batch, results: results.map(enqueueResultToJson) };
       },
@@ -230,7 +231,13 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       errors: ['not_found', 'failed_precondition'],
       handle: async (request) => {
         unscoped(request.caller, 'a batch');
-        return { batch: await engine().sealBatch(batchId(request)) };
+        const { caller } = request;
+        return {
+          batch: await engine().sealBatch(batchId(request), {
+            name: caller.name,
+            admin: caller.role === 'admin',
+          }),
+        };
       },
     },
     {
