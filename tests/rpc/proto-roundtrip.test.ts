@@ -150,6 +150,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'AddToBatch',
     'SealBatch',
     'GetBatch',
+    'ListBatches',
     'CancelBatch',
     'GetFlow',
     'CancelFlow',
