@@ -410,6 +410,8 @@ test('retention: a completed job is not swept while a job depending on it has no
     async ({ engine, clock, db }) => {
       const a = await add(engine, { queue });
       const b = await after(engine, [a]);
+      const counted = `SELECT dependents FROM job_dependents WHERE parent_id = '${a.id}'`;
+      assert.equal(rows(db, counted), 1, 'its count of dependents (limits.max_dependents_per_job)');
       await complete(engine, a);
       clock.advance(10_000);
       await engine.runMaintenance();
@@ -418,6 +420,7 @@ test('retention: a completed job is not swept while a job depending on it has no
       clock.advance(61_000); // the next sweep
       await engine.runMaintenance();
       assert.equal(rows(db, `SELECT count(*) FROM jobs WHERE id = '${a.id}'`), 0, 'swept once b ended');
+      assert.equal(rows(db, 'SELECT count(*) FROM job_dependents'), 0, 'its count swept with it');
     },
   );
 });
@@ -430,6 +433,43 @@ test('jobs without dependencies never reach the dependency table', async () => {
     await engine.ackBatch(leased.map((l) => ({ jobId: l.id, attempt: l.attempt })));
     assert.equal(jobRows(db), 0);
     assert.equal(edgeRows(db), 0);
+    assert.equal(rows(db, 'SELECT count(*) FROM job_dependents'), 0);
+  });
+});
+
+test('a flow counts the dependents of each job once per unit, as many as its edges', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const gate = await add(engine);
+    const queue = fresh();
+    const flowJob = (name: string, after: string[] = []) => ({
+      name,
+      queue,
+      type: 't',
+      payload: new Uint8Array(),
+      after,
+    });
+    const result = await engine.enqueueFlow([
+      { ...flowJob('root'), dependsOn: [gate.id] },
+      flowJob('a', ['root']),
+      flowJob('b', ['root']),
+      { ...flowJob('c', ['root']), dependsOn: [gate.id] },
+      flowJob('end', ['a', 'b', 'c']),
+    ]);
+    assert.ok(result.committed);
+    const counts = db
+      .prepare<[], { parent_id: string; dependents: number }>(
+        'SELECT parent_id, dependents FROM job_dependents',
+      )
+      .all();
+    const byEdges = db
+      .prepare<[], { parent_id: string; dependents: number }>(
+        'SELECT parent_id, count(*) AS dependents FROM job_dependencies GROUP BY parent_id',
+      )
+      .all();
+    const sorted = (r: { parent_id: string; dependents: number }[]) =>
+      r.map((x) => `${x.parent_id}:${x.dependents}`).sort();
+    assert.deepEqual(sorted(counts), sorted(byEdges));
+    assert.equal(counts.find((r) => r.parent_id === gate.id)?.dependents, 2);
   });
 });
 

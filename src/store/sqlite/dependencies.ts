@@ -77,7 +77,16 @@ function prepareEdgeSets(db: Preparer) {
 
 export function prepareDependencyStatements(db: Preparer) {
   return {
-    target: db.prepare<[string], DependencyTargetRow>('SELECT id, seq, state FROM jobs WHERE id = ?'),
+    // A named job and its count of dependents (0 without a row: none yet).
+    target: db.prepare<[string], DependencyTargetRow>(
+      `SELECT j.id, j.seq, j.state, coalesce(n.dependents, 0) AS dependents
+         FROM jobs j LEFT JOIN job_dependents n ON n.parent_id = j.id WHERE j.id = ?`,
+    ),
+    // A unit's new edges to a job, added to its count (schema/0025_job_dependents.sql).
+    countDependents: db.prepare<[{ parentId: string; added: number }]>(
+      `INSERT INTO job_dependents (parent_id, dependents) VALUES (@parentId, @added)
+        ON CONFLICT (parent_id) DO UPDATE SET dependents = dependents + excluded.dependents`,
+    ),
     // The waiting job's seq, which its edges name (its INSERT wrote its flag: one probe of jobs_id).
     childSeq: db.prepare<[string], number>('SELECT seq FROM jobs WHERE id = ?').pluck(),
     // A job's edges one by one (below manyEdges), or in statements of many (prepareEdgeSets).
@@ -336,6 +345,9 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       if (seqs.length === 0) return [];
       const released = sql.releaseResolved.all({ seqsJson: JSON.stringify([...new Set(seqs)]), nowMs });
       return released.sort((a, b) => a.seq - b.seq);
+    },
+    *countDependents(counts) {
+      for (const [parentId, added] of counts) sql.countDependents.run({ parentId, added });
     },
     *queuesWithDependencies() {
       return sql.queuesWithDependencies.all();

@@ -14,6 +14,7 @@ import { browseCases } from './cases/browse.ts';
 import { bulkCases } from './cases/bulk.ts';
 import { controlCases } from './cases/control.ts';
 import { dependencyCases } from './cases/dependencies.ts';
+import { dependentsCases } from './cases/dependents.ts';
 import { errorCases } from './cases/errors.ts';
 import { eventCases } from './cases/events.ts';
 import { flowCases } from './cases/flow.ts';
@@ -34,6 +35,7 @@ export function exerciseStore(backend: StoreBackend): void {
     ...flowCases,
     ...controlCases,
     ...dependencyCases,
+    ...dependentsCases,
     ...bulkCases,
     ...errorCases,
     ...scheduleCases,
