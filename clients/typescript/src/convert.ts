@@ -344,6 +344,7 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxFlowDepth: limits?.maxFlowDepth ?? 0,
       maxDependencyResultsBytes: limits?.maxDependencyResultsBytes ?? 0,
       maxOpenBatchesPerKey: limits?.maxOpenBatchesPerKey ?? 0,
+      maxDependentsPerJob: limits?.maxDependentsPerJob ?? 0,
     },
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,

@@ -300,6 +300,11 @@ export interface ServerLimits {
   maxDependencyResultsBytes: number;
   /** Batches not ended one API key may hold; one more is refused (RESOURCE_EXHAUSTED). */
   maxOpenBatchesPerKey: number;
+  /**
+   * Jobs that may depend on one job (name it in `dependsOn` or run after it in a flow); an
+   * enqueue that would give it more is refused (`invalid_job`). 0 from a server that predates it.
+   */
+  maxDependentsPerJob: number;
 }
 
 /** The server's version, clock, durability and limits. */

@@ -441,6 +441,10 @@ class ServerLimits:
     max_open_batches_per_key: int = 0
     """Batches not ended (open or sealed) one API key may hold; one more is refused with
     `resource_exhausted` (limits.max_open_batches_per_key)."""
+    max_dependents_per_job: int = 0
+    """Jobs that may depend on one job (name it in `depends_on` or run after it in a flow); an
+    enqueue that would give it more is refused with `invalid_job` (limits.max_dependents_per_job).
+    0 from a server that predates it."""
 
 
 @dataclass(frozen=True)

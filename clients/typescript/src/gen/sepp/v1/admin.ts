@@ -766,6 +766,13 @@ export interface ServerLimits {
    * refused with RESOURCE_EXHAUSTED (limits.max_open_batches_per_key). Default 1000.
    */
   maxOpenBatchesPerKey: number;
+  /**
+   * Jobs that may depend on one job: name it in `depends_on` or run after it
+   * in a flow. Its end releases (or cancels) them all in one transaction; an
+   * enqueue that would give it more is refused with INVALID_JOB
+   * (limits.max_dependents_per_job). Default 10,000.
+   */
+  maxDependentsPerJob: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -4949,6 +4956,7 @@ function createBaseServerLimits(): ServerLimits {
     maxFlowDepth: 0,
     maxDependencyResultsBytes: 0,
     maxOpenBatchesPerKey: 0,
+    maxDependentsPerJob: 0,
   };
 }
 
@@ -5070,6 +5078,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxOpenBatchesPerKey !== 0) {
       writer.uint32(432).int32(message.maxOpenBatchesPerKey);
+    }
+    if (message.maxDependentsPerJob !== 0) {
+      writer.uint32(440).int32(message.maxDependentsPerJob);
     }
     return writer;
   },
@@ -5399,6 +5410,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxOpenBatchesPerKey = reader.int32();
             continue;
           }
+          case 55: {
+            if (tag !== 440) {
+              break;
+            }
+
+            message.maxDependentsPerJob = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5608,6 +5627,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_open_batches_per_key)
         ? globalThis.Number(object.max_open_batches_per_key)
         : 0,
+      maxDependentsPerJob: isSet(object.maxDependentsPerJob)
+        ? globalThis.Number(object.maxDependentsPerJob)
+        : isSet(object.max_dependents_per_job)
+        ? globalThis.Number(object.max_dependents_per_job)
+        : 0,
     };
   },
 
@@ -5730,6 +5754,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxOpenBatchesPerKey !== 0) {
       obj.maxOpenBatchesPerKey = Math.round(message.maxOpenBatchesPerKey);
     }
+    if (message.maxDependentsPerJob !== 0) {
+      obj.maxDependentsPerJob = Math.round(message.maxDependentsPerJob);
+    }
     return obj;
   },
 
@@ -5777,6 +5804,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxFlowDepth = object.maxFlowDepth ?? 0;
     message.maxDependencyResultsBytes = object.maxDependencyResultsBytes ?? 0;
     message.maxOpenBatchesPerKey = object.maxOpenBatchesPerKey ?? 0;
+    message.maxDependentsPerJob = object.maxDependentsPerJob ?? 0;
     return message;
   },
 };
