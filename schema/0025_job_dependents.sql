@@ -3,9 +3,12 @@
 -- (docs/decisions/0101-workflows-design.md), holding the writer while it does: the enqueue
 -- refuses an edge that would give a job more dependents than the limit (SECURITY.md,
 -- "Workflows under attack"). Counting a job's edges at each new one would cost O(n) per edge,
--- O(n²) for a wide fan-out; this count goes up once per write unit by the edges it made, and
--- only jobs with dependents have a row (a job outside workflows never touches it). It counts
--- edges as they were made and is dropped with the job by the retention sweep.
+-- O(n²) for a wide fan-out; this count goes up once per write unit by the edges it made. Only
+-- jobs named by id have a row (a job outside workflows never touches it): the edges a flow
+-- makes to its own new jobs are counted from the request (at most the limit), and a job with
+-- no row is counted by its edges, once, when it is first named by id (store/dependencies.ts,
+-- countDependents). It counts edges as they were made and is dropped with the job by the
+-- retention sweep.
 CREATE TABLE job_dependents (
   parent_id   TEXT PRIMARY KEY,    -- the job others depend on (jobs.id)
   dependents  INTEGER NOT NULL     -- edges made to it (job_dependencies rows naming it)

@@ -33,8 +33,8 @@ export interface DependencyTargetRow {
   seq: number;
   state: string;
   /**
-   * The edges made to it so far (`countDependents`, schema/0025_job_dependents.sql): what the
-   * enqueue checks against limits.max_dependents_per_job.
+   * The edges made to it so far (`countDependents`, schema/0025_job_dependents.sql; without a
+   * count, its edges), what the enqueue checks against limits.max_dependents_per_job.
    */
   dependents: number;
 }
@@ -195,9 +195,13 @@ export interface Dependencies extends DependencyReads {
     edges: readonly { parentId: string; state: EdgeState; name?: string; parentMarked?: boolean }[];
   }): Op<void>;
   /**
-   * Counts new edges to their jobs (limits.max_dependents_per_job): each job's count goes up by
-   * its number, once per write unit however many of its edges the unit made. A job's count is
-   * kept while it is, and dropped by the retention sweep that deletes it.
+   * Counts new edges to their jobs (limits.max_dependents_per_job), once `add` stored them: each
+   * job's count goes up by its number, once per write unit however many of its edges the unit
+   * made. A job without a count yet gets the number of its edges (these included): the edges
+   * a flow made to its own jobs before their rows were stored (`parentMarked`) are not counted
+   * here, and they are all a job can have before its first count (at most the limit: the flow's
+   * shape is checked), so `targets` reads the edges of a job without a count instead, once.
+   * A job's count is kept while it is, and dropped by the retention sweep that deletes it.
    */
   countDependents(counts: ReadonlyMap<string, number>): Op<void>;
   /** Marks a queue as one that has had a job waiting on others. */

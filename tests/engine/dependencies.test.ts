@@ -437,7 +437,7 @@ test('jobs without dependencies never reach the dependency table', async () => {
   });
 });
 
-test('a flow counts the dependents of each job once per unit, as many as its edges', async () => {
+test("counts of dependents: by id once per unit; a flow's own jobs by their edges until named by id", async () => {
   await withEngine({}, async ({ engine, db }) => {
     const gate = await add(engine);
     const queue = fresh();
@@ -456,20 +456,20 @@ test('a flow counts the dependents of each job once per unit, as many as its edg
       flowJob('end', ['a', 'b', 'c']),
     ]);
     assert.ok(result.committed);
-    const counts = db
-      .prepare<[], { parent_id: string; dependents: number }>(
-        'SELECT parent_id, dependents FROM job_dependents',
-      )
-      .all();
-    const byEdges = db
-      .prepare<[], { parent_id: string; dependents: number }>(
-        'SELECT parent_id, count(*) AS dependents FROM job_dependencies GROUP BY parent_id',
-      )
-      .all();
-    const sorted = (r: { parent_id: string; dependents: number }[]) =>
-      r.map((x) => `${x.parent_id}:${x.dependents}`).sort();
-    assert.deepEqual(sorted(counts), sorted(byEdges));
-    assert.equal(counts.find((r) => r.parent_id === gate.id)?.dependents, 2);
+    const root = result.jobs[0]!.jobId;
+    const counted = (id: string) =>
+      rows(db, `SELECT dependents FROM job_dependents WHERE parent_id = '${id}'`);
+    assert.equal(counted(gate.id), 2, 'one row, written once for the unit');
+    assert.equal(rows(db, 'SELECT count(*) FROM job_dependents'), 1, "the flow's own jobs: no row");
+    // Named by id later, the root's count starts from its edges (3) with the new one.
+    await after(engine, [{ id: root }]);
+    assert.equal(counted(root), 4);
+    await after(engine, [{ id: root }]);
+    assert.equal(counted(root), 5);
+    assert.equal(
+      counted(root),
+      rows(db, `SELECT count(*) FROM job_dependencies WHERE parent_id = '${root}'`),
+    );
   });
 });
 

@@ -91,6 +91,34 @@ test('fan-out, fan-in: 1 parent, 20 children, 1 collector', async () => {
   });
 });
 
+test('1 → 10,000 → 1 (issue 33, W5) is within the default max_dependents_per_job; one more by id is not', async () => {
+  const limits = { ...defaultEngineLimits, maxFlowJobs: 10_002, maxDependenciesPerJob: 10_000 };
+  assert.equal(limits.maxDependentsPerJob, 10_000, 'the default');
+  await withEngine({ options: { limits } }, async ({ engine, db }) => {
+    const children = Array.from({ length: 10_000 }, (_, i) => flowJob(`c${i}`, ['root'], { queue: 'wide' }));
+    const id = ids(
+      await engine.enqueueFlow([
+        flowJob('root'),
+        ...children,
+        flowJob(
+          'collector',
+          children.map((c) => c.name),
+        ),
+      ]),
+    );
+    // Counted from the request, and in the store from its edges: the flow writes no count.
+    assert.equal(rows(db, 'SELECT count(*) FROM job_dependents'), 0);
+    const over = await expectCode(
+      engine.enqueue(job('one-more', { dependsOn: [id.root!] })),
+      'invalid_argument',
+    );
+    assert.match(
+      over.message,
+      /has 10000 jobs depending on it, the limit is 10000 \(limits\.max_dependents_per_job\)/,
+    );
+  });
+});
+
 test('a flow may also wait on stored jobs by id', async () => {
   await withEngine({}, async ({ engine }) => {
     const { jobId: before } = await engine.enqueue(job('earlier'));

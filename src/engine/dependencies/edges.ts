@@ -30,13 +30,22 @@ export class DependentTally {
     return this.counts.get(parentId) ?? 0;
   }
 
-  /** Tallies one more edge to each job of `edges` (`by` -1 takes them back). */
-  add(edges: DependencyEdges['edges'], by = 1): void {
-    for (const { parentId } of edges) {
+  /**
+   * Tallies one more edge to each job of `edges` (`by` -1 takes them back); `stored`: not those
+   * to a job whose row is not stored yet (`parentMarked`: a job of the same flow, new), which
+   * the store counts from its edges (Dependencies.countDependents).
+   */
+  add(edges: DependencyEdges['edges'], by = 1, stored = false): void {
+    for (const { parentId, parentMarked } of edges) {
+      if (stored && parentMarked === true) continue;
       const count = this.of(parentId) + by;
       if (count === 0) this.counts.delete(parentId);
       else this.counts.set(parentId, count);
     }
+  }
+
+  get empty(): boolean {
+    return this.counts.size === 0;
   }
 
   /** The tally, handed to the store (Dependencies.countDependents), and forgotten. */

@@ -78,7 +78,7 @@ export class AddedJobs {
     this.dependencies ??= [];
     this.dependencies.push({ childId, queue, edges });
     this.dependents ??= new DependentTally();
-    this.dependents.add(edges.edges);
+    this.dependents.add(edges.edges, 1, true);
   }
 
   /** Edges to `parentId` of the jobs added so far that the store does not count yet. */
@@ -132,7 +132,9 @@ export class AddedJobs {
         yield* this.dependencyQueues.jobAdded(tx, queue);
       }
       // Each job's count once, however many of the unit's jobs name it (a fan-out of 10,000).
-      if (this.dependents !== undefined) yield* tx.dependencies!.countDependents(this.dependents.take());
+      // A flow's edges to its own new jobs are not counted here (DependentTally.add): often none are.
+      if (this.dependents !== undefined && !this.dependents.empty)
+        yield* tx.dependencies!.countDependents(this.dependents.take());
     }
     if (this.groupedQueues !== undefined) {
       const queues = this.groupedQueues;

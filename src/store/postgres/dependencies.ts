@@ -76,9 +76,11 @@ import {
   writing,
 } from './sql.ts';
 
-/** The named jobs $1, each with its count of dependents (0 without a row: none yet). */
+/** The named jobs $1, each with its count of dependents; without a row, its edges (`countDependents`). */
 const targets = statement(
-  `SELECT j.id, j.seq, j.state, coalesce(n.dependents, 0) AS dependents
+  `SELECT j.id, j.seq, j.state,
+          coalesce(n.dependents, (SELECT count(*) FROM job_dependencies d WHERE d.parent_id = j.id))::integer
+            AS dependents
      FROM jobs j LEFT JOIN job_dependents n ON n.parent_id = j.id
     WHERE j.id = ANY($1::text[]) ORDER BY j.id`,
 );
@@ -89,12 +91,15 @@ const targets = statement(
  */
 const lockTargets = statement('SELECT 1 FROM jobs WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE');
 /**
- * A unit's new edges to the jobs $1, $2 of them each, added to their counts. No two units
- * write one job's row at once: each locked the job first (`targets`), or made it (a flow's).
+ * A unit's new edges (sent before) to the jobs $1, $2 of them each, added to their counts; a job
+ * without a row yet gets its edges' count, these included (see Dependencies.countDependents). No
+ * two units write one job's row at once: each locked the job first (`targets`), or made it.
  */
 const countDependents = statement(
   `INSERT INTO job_dependents (parent_id, dependents)
-   SELECT * FROM unnest($1::text[], $2::integer[])
+   SELECT v.id, CASE WHEN EXISTS (SELECT 1 FROM job_dependents n WHERE n.parent_id = v.id) THEN v.added
+                     ELSE (SELECT count(*) FROM job_dependencies d WHERE d.parent_id = v.id) END
+     FROM unnest($1::text[], $2::integer[]) AS v(id, added)
    ON CONFLICT (parent_id) DO UPDATE SET dependents = job_dependents.dependents + excluded.dependents`,
 );
 
