@@ -68,21 +68,22 @@ test('a diamond flow: names map to ids, only the roots are ready, the rest run i
   });
 });
 
+/** `root`, `width` children on `queue` after it, and a `collector` after them all. */
+function fanOutIn(root: string, width: number, queue: string): FlowJob[] {
+  const children = Array.from({ length: width }, (_, i) => flowJob(`child-${i}`, [root], { queue }));
+  return [
+    flowJob(root),
+    ...children,
+    flowJob(
+      'collector',
+      children.map((c) => c.name),
+    ),
+  ];
+}
+
 test('fan-out, fan-in: 1 parent, 20 children, 1 collector', async () => {
   await withEngine({}, async ({ engine }) => {
-    const children = Array.from({ length: 20 }, (_, i) =>
-      flowJob(`child-${i}`, ['parent'], { queue: 'kids' }),
-    );
-    const id = ids(
-      await engine.enqueueFlow([
-        flowJob('parent'),
-        ...children,
-        flowJob(
-          'collector',
-          children.map((c) => c.name),
-        ),
-      ]),
-    );
+    const id = ids(await engine.enqueueFlow(fanOutIn('parent', 20, 'kids')));
     await runOne(engine, 'flow-parent');
     const leased = await engine.reserve({ queues: ['kids'], maxJobs: 100 });
     assert.equal(leased.length, 20);
@@ -95,17 +96,7 @@ test('1 → 10,000 → 1 (issue 33, W5) is within the default max_dependents_per
   const limits = { ...defaultEngineLimits, maxFlowJobs: 10_002, maxDependenciesPerJob: 10_000 };
   assert.equal(limits.maxDependentsPerJob, 10_000, 'the default');
   await withEngine({ options: { limits } }, async ({ engine, db }) => {
-    const children = Array.from({ length: 10_000 }, (_, i) => flowJob(`c${i}`, ['root'], { queue: 'wide' }));
-    const id = ids(
-      await engine.enqueueFlow([
-        flowJob('root'),
-        ...children,
-        flowJob(
-          'collector',
-          children.map((c) => c.name),
-        ),
-      ]),
-    );
+    const id = ids(await engine.enqueueFlow(fanOutIn('root', 10_000, 'wide')));
     // Counted from the request, and in the store from its edges: the flow writes no count.
     assert.equal(rows(db, 'SELECT count(*) FROM job_dependents'), 0);
     const over = await expectCode(
