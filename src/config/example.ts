@@ -303,6 +303,10 @@ ${adminRolesComment()}
 # Most jobs one job may wait for (depends_on).
 # max_dependencies_per_job = 100
 
+# Most jobs that may wait for one job (name it in depends_on or run after it in a flow);
+# its end releases them all in one transaction.
+# max_dependents_per_job = 10000
+
 # Most jobs in one flow (EnqueueFlow), and its longest chain of jobs.
 # max_flow_jobs = 1000
 # max_flow_depth = 100

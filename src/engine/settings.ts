@@ -315,6 +315,11 @@ export interface EngineLimits {
   finishedOutcomeMs: number;
   /** Jobs one job may name in depends_on (docs/decisions/0101-workflows-design.md). */
   maxDependenciesPerJob: number;
+  /**
+   * Jobs that may depend on one job (name it in depends_on, or run after it in a flow): its end
+   * releases or cancels them all in one transaction (SECURITY.md, "Workflows under attack").
+   */
+  maxDependentsPerJob: number;
   /** Jobs in one flow (EnqueueFlow). */
   maxFlowJobs: number;
   /** The longest chain of jobs in one flow, counted in jobs. */
@@ -337,6 +342,7 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxErrorHistory: 20,
   maxBatchJobs: 1000,
   maxDependenciesPerJob: 100,
+  maxDependentsPerJob: 10_000,
   maxFlowJobs: 1000,
   maxFlowDepth: 100,
   maxDependencyResultsBytes: 256 * 1024,

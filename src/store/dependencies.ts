@@ -32,6 +32,11 @@ export interface DependencyTargetRow {
   id: string;
   seq: number;
   state: string;
+  /**
+   * The edges made to it so far (`countDependents`, schema/0025_job_dependents.sql; without a
+   * count, its edges), what the enqueue checks against limits.max_dependents_per_job.
+   */
+  dependents: number;
 }
 
 /** One edge of a job, from the waiting job's side. */
@@ -162,7 +167,12 @@ export interface DependencyReads {
    * (null: from the newest), matching the filter: one bounded range of an index.
    */
   listBatches(p: BatchListFilter & { beforeId: string | null; limit: number }): Op<BatchRow[]>;
-  /** The stored jobs among `ids` (one primary-key probe each), in no particular order. */
+  /**
+   * The stored jobs among `ids` (one primary-key probe each), in no particular order, each with
+   * its count of dependents. In a write on a store other servers share, the jobs are locked
+   * first (until commit) and their counts read after: every edge to a stored job is made by a
+   * unit that called this, so no other unit adds to those counts until this one commits.
+   */
   targets(ids: readonly string[]): Op<DependencyTargetRow[]>;
   /**
    * The jobs `childId` depends on, with the state of each edge and of each job. `childSeq`,
@@ -197,6 +207,16 @@ export interface Dependencies extends DependencyReads {
     policy: DependencyPolicy;
     edges: readonly { parentId: string; state: EdgeState; name?: string; parentMarked?: boolean }[];
   }): Op<void>;
+  /**
+   * Counts new edges to their jobs (limits.max_dependents_per_job), once `add` stored them: each
+   * job's count goes up by its number, once per write unit however many of its edges the unit
+   * made. A job without a count yet gets the number of its edges (these included): the edges
+   * a flow made to its own jobs before their rows were stored (`parentMarked`) are not counted
+   * here, and they are all a job can have before its first count (at most the limit: the flow's
+   * shape is checked), so `targets` reads the edges of a job without a count instead, once.
+   * A job's count is kept while it is, and dropped by the retention sweep that deletes it.
+   */
+  countDependents(counts: ReadonlyMap<string, number>): Op<void>;
   /** Marks a queue as one that has had a job waiting on others. */
   markQueue(queue: string): Op<void>;
   /** The waiting jobs with a pending edge from `parentId`, in enqueue order. */

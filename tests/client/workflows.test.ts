@@ -76,7 +76,9 @@ describe('workflows over gRPC', () => {
       assert.match(error.message, /limits\.max_dependencies_per_job/);
       return true;
     });
-    assert.equal((await served.client.getServerInfo()).limits.maxDependenciesPerJob, 100);
+    const { limits } = await served.client.getServerInfo();
+    assert.equal(limits.maxDependenciesPerJob, 100);
+    assert.equal(limits.maxDependentsPerJob, 10_000);
   });
 
   test('a flow: ids by name, released in order; a cycle is refused with INVALID_ARGUMENT', async () => {

@@ -410,6 +410,8 @@ test('retention: a completed job is not swept while a job depending on it has no
     async ({ engine, clock, db }) => {
       const a = await add(engine, { queue });
       const b = await after(engine, [a]);
+      const counted = `SELECT dependents FROM job_dependents WHERE parent_id = '${a.id}'`;
+      assert.equal(rows(db, counted), 1, 'its count of dependents (limits.max_dependents_per_job)');
       await complete(engine, a);
       clock.advance(10_000);
       await engine.runMaintenance();
@@ -418,6 +420,7 @@ test('retention: a completed job is not swept while a job depending on it has no
       clock.advance(61_000); // the next sweep
       await engine.runMaintenance();
       assert.equal(rows(db, `SELECT count(*) FROM jobs WHERE id = '${a.id}'`), 0, 'swept once b ended');
+      assert.equal(rows(db, 'SELECT count(*) FROM job_dependents'), 0, 'its count swept with it');
     },
   );
 });
@@ -430,6 +433,43 @@ test('jobs without dependencies never reach the dependency table', async () => {
     await engine.ackBatch(leased.map((l) => ({ jobId: l.id, attempt: l.attempt })));
     assert.equal(jobRows(db), 0);
     assert.equal(edgeRows(db), 0);
+    assert.equal(rows(db, 'SELECT count(*) FROM job_dependents'), 0);
+  });
+});
+
+test("counts of dependents: by id once per unit; a flow's own jobs by their edges until named by id", async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const gate = await add(engine);
+    const queue = fresh();
+    const flowJob = (name: string, after: string[] = []) => ({
+      name,
+      queue,
+      type: 't',
+      payload: new Uint8Array(),
+      after,
+    });
+    const result = await engine.enqueueFlow([
+      { ...flowJob('root'), dependsOn: [gate.id] },
+      flowJob('a', ['root']),
+      flowJob('b', ['root']),
+      { ...flowJob('c', ['root']), dependsOn: [gate.id] },
+      flowJob('end', ['a', 'b', 'c']),
+    ]);
+    assert.ok(result.committed);
+    const root = result.jobs[0]!.jobId;
+    const counted = (id: string) =>
+      rows(db, `SELECT dependents FROM job_dependents WHERE parent_id = '${id}'`);
+    assert.equal(counted(gate.id), 2, 'one row, written once for the unit');
+    assert.equal(rows(db, 'SELECT count(*) FROM job_dependents'), 1, "the flow's own jobs: no row");
+    // Named by id later, the root's count starts from its edges (3) with the new one.
+    await after(engine, [{ id: root }]);
+    assert.equal(counted(root), 4);
+    await after(engine, [{ id: root }]);
+    assert.equal(counted(root), 5);
+    assert.equal(
+      counted(root),
+      rows(db, `SELECT count(*) FROM job_dependencies WHERE parent_id = '${root}'`),
+    );
   });
 });
 

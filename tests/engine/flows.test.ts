@@ -68,26 +68,45 @@ test('a diamond flow: names map to ids, only the roots are ready, the rest run i
   });
 });
 
+/** `root`, `width` children on `queue` after it, and a `collector` after them all. */
+function fanOutIn(root: string, width: number, queue: string): FlowJob[] {
+  const children = Array.from({ length: width }, (_, i) => flowJob(`child-${i}`, [root], { queue }));
+  return [
+    flowJob(root),
+    ...children,
+    flowJob(
+      'collector',
+      children.map((c) => c.name),
+    ),
+  ];
+}
+
 test('fan-out, fan-in: 1 parent, 20 children, 1 collector', async () => {
   await withEngine({}, async ({ engine }) => {
-    const children = Array.from({ length: 20 }, (_, i) =>
-      flowJob(`child-${i}`, ['parent'], { queue: 'kids' }),
-    );
-    const id = ids(
-      await engine.enqueueFlow([
-        flowJob('parent'),
-        ...children,
-        flowJob(
-          'collector',
-          children.map((c) => c.name),
-        ),
-      ]),
-    );
+    const id = ids(await engine.enqueueFlow(fanOutIn('parent', 20, 'kids')));
     await runOne(engine, 'flow-parent');
     const leased = await engine.reserve({ queues: ['kids'], maxJobs: 100 });
     assert.equal(leased.length, 20);
     await engine.ackBatch(leased.map((l) => ({ jobId: l.id, attempt: l.attempt })));
     assert.equal(await runOne(engine, 'flow-collector'), id.collector);
+  });
+});
+
+test('1 → 10,000 → 1 (issue 33, W5) is within the default max_dependents_per_job; one more by id is not', async () => {
+  const limits = { ...defaultEngineLimits, maxFlowJobs: 10_002, maxDependenciesPerJob: 10_000 };
+  assert.equal(limits.maxDependentsPerJob, 10_000, 'the default');
+  await withEngine({ options: { limits } }, async ({ engine, db }) => {
+    const id = ids(await engine.enqueueFlow(fanOutIn('root', 10_000, 'wide')));
+    // Counted from the request, and in the store from its edges: the flow writes no count.
+    assert.equal(rows(db, 'SELECT count(*) FROM job_dependents'), 0);
+    const over = await expectCode(
+      engine.enqueue(job('one-more', { dependsOn: [id.root!] })),
+      'invalid_argument',
+    );
+    assert.match(
+      over.message,
+      /has 10000 jobs depending on it, the limit is 10000 \(limits\.max_dependents_per_job\)/,
+    );
   });
 });
 

@@ -170,8 +170,8 @@ def test_queues_and_server_info(client: sepp.Client, queue: str) -> None:
     assert (server.limits.keepalive_ms, server.limits.keepalive_timeout_ms) == (30_000, 20_000)
     workflow_limits = (server.limits.max_dependencies_per_job, server.limits.max_flow_jobs,
                        server.limits.max_flow_depth, server.limits.max_dependency_results_bytes,
-                       server.limits.max_open_batches_per_key)
-    assert workflow_limits == (100, 1000, 100, 256 * 1024, 1000)
+                       server.limits.max_open_batches_per_key, server.limits.max_dependents_per_job)
+    assert workflow_limits == (100, 1000, 100, 256 * 1024, 1000, 10_000)
     assert server.store == sepp.StoreInfo("sqlite"), "no host, database or replication for SQLite"
     assert server.queue_defaults.max_attempts == 5
 
@@ -183,7 +183,7 @@ class Configured(queue_service_pb2_grpc.QueueServiceServicer):
     def GetServerInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
         limits = admin_pb2.ServerLimits(keepalive_ms=45_000, keepalive_timeout_ms=7_000, max_dependencies_per_job=7,
                                         max_flow_jobs=11, max_flow_depth=5, max_dependency_results_bytes=3072,
-                                        max_open_batches_per_key=13)
+                                        max_open_batches_per_key=13, max_dependents_per_job=17)
         return admin_pb2.GetServerInfoResponse(version="0.1.0", limits=limits)
 
 
@@ -195,7 +195,8 @@ def test_server_info_reports_the_limits_it_started_with() -> None:
         limits = client.get_server_info().limits
     assert (limits.keepalive_ms, limits.keepalive_timeout_ms) == (45_000, 7_000)
     assert (limits.max_dependencies_per_job, limits.max_flow_jobs, limits.max_flow_depth,
-            limits.max_dependency_results_bytes, limits.max_open_batches_per_key) == (7, 11, 5, 3072, 13)
+            limits.max_dependency_results_bytes, limits.max_open_batches_per_key,
+            limits.max_dependents_per_job) == (7, 11, 5, 3072, 13, 17)
 
 
 class OnPostgres(queue_service_pb2_grpc.QueueServiceServicer):

@@ -345,6 +345,7 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxDependencyResultsBytes: limits?.maxDependencyResultsBytes ?? 0,
       maxOpenBatchesPerKey: limits?.maxOpenBatchesPerKey ?? 0,
       batchRetentionMs: limits?.batchRetentionMs ?? 0,
+      maxDependentsPerJob: limits?.maxDependentsPerJob ?? 0,
     },
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,

@@ -302,6 +302,11 @@ export interface ServerLimits {
   maxOpenBatchesPerKey: number;
   /** How long an ended batch is kept before the server deletes it (limits.batch_retention_ms). */
   batchRetentionMs: number;
+  /**
+   * Jobs that may depend on one job (name it in `dependsOn` or run after it in a flow); an
+   * enqueue that would give it more is refused (`invalid_job`). 0 from a server that predates it.
+   */
+  maxDependentsPerJob: number;
 }
 
 /** The server's version, clock, durability and limits. */

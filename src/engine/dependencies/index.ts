@@ -2,7 +2,12 @@
  * Job dependencies (issue 33): what an enqueue's depends_on becomes (edges.ts) and the
  * release of the jobs waiting on a job that ended (release.ts).
  */
-export { type DependencyEdges, dependencyEdges } from './edges.ts';
+export {
+  type DependencyEdges,
+  type DependentsBound,
+  DependentTally,
+  dependencyEdges,
+} from './edges.ts';
 export { DependencyQueues } from './queues.ts';
 export { releaseDependents, releaseDependentsOfCompleted } from './release.ts';
 export { dependencyResultsOf } from './results.ts';

@@ -11,7 +11,7 @@ import type { Op } from '../../store/op.ts';
 import type { NewJobRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import type { DependencyEdges, DependencyQueues } from '../dependencies/index.ts';
+import { type DependencyEdges, type DependencyQueues, DependentTally } from '../dependencies/index.ts';
 import type { FlowControl } from '../flow-control/index.ts';
 import type { ValidJob } from './enqueue-validation.ts';
 
@@ -24,6 +24,8 @@ export class AddedJobs {
   private groupedQueues: Set<string> | undefined;
   /** The dependency edges of added jobs that named depends_on (stored after their rows). */
   private dependencies: { childId: string; queue: string; edges: DependencyEdges }[] | undefined;
+  /** Their edges per job they name, not yet in the store's counts (limits.max_dependents_per_job). */
+  private dependents: DependentTally | undefined;
   /** Debounce keys of added jobs (set on their rows once stored: jobs without one pay nothing). */
   private debounceKeys: { id: string; key: string; untilMs: number | null }[] | undefined;
   private readonly jobs = new Map<string, { ready: number; scheduled: number; waiting: number }>();
@@ -75,6 +77,13 @@ export class AddedJobs {
   depend(childId: string, queue: string, edges: DependencyEdges): void {
     this.dependencies ??= [];
     this.dependencies.push({ childId, queue, edges });
+    this.dependents ??= new DependentTally();
+    this.dependents.add(edges.edges, 1, true);
+  }
+
+  /** Edges to `parentId` of the jobs added so far that the store does not count yet. */
+  dependentsOf(parentId: string): number {
+    return this.dependents?.of(parentId) ?? 0;
   }
 
   /** A new job has a debounce key: later enqueues with it may replace its content until `untilMs`. */
@@ -122,6 +131,10 @@ export class AddedJobs {
         yield* tx.dependencies!.add({ childId, policy: edges.policy, edges: edges.edges });
         yield* this.dependencyQueues.jobAdded(tx, queue);
       }
+      // Each job's count once, however many of the unit's jobs name it (a fan-out of 10,000).
+      // A flow's edges to its own new jobs are not counted here (DependentTally.add): often none are.
+      if (this.dependents !== undefined && !this.dependents.empty)
+        yield* tx.dependencies!.countDependents(this.dependents.take());
     }
     if (this.groupedQueues !== undefined) {
       const queues = this.groupedQueues;

@@ -9,7 +9,12 @@ import { waitsOnJobs } from '../../store/dependencies.ts';
 import { nothing, type Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import { type DependencyEdges, type DependencyQueues, dependencyEdges } from '../dependencies/index.ts';
+import {
+  type DependencyEdges,
+  type DependencyQueues,
+  type DependentsBound,
+  dependencyEdges,
+} from '../dependencies/index.ts';
 import { type JobRejection, SeppError } from '../errors.ts';
 import type { FlowControl } from '../flow-control/index.ts';
 import type { EnqueueAccepted, EnqueueRequest, EnqueueResult, JobEvent } from '../types.ts';
@@ -85,15 +90,22 @@ export class EnqueueSteps {
 
   /**
    * Admits a valid job: its depends_on are checked against the stored jobs (they become
-   * its edges), and a queue that does not exist yet is counted against limits.max_queues.
+   * its edges; each such job's dependents, with those of the operation's earlier jobs that
+   * the store does not count yet, `earlier`, against limits.max_dependents_per_job), and a
+   * queue that does not exist yet is counted against limits.max_queues.
    * Such a queue is created at once, or — when `creating` is given (all or nothing) — only
    * added to it, counted with the operation's other new queues and created by `createQueue`
    * once every job is admitted.
    */
-  *admit(tx: StoreTx, job: ValidJob, creating?: Set<string>): Op<Admission> {
+  *admit(
+    tx: StoreTx,
+    job: ValidJob,
+    earlier: (parentId: string) => number,
+    creating?: Set<string>,
+  ): Op<Admission> {
     let edges: DependencyEdges | null = null;
     if (job.dependencies !== null) {
-      const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies);
+      const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies, this.bound(earlier));
       if ('reason' in checked) return { ok: false, ...checked };
       edges = checked;
     }
@@ -104,6 +116,11 @@ export class EnqueueSteps {
       else creating.add(job.queue);
     }
     return { ok: true, edges };
+  }
+
+  /** limits.max_dependents_per_job, with the operation's uncounted edges (`earlier`). */
+  bound(earlier: (parentId: string) => number): DependentsBound {
+    return { limit: this.ctx.limits.maxDependentsPerJob, earlier };
   }
 
   /** Creates `queue` if this is its first job (after `admit` counted it). */

@@ -8,7 +8,7 @@ import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
-import type { DependencyEdges } from '../dependencies/index.ts';
+import { type DependencyEdges, DependentTally } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { AtomicEnqueueResult, EnqueueAccepted, EnqueueRequest, EnqueueResult } from '../types.ts';
 import { EnqueueSteps, type IndexedRejection } from './enqueue-steps.ts';
@@ -81,7 +81,7 @@ export class Enqueuer {
       }
       let edges: DependencyEdges | null = null;
       if (steps.needsAdmission(job)) {
-        const admission = yield* steps.admit(tx, job);
+        const admission = yield* steps.admit(tx, job, (parentId) => added.dependentsOf(parentId));
         if (!admission.ok) {
           results.push(admission);
           continue;
@@ -123,6 +123,8 @@ export class Enqueuer {
     const adding = new Map<string, number>();
     const creating = new Set<string>();
     const keysInBatch = new Set<string>();
+    // The admitted jobs' edges per job they name: none is stored before every job is admitted.
+    const admitted = new DependentTally();
     for (const [index, request] of requests.entries()) {
       if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue);
       const job = steps.validate(request, nowMs);
@@ -141,11 +143,17 @@ export class Enqueuer {
         keysInBatch.add(key);
       }
       // A duplicate's depends_on are not checked: it stores nothing.
-      const admission = yield* steps.admit(tx, adds ? job : { ...job, dependencies: null }, creating);
+      const admission = yield* steps.admit(
+        tx,
+        adds ? job : { ...job, dependencies: null },
+        (parentId) => admitted.of(parentId),
+        creating,
+      );
       if (!admission.ok) {
         rejections.push({ index, ...admission });
         continue;
       }
+      if (admission.edges !== null) admitted.add(admission.edges.edges);
       if (adds) adding.set(job.queue, (adding.get(job.queue) ?? 0) + 1);
       valid.push({ index, job, adds, edges: admission.edges });
     }

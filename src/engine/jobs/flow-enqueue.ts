@@ -16,7 +16,7 @@
 
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
-import { type DependencyEdges, dependencyEdges } from '../dependencies/index.ts';
+import { type DependencyEdges, DependentTally, dependencyEdges } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { EnqueueAccepted, FlowJob, FlowResult } from '../types.ts';
 import type { AddedJobs } from './added-jobs.ts';
@@ -154,6 +154,9 @@ export class FlowEnqueuer {
     const adding = new Map<string, number>();
     // Queues an earlier flow of the unit creates are the registry's `creating` already (as for separate units).
     const creating = new Set<string>();
+    // Edges to stored jobs (depends_on) admitted and not yet in `added`: each job's leave as it is stored.
+    const admitted = new DependentTally();
+    const earlier = (parentId: string) => added.dependentsOf(parentId) + admitted.of(parentId);
     for (const [index, request] of jobs.entries()) {
       if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue);
       const job = steps.validate(request, nowMs);
@@ -169,9 +172,12 @@ export class FlowEnqueuer {
       // Every job counts towards max_depth, a duplicate too: a flow is refused rather than half-checked.
       // The unit's earlier flows' new jobs are not in the counts yet: they count here.
       adding.set(job.queue, (adding.get(job.queue) ?? added.inQueue(job.queue)) + 1);
-      const admission = yield* steps.admit(tx, job, creating);
+      const admission = yield* steps.admit(tx, job, earlier, creating);
       if (!admission.ok) rejections.push({ index, ...admission });
-      else byIdEdges[index] = admission.edges;
+      else {
+        byIdEdges[index] = admission.edges;
+        if (admission.edges !== null) admitted.add(admission.edges.edges);
+      }
     }
     const candidates = valid.flatMap((job, index) => (job === undefined ? [] : [{ index, job }]));
     rejections.push(...(yield* steps.depthRejections(tx, candidates, adding)));
@@ -187,8 +193,9 @@ export class FlowEnqueuer {
         stored[index] = { id: duplicate.jobId, fresh: false, position: -1 };
         continue;
       }
-      const local = { parents: parents[index]!, stored, added };
-      const edges = yield* this.flowEdges(tx, jobs, index, local, byIdEdges[index] ?? null);
+      const byId = byIdEdges[index] ?? null;
+      const local = { parents: parents[index]!, stored, added, earlier };
+      const edges = yield* this.flowEdges(tx, jobs, index, local, byId);
       if (!created.has(job.queue)) {
         // Once per queue and unit: until the unit commits, the registry does not know a queue it creates.
         yield* steps.createQueue(tx, job.queue);
@@ -196,6 +203,8 @@ export class FlowEnqueuer {
       }
       const position = added.count;
       const accepted = steps.insert(tx, job, nowMs, added, edges);
+      // Its edges to stored jobs are `added`'s now.
+      if (byId !== null) admitted.add(byId.edges, -1);
       results[index] = accepted;
       stored[index] = { id: accepted.jobId, fresh: true, position };
     }
@@ -221,10 +230,16 @@ export class FlowEnqueuer {
     tx: StoreTx,
     jobs: readonly FlowJob[],
     index: number,
-    local: { parents: readonly number[]; stored: readonly StoredJob[]; added: AddedJobs },
+    local: {
+      parents: readonly number[];
+      stored: readonly StoredJob[];
+      added: AddedJobs;
+      /** The flow's (and the unit's) edges to a stored job that the store does not count yet. */
+      earlier: (parentId: string) => number;
+    },
     byId: DependencyEdges | null,
   ): Op<DependencyEdges | null> {
-    const { parents: localParents, stored, added } = local;
+    const { parents: localParents, stored, added, earlier } = local;
     if (localParents.length === 0) return byId;
     const policy = byId?.policy ?? jobs[index]!.onDependencyFailure ?? 'cancel';
     const edges: DependencyEdges = { policy, edges: [...(byId?.edges ?? [])], pending: byId?.pending ?? 0 };
@@ -243,7 +258,8 @@ export class FlowEnqueuer {
     }
     const unique = [...new Set(originals)].filter((id) => !named.has(id));
     if (unique.length > 0) {
-      const checked = yield* dependencyEdges(tx, this.steps.ctx.store.kind, { ids: unique, policy });
+      const bound = this.steps.bound(earlier);
+      const checked = yield* dependencyEdges(tx, this.steps.ctx.store.kind, { ids: unique, policy }, bound);
       if ('reason' in checked) {
         throw SeppError.rejected({
           ...checked,

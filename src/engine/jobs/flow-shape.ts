@@ -3,7 +3,8 @@
  * request it runs after. Checked before anything is stored: names valid and unique,
  * every name it runs after in the request, no cycle, and bounded — jobs per flow
  * (limits.max_flow_jobs), dependencies per job (limits.max_dependencies_per_job, local
- * and by id together) and depth (limits.max_flow_depth, the longest chain). The answer
+ * and by id together), jobs running after one of its jobs (limits.max_dependents_per_job)
+ * and depth (limits.max_flow_depth, the longest chain). The answer
  * is an order in which every job comes after the jobs it runs after (Kahn's algorithm).
  */
 import { checkName } from '../checks.ts';
@@ -65,6 +66,15 @@ export function checkFlowShape(jobs: readonly FlowJob[], limits: EngineLimits): 
     }
     parents.push(own);
   });
+  // A job of the flow is new: only the flow's jobs can depend on it (a duplicate's go to its original, checked as stored).
+  const maxDependents = limits.maxDependentsPerJob;
+  const crowded = children.findIndex((own) => own.length > maxDependents);
+  if (crowded >= 0) {
+    throw new SeppError(
+      'invalid_argument',
+      `jobs[${crowded}] (${jobs[crowded]!.name}) has ${children[crowded]!.length} jobs running after it, the limit is ${maxDependents} (limits.max_dependents_per_job); fan out through jobs in between, or raise the limit`,
+    );
+  }
   const waitingOn = parents.map((own) => own.length);
   const depth = jobs.map(() => 1);
   const order: number[] = [];

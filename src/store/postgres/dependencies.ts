@@ -22,6 +22,12 @@
  *   on, together) takes the same locks, for all of them in one statement in seq order, then
  *   resolves and releases in the next (a new snapshot, taken once the locks are held): a
  *   job is moved there only when no edge from a job outside the batch is still pending.
+ * - **A job's dependents never exceed limits.max_dependents_per_job.** The enqueue checks a
+ *   job's count of dependents (`job_dependents`) before it adds edges to it, and adds to the
+ *   count in the same unit. The count is read by `targets`, after the statement before it
+ *   locked the job's row: a unit on another server adding edges to the same job holds that
+ *   lock until its commit, so the count read is the one it committed; and it cannot add
+ *   more until this unit commits. (A job made in this unit, a flow's, is seen by no other.)
  * - **A new edge is never left pending on a job that already ended.** `targets`, in a
  *   write, locks the named jobs (`FOR NO KEY UPDATE`, in id order) and reads their newest
  *   version: an ack in flight on another server is waited for (a job it deleted is then
@@ -70,9 +76,32 @@ import {
   writing,
 } from './sql.ts';
 
-const targetsSql = 'SELECT id, seq, state FROM jobs WHERE id = ANY($1::text[]) ORDER BY id';
-const targets = statement(targetsSql);
-const targetsLocked = statement(`${targetsSql} FOR NO KEY UPDATE`);
+/** The named jobs $1, each with its count of dependents; without a row, its edges (`countDependents`). */
+const targets = statement(
+  `SELECT j.id, j.seq, j.state,
+          coalesce(n.dependents, (SELECT count(*) FROM job_dependencies d WHERE d.parent_id = j.id))::integer
+            AS dependents
+     FROM jobs j LEFT JOIN job_dependents n ON n.parent_id = j.id
+    WHERE j.id = ANY($1::text[]) ORDER BY j.id`,
+);
+/**
+ * In a write, before `targets`: the named jobs locked, in id order, in a statement of their own
+ * (sent ahead, one round trip with `targets`). `targets`' snapshot then comes after every unit
+ * that held one of them committed, so the counts it reads are exact (see the top of this file).
+ */
+const lockTargets = statement('SELECT 1 FROM jobs WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE');
+/**
+ * A unit's new edges (sent before) to the jobs $1, $2 of them each, added to their counts; a job
+ * without a row yet gets its edges' count, these included (see Dependencies.countDependents). No
+ * two units write one job's row at once: each locked the job first (`targets`), or made it.
+ */
+const countDependents = statement(
+  `INSERT INTO job_dependents (parent_id, dependents)
+   SELECT v.id, CASE WHEN EXISTS (SELECT 1 FROM job_dependents n WHERE n.parent_id = v.id) THEN v.added
+                     ELSE (SELECT count(*) FROM job_dependencies d WHERE d.parent_id = v.id) END
+     FROM unnest($1::text[], $2::integer[]) AS v(id, added)
+   ON CONFLICT (parent_id) DO UPDATE SET dependents = job_dependents.dependents + excluded.dependents`,
+);
 
 /**
  * $1 the waiting job (its INSERT wrote its waitsOnJobs flag), $2 its policy, $3–$5 the edges
@@ -283,7 +312,13 @@ export function dependencyOps(c: Connection): Dependencies {
     ...batchOps(c),
     *targets(ids) {
       if (ids.length === 0) return [];
-      return yield* rows<DependencyTargetRow>(c, writing(c) ? targetsLocked : targets, [ids]);
+      if (writing(c)) yield* sendAhead(c, lockTargets, [ids]);
+      return yield* rows<DependencyTargetRow>(c, targets, [ids]);
+    },
+    *countDependents(counts) {
+      if (counts.size === 0) return;
+      const ids = [...counts.keys()].sort();
+      yield* sendAhead(c, countDependents, [ids, ids.map((id) => counts.get(id))]);
     },
     *of(childId) {
       const flags = leasedFlagsOf(c, childId);

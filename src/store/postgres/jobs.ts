@@ -114,7 +114,7 @@ const promoteDue = statement(
 const nextRunAt = statement("SELECT min(run_at_ms) AS v FROM jobs WHERE state = 'scheduled'");
 /**
  * A retention sweep of one final state, oldest first, taking the edges of swept jobs that
- * waited on others with them. A job others depend on stays while one of them has not ended
+ * waited on others with them, and the counts of dependents of those others waited on. A job others depend on stays while one of them has not ended
  * (it may read its result, or wait for its requeue: docs/decisions/0101-workflows-design.md);
  * `dependency_flags` is 0 for every other job, so the check costs them nothing.
  */
@@ -127,10 +127,13 @@ const sweep = (state: string, column: string) =>
                   SELECT 1 FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
                    WHERE d.parent_id = j.id AND c.state IN ('waiting', 'scheduled', 'ready', 'leased')))
           ORDER BY j.${column} LIMIT $3 FOR UPDATE SKIP LOCKED)
-       RETURNING seq, dependency_flags),
+       RETURNING seq, id, dependency_flags),
      edges AS (
        DELETE FROM job_dependencies WHERE child_seq IN (
-         SELECT seq FROM swept WHERE (dependency_flags & ${waitsOnJobs}) <> 0))
+         SELECT seq FROM swept WHERE (dependency_flags & ${waitsOnJobs}) <> 0)),
+     counts AS (
+       DELETE FROM job_dependents WHERE parent_id IN (
+         SELECT id FROM swept WHERE (dependency_flags & ${jobsWaitOnIt}) <> 0))
      SELECT count(*) AS v FROM swept`,
   );
 const sweeps = {

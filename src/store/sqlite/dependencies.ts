@@ -77,7 +77,30 @@ function prepareEdgeSets(db: Preparer) {
 
 export function prepareDependencyStatements(db: Preparer) {
   return {
-    target: db.prepare<[string], DependencyTargetRow>('SELECT id, seq, state FROM jobs WHERE id = ?'),
+    // A named job and its count of dependents; without a row, its edges (Dependencies.countDependents).
+    target: db.prepare<[string], DependencyTargetRow>(
+      `SELECT j.id, j.seq, j.state,
+              coalesce(n.dependents, (SELECT count(*) FROM job_dependencies d INDEXED BY job_dependencies_parent
+                                       WHERE d.parent_id = j.id)) AS dependents
+         FROM jobs j LEFT JOIN job_dependents n ON n.parent_id = j.id WHERE j.id = ?`,
+    ),
+    // A unit's new edges (stored before) to each job, added to its count (schema/0025_job_dependents.sql);
+    // a job without a row yet gets its edges' count, these included. In statements of many rows.
+    countDependents: new MultiRowStatement<readonly [string, number], never>(
+      db,
+      2,
+      (tuples) => `INSERT INTO job_dependents (parent_id, dependents)
+        SELECT v.column1,
+               CASE WHEN EXISTS (SELECT 1 FROM job_dependents n WHERE n.parent_id = v.column1) THEN v.column2
+                    ELSE (SELECT count(*) FROM job_dependencies d INDEXED BY job_dependencies_parent
+                           WHERE d.parent_id = v.column1) END
+          FROM (VALUES ${tuples}) AS v WHERE true
+        ON CONFLICT (parent_id) DO UPDATE SET dependents = dependents + excluded.dependents`,
+      (values, offset, [parentId, added]) => {
+        values[offset] = parentId;
+        values[offset + 1] = added;
+      },
+    ),
     // The waiting job's seq, which its edges name (its INSERT wrote its flag: one probe of jobs_id).
     childSeq: db.prepare<[string], number>('SELECT seq FROM jobs WHERE id = ?').pluck(),
     // A job's edges one by one (below manyEdges), or in statements of many (prepareEdgeSets).
@@ -375,6 +398,9 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       if (seqs.length === 0) return [];
       const released = sql.releaseResolved.all({ seqsJson: JSON.stringify([...new Set(seqs)]), nowMs });
       return released.sort((a, b) => a.seq - b.seq);
+    },
+    *countDependents(counts) {
+      if (counts.size > 0) sql.countDependents.run([...counts]);
     },
     *queuesWithDependencies() {
       return sql.queuesWithDependencies.all();

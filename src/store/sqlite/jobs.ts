@@ -152,6 +152,8 @@ export function prepareJobStatements(db: Preparer) {
     sweepCancelled: sweepStatement(db, 'cancelled', 'cancelled_at_ms'),
     /** The edges of swept jobs that had dependencies (schema/0012_dependencies.sql). */
     forgetEdges: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
+    /** The count of dependents of a swept job others depended on (schema/0025_job_dependents.sql). */
+    forgetDependents: db.prepare<[string]>('DELETE FROM job_dependents WHERE parent_id = ?'),
   };
 }
 
@@ -159,18 +161,19 @@ export function prepareJobStatements(db: Preparer) {
  * A retention sweep of one final state, oldest first. A job others depend on stays while
  * one of them has not ended (it may still read its result, or wait for its requeue:
  * docs/decisions/0101-workflows-design.md); `dependency_flags` is 0 for every other
- * job, so the check costs them nothing. Returns the deleted jobs' seqs and flags, so
- * the edges of the ones that waited on others go with them.
+ * job, so the check costs them nothing. Returns the deleted jobs' seqs, ids and flags, so
+ * the edges of the ones that waited on others go with them, and the counts of dependents of
+ * the ones others waited on.
  */
 function sweepStatement(db: Preparer, state: 'dead' | 'completed' | 'cancelled', endedAt: string) {
-  return db.prepare<[SweepParams], { seq: number; dependency_flags: number }>(
+  return db.prepare<[SweepParams], { seq: number; id: string; dependency_flags: number }>(
     `DELETE FROM jobs WHERE seq IN (
        SELECT j.seq FROM jobs j WHERE j.queue = @queue AND j.state = '${state}' AND j.${endedAt} < @beforeMs
           AND ((j.dependency_flags & ${jobsWaitOnIt}) = 0 OR NOT EXISTS (
                 SELECT 1 FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
                  WHERE d.parent_id = j.id AND c.state IN ('waiting', 'scheduled', 'ready', 'leased')))
         ORDER BY j.${endedAt} LIMIT @limit)
-     RETURNING seq, dependency_flags`,
+     RETURNING seq, id, dependency_flags`,
   );
 }
 
@@ -225,7 +228,10 @@ export function jobOps(sql: JobStatements, inserts: JobInserts): Jobs {
     },
     *sweep(p) {
       const swept = sweeps[p.state].all(p);
-      for (const job of swept) if ((job.dependency_flags & waitsOnJobs) !== 0) sql.forgetEdges.run(job.seq);
+      for (const job of swept) {
+        if ((job.dependency_flags & waitsOnJobs) !== 0) sql.forgetEdges.run(job.seq);
+        if ((job.dependency_flags & jobsWaitOnIt) !== 0) sql.forgetDependents.run(job.id);
+      }
       return swept.length;
     },
   };

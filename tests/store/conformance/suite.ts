@@ -15,6 +15,7 @@ import { browseCases } from './cases/browse.ts';
 import { bulkCases } from './cases/bulk.ts';
 import { controlCases } from './cases/control.ts';
 import { dependencyCases } from './cases/dependencies.ts';
+import { dependentsCases } from './cases/dependents.ts';
 import { errorCases } from './cases/errors.ts';
 import { eventCases } from './cases/events.ts';
 import { flowCases } from './cases/flow.ts';
@@ -36,6 +37,7 @@ export function exerciseStore(backend: StoreBackend): void {
     ...controlCases,
     ...dependencyCases,
     ...batchRetentionCases,
+    ...dependentsCases,
     ...bulkCases,
     ...errorCases,
     ...scheduleCases,

@@ -357,6 +357,7 @@ def server_info_from_proto(info: admin_pb2.GetServerInfoResponse) -> ServerInfo:
             lim.keepalive_ms, lim.keepalive_timeout_ms, lim.max_dependencies_per_job, lim.max_flow_jobs,
             lim.max_flow_depth, lim.max_dependency_results_bytes, lim.max_open_batches_per_key,
             lim.batch_retention_ms,
+            lim.max_dependents_per_job,
         ),
         queue_defaults=_settings(info.queue_defaults),
         strict_queues=info.strict_queues,

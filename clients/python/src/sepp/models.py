@@ -444,6 +444,10 @@ class ServerLimits:
     batch_retention_ms: int = 0
     """How long an ended batch is kept before the server deletes it, in ms
     (limits.batch_retention_ms); `get_batch` of one deleted is `not_found`."""
+    max_dependents_per_job: int = 0
+    """Jobs that may depend on one job (name it in `depends_on` or run after it in a flow); an
+    enqueue that would give it more is refused with `invalid_job` (limits.max_dependents_per_job).
+    0 from a server that predates it."""
 
 
 @dataclass(frozen=True)

@@ -433,7 +433,7 @@ class ResumeQueueResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ServerLimits(_message.Message):
-    __slots__ = ["batch_retention_ms", "event_backlog_bytes", "event_backlog_events", "event_resume_window_ms", "finished_outcome_ms", "first_message_timeout_ms", "handshake_timeout_ms", "idle_timeout_ms", "keepalive_ms", "keepalive_timeout_ms", "max_batch_jobs", "max_bytes_in_flight_per_connection", "max_bytes_in_flight_per_key", "max_connections", "max_dependencies_per_job", "max_dependency_results_bytes", "max_error_bytes", "max_error_history", "max_event_subscribers", "max_event_subscribers_per_key", "max_flow_depth", "max_flow_jobs", "max_idempotency_key_bytes", "max_message_bytes", "max_metadata_bytes", "max_metadata_entries", "max_name_length", "max_open_batches_per_key", "max_page_size", "max_progress_bytes", "max_queues", "max_reserve_jobs", "max_reserve_queues", "max_result_bytes", "max_schedule_ahead_ms", "max_schedules", "max_streams_per_connection", "max_wait_ms", "max_waiters", "max_worker_id_bytes"]
+    __slots__ = ["batch_retention_ms", "event_backlog_bytes", "event_backlog_events", "event_resume_window_ms", "finished_outcome_ms", "first_message_timeout_ms", "handshake_timeout_ms", "idle_timeout_ms", "keepalive_ms", "keepalive_timeout_ms", "max_batch_jobs", "max_bytes_in_flight_per_connection", "max_bytes_in_flight_per_key", "max_connections", "max_dependencies_per_job", "max_dependency_results_bytes", "max_dependents_per_job", "max_error_bytes", "max_error_history", "max_event_subscribers", "max_event_subscribers_per_key", "max_flow_depth", "max_flow_jobs", "max_idempotency_key_bytes", "max_message_bytes", "max_metadata_bytes", "max_metadata_entries", "max_name_length", "max_open_batches_per_key", "max_page_size", "max_progress_bytes", "max_queues", "max_reserve_jobs", "max_reserve_queues", "max_result_bytes", "max_schedule_ahead_ms", "max_schedules", "max_streams_per_connection", "max_wait_ms", "max_waiters", "max_worker_id_bytes"]
     BATCH_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
     EVENT_BACKLOG_BYTES_FIELD_NUMBER: _ClassVar[int]
     EVENT_BACKLOG_EVENTS_FIELD_NUMBER: _ClassVar[int]
@@ -450,6 +450,7 @@ class ServerLimits(_message.Message):
     MAX_CONNECTIONS_FIELD_NUMBER: _ClassVar[int]
     MAX_DEPENDENCIES_PER_JOB_FIELD_NUMBER: _ClassVar[int]
     MAX_DEPENDENCY_RESULTS_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_DEPENDENTS_PER_JOB_FIELD_NUMBER: _ClassVar[int]
     MAX_ERROR_BYTES_FIELD_NUMBER: _ClassVar[int]
     MAX_ERROR_HISTORY_FIELD_NUMBER: _ClassVar[int]
     MAX_EVENT_SUBSCRIBERS_FIELD_NUMBER: _ClassVar[int]
@@ -490,6 +491,7 @@ class ServerLimits(_message.Message):
     max_connections: int
     max_dependencies_per_job: int
     max_dependency_results_bytes: int
+    max_dependents_per_job: int
     max_error_bytes: int
     max_error_history: int
     max_event_subscribers: int
@@ -514,7 +516,7 @@ class ServerLimits(_message.Message):
     max_wait_ms: int
     max_waiters: int
     max_worker_id_bytes: int
-    def __init__(self, max_name_length: _Optional[int] = ..., max_metadata_bytes: _Optional[int] = ..., max_metadata_entries: _Optional[int] = ..., max_idempotency_key_bytes: _Optional[int] = ..., max_worker_id_bytes: _Optional[int] = ..., max_error_bytes: _Optional[int] = ..., max_error_history: _Optional[int] = ..., max_batch_jobs: _Optional[int] = ..., max_reserve_jobs: _Optional[int] = ..., max_schedule_ahead_ms: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., max_waiters: _Optional[int] = ..., max_page_size: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_reserve_queues: _Optional[int] = ..., max_connections: _Optional[int] = ..., max_streams_per_connection: _Optional[int] = ..., handshake_timeout_ms: _Optional[int] = ..., idle_timeout_ms: _Optional[int] = ..., keepalive_ms: _Optional[int] = ..., keepalive_timeout_ms: _Optional[int] = ..., first_message_timeout_ms: _Optional[int] = ..., max_result_bytes: _Optional[int] = ..., max_progress_bytes: _Optional[int] = ..., max_event_subscribers: _Optional[int] = ..., event_backlog_events: _Optional[int] = ..., event_backlog_bytes: _Optional[int] = ..., event_resume_window_ms: _Optional[int] = ..., max_schedules: _Optional[int] = ..., max_event_subscribers_per_key: _Optional[int] = ..., max_bytes_in_flight_per_connection: _Optional[int] = ..., max_bytes_in_flight_per_key: _Optional[int] = ..., finished_outcome_ms: _Optional[int] = ..., max_queues: _Optional[int] = ..., max_dependencies_per_job: _Optional[int] = ..., max_flow_jobs: _Optional[int] = ..., max_flow_depth: _Optional[int] = ..., max_dependency_results_bytes: _Optional[int] = ..., max_open_batches_per_key: _Optional[int] = ..., batch_retention_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, max_name_length: _Optional[int] = ..., max_metadata_bytes: _Optional[int] = ..., max_metadata_entries: _Optional[int] = ..., max_idempotency_key_bytes: _Optional[int] = ..., max_worker_id_bytes: _Optional[int] = ..., max_error_bytes: _Optional[int] = ..., max_error_history: _Optional[int] = ..., max_batch_jobs: _Optional[int] = ..., max_reserve_jobs: _Optional[int] = ..., max_schedule_ahead_ms: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., max_waiters: _Optional[int] = ..., max_page_size: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_reserve_queues: _Optional[int] = ..., max_connections: _Optional[int] = ..., max_streams_per_connection: _Optional[int] = ..., handshake_timeout_ms: _Optional[int] = ..., idle_timeout_ms: _Optional[int] = ..., keepalive_ms: _Optional[int] = ..., keepalive_timeout_ms: _Optional[int] = ..., first_message_timeout_ms: _Optional[int] = ..., max_result_bytes: _Optional[int] = ..., max_progress_bytes: _Optional[int] = ..., max_event_subscribers: _Optional[int] = ..., event_backlog_events: _Optional[int] = ..., event_backlog_bytes: _Optional[int] = ..., event_resume_window_ms: _Optional[int] = ..., max_schedules: _Optional[int] = ..., max_event_subscribers_per_key: _Optional[int] = ..., max_bytes_in_flight_per_connection: _Optional[int] = ..., max_bytes_in_flight_per_key: _Optional[int] = ..., finished_outcome_ms: _Optional[int] = ..., max_queues: _Optional[int] = ..., max_dependencies_per_job: _Optional[int] = ..., max_flow_jobs: _Optional[int] = ..., max_flow_depth: _Optional[int] = ..., max_dependency_results_bytes: _Optional[int] = ..., max_open_batches_per_key: _Optional[int] = ..., batch_retention_ms: _Optional[int] = ..., max_dependents_per_job: _Optional[int] = ...) -> None: ...
 
 class SetQueueSettingsRequest(_message.Message):
     __slots__ = ["queue", "settings"]

@@ -772,6 +772,13 @@ export interface ServerLimits {
    * one deleted answers NOT_FOUND. Default 7 days.
    */
   batchRetentionMs: number;
+  /**
+   * Jobs that may depend on one job: name it in `depends_on` or run after it
+   * in a flow. Its end releases (or cancels) them all in one transaction; an
+   * enqueue that would give it more is refused with INVALID_JOB
+   * (limits.max_dependents_per_job). Default 10,000.
+   */
+  maxDependentsPerJob: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -4956,6 +4963,7 @@ function createBaseServerLimits(): ServerLimits {
     maxDependencyResultsBytes: 0,
     maxOpenBatchesPerKey: 0,
     batchRetentionMs: 0,
+    maxDependentsPerJob: 0,
   };
 }
 
@@ -5080,6 +5088,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.batchRetentionMs !== 0) {
       writer.uint32(440).int64(message.batchRetentionMs);
+    }
+    if (message.maxDependentsPerJob !== 0) {
+      writer.uint32(448).int32(message.maxDependentsPerJob);
     }
     return writer;
   },
@@ -5417,6 +5428,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.batchRetentionMs = longToNumber(reader.int64());
             continue;
           }
+          case 56: {
+            if (tag !== 448) {
+              break;
+            }
+
+            message.maxDependentsPerJob = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5631,6 +5650,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.batch_retention_ms)
         ? globalThis.Number(object.batch_retention_ms)
         : 0,
+      maxDependentsPerJob: isSet(object.maxDependentsPerJob)
+        ? globalThis.Number(object.maxDependentsPerJob)
+        : isSet(object.max_dependents_per_job)
+        ? globalThis.Number(object.max_dependents_per_job)
+        : 0,
     };
   },
 
@@ -5756,6 +5780,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.batchRetentionMs !== 0) {
       obj.batchRetentionMs = Math.round(message.batchRetentionMs);
     }
+    if (message.maxDependentsPerJob !== 0) {
+      obj.maxDependentsPerJob = Math.round(message.maxDependentsPerJob);
+    }
     return obj;
   },
 
@@ -5804,6 +5831,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxDependencyResultsBytes = object.maxDependencyResultsBytes ?? 0;
     message.maxOpenBatchesPerKey = object.maxOpenBatchesPerKey ?? 0;
     message.batchRetentionMs = object.batchRetentionMs ?? 0;
+    message.maxDependentsPerJob = object.maxDependentsPerJob ?? 0;
     return message;
   },
 };

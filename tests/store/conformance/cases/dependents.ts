@@ -1,0 +1,211 @@
+/**
+ * limits.max_dependents_per_job (SECURITY.md, "Workflows under attack"): how many jobs may
+ * depend on one job, through every enqueue that makes edges — one job, a best-effort batch
+ * (per job), an all-or-nothing batch and a flow (all or none), a batch's members — on every
+ * store. A small limit (3) keeps the cases cheap; the count is kept by the store
+ * (`job_dependents`), so the cases also hold across a restart with a lower limit.
+ */
+import assert from 'node:assert/strict';
+import type { Engine } from '../../../../src/engine/engine.ts';
+import { SeppError } from '../../../../src/engine/errors.ts';
+import { defaultEngineLimits } from '../../../../src/engine/settings.ts';
+import type { EnqueueRequest, EnqueueResult, FlowResult } from '../../../../src/engine/types.ts';
+import type { StoreCase } from '../harness.ts';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const limits = (maxDependentsPerJob: number) => ({
+  options: { limits: { ...defaultEngineLimits, maxDependentsPerJob } },
+});
+
+let queues = 0;
+const fresh = (): string => `dq${++queues}`;
+
+const request = (queue: string, dependsOn: readonly string[] = []): EnqueueRequest => ({
+  queue,
+  type: 't',
+  payload: bytes(''),
+  ...(dependsOn.length === 0 ? {} : { dependsOn }),
+});
+
+async function add(engine: Engine, dependsOn: readonly string[] = []): Promise<string> {
+  return (await engine.enqueue(request(fresh(), dependsOn))).jobId;
+}
+
+/** `count` jobs, one enqueue each, that depend on `parent`. */
+async function dependOn(engine: Engine, parent: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) ids.push(await add(engine, [parent]));
+  return ids;
+}
+
+/** The refusal of one edge too many to `parent`, as a rejection says it. */
+function assertTooMany(
+  rejection: { reason: string; message: string },
+  parent: string,
+  limit = 3,
+  has = limit,
+): void {
+  assert.equal(rejection.reason, 'invalid_job', rejection.message);
+  assert.match(rejection.message, new RegExp(`job ${parent} has ${has} jobs depending on it`));
+  assert.match(rejection.message, new RegExp(`the limit is ${limit} \\(limits\\.max_dependents_per_job\\)`));
+}
+
+async function refusedEnqueue(engine: Engine, parent: string, limit = 3, has = limit): Promise<void> {
+  await assert.rejects(engine.enqueue(request(fresh(), [parent])), (error) => {
+    assert.ok(error instanceof SeppError && error.rejection !== undefined, String(error));
+    assert.equal(error.code, 'invalid_argument');
+    assertTooMany(error.rejection, parent, limit, has);
+    return true;
+  });
+}
+
+const accepted = (results: readonly EnqueueResult[]) => results.map((r) => r.ok);
+
+function refusedFlow(result: FlowResult): { index: number; reason: string; message: string }[] {
+  assert.equal(result.committed, false, JSON.stringify(result));
+  return result.committed ? [] : result.rejections;
+}
+
+/** Leases and acks `id` (the one job of its queue). */
+async function complete(engine: Engine, id: string): Promise<void> {
+  const { queue } = await engine.getJob(id);
+  const [leased] = await engine.reserve({ queues: [queue], maxJobs: 1, leaseMs: 60_000 });
+  assert.equal(leased?.id, id);
+  await engine.ack({ jobId: id, attempt: leased!.attempt });
+}
+
+export const dependentsCases: StoreCase[] = [
+  {
+    name: 'dependents: at the limit accepted, one more refused — one job, a best-effort batch, all or none',
+    async run(h) {
+      const { engine } = await h.engine(limits(3));
+      const gate = await add(engine);
+      const waiting = await dependOn(engine, gate, 3);
+      await refusedEnqueue(engine, gate);
+      // A job naming it among others is refused too, and names the job that is full.
+      const other = await add(engine);
+      await assert.rejects(engine.enqueue(request(fresh(), [other, gate])), (error) => {
+        assert.ok(error instanceof SeppError && error.rejection !== undefined);
+        assert.match(error.rejection.message, /^depends_on\[1\]: /);
+        return true;
+      });
+
+      // Per job in a best-effort batch: the first three of the batch, not the fourth.
+      const batchGate = await add(engine);
+      const queue = fresh();
+      const results = await engine.enqueueBatch(Array.from({ length: 4 }, () => request(queue, [batchGate])));
+      assert.deepEqual(accepted(results), [true, true, true, false]);
+      const [, , , last] = results;
+      assert.ok(last !== undefined && !last.ok);
+      assertTooMany(last, batchGate);
+
+      // All or none: the fourth is refused, and nothing of the request is stored.
+      const atomicGate = await add(engine);
+      const atomic = await engine.enqueueAtomic(
+        Array.from({ length: 4 }, () => request(fresh(), [atomicGate])),
+      );
+      assert.equal(atomic.committed, false);
+      if (!atomic.committed) {
+        assert.deepEqual(
+          atomic.rejections.map((r) => r.index),
+          [3],
+        );
+        assertTooMany(atomic.rejections[0]!, atomicGate);
+      }
+      assert.equal((await engine.getJob(atomicGate)).dependents?.length ?? 0, 0, 'nothing stored');
+      const three = await engine.enqueueAtomic(
+        Array.from({ length: 3 }, () => request(fresh(), [atomicGate])),
+      );
+      assert.equal(three.committed, true);
+
+      // The gate's end releases the three that wait on it.
+      await complete(engine, gate);
+      for (const id of waiting) assert.equal((await engine.getJob(id)).state, 'ready');
+    },
+  },
+  {
+    name: 'dependents: a flow is refused whole — by id, with earlier jobs, and on a job of its own',
+    async run(h) {
+      const { engine } = await h.engine(limits(3));
+      const gate = await add(engine);
+      await dependOn(engine, gate, 1);
+      const queue = fresh();
+      const job = (name: string, extra: { after?: string[]; dependsOn?: string[] } = {}) => ({
+        name,
+        ...request(queue),
+        ...extra,
+      });
+      // One stored dependent and three in the flow: the third of the flow is one too many.
+      const rejections = refusedFlow(
+        await engine.enqueueFlow([
+          job('a', { dependsOn: [gate] }),
+          job('b', { dependsOn: [gate] }),
+          job('c', { dependsOn: [gate] }),
+        ]),
+      );
+      assert.deepEqual(
+        rejections.map((r) => r.index),
+        [2],
+      );
+      assertTooMany(rejections[0]!, gate);
+      assert.equal((await engine.getJob(gate)).dependents?.length, 1, 'nothing of the flow stored');
+      const two = await engine.enqueueFlow([
+        job('a', { dependsOn: [gate] }),
+        job('b', { dependsOn: [gate] }),
+      ]);
+      assert.equal(two.committed, true);
+      await refusedEnqueue(engine, gate);
+
+      // A job of the flow with more jobs after it than the limit: the flow is refused before anything is stored.
+      const wide = ['x1', 'x2', 'x3', 'x4'].map((name) => job(name, { after: ['root'] }));
+      await assert.rejects(
+        engine.enqueueFlow([job('root'), ...wide]),
+        (error) =>
+          error instanceof SeppError &&
+          error.code === 'invalid_argument' &&
+          /jobs\[0\] \(root\) has 4 jobs running after it, the limit is 3 \(limits\.max_dependents_per_job\)/.test(
+            error.message,
+          ),
+      );
+      // Three after it are within the limit, and a fourth job naming the root by id is not.
+      const within = await engine.enqueueFlow([job('root'), ...wide.slice(0, 3)]);
+      assert.ok(within.committed);
+      const root = within.committed ? within.jobs[0]!.jobId : '';
+      await refusedEnqueue(engine, root);
+    },
+  },
+  {
+    name: 'dependents: a batch adds its members per job; a lower limit at a restart refuses new edges only',
+    async run(h) {
+      let { engine } = await h.engine(limits(3));
+      const gate = await add(engine);
+      const { batch } = await engine.createBatch({ jobs: [request(fresh(), [gate])] });
+      const more = await engine.addToBatch(batch.id, [
+        request(fresh(), [gate]),
+        request(fresh(), [gate]),
+        request(fresh(), [gate]),
+      ]);
+      assert.deepEqual(accepted(more.results), [true, true, false]);
+      const [, , refused] = more.results;
+      assert.ok(refused !== undefined && !refused.ok);
+      assertTooMany(refused, gate);
+
+      const roomy = await add(engine);
+      await dependOn(engine, roomy, 2);
+      // Limits take effect at a restart: 2 now. The edges made stay; a new one to either job is refused.
+      ({ engine } = await h.engine(limits(2)));
+      await refusedEnqueue(engine, gate, 2, 3);
+      await refusedEnqueue(engine, roomy, 2);
+      assert.equal((await engine.getJob(gate)).dependents?.length, 3);
+      const free = await add(engine);
+      await dependOn(engine, free, 2);
+      await refusedEnqueue(engine, free, 2);
+      await complete(engine, gate);
+      const waiting = (await engine.getJob(gate)).dependents ?? [];
+      assert.deepEqual(
+        waiting.map((d) => d.state),
+        ['ready', 'ready', 'ready'],
+      );
+    },
+  },
+];
