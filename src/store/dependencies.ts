@@ -33,7 +33,7 @@ export interface DependencyTargetRow {
   seq: number;
   state: string;
   /**
-   * The edges made to it so far (`countDependents`, schema/0025_job_dependents.sql; without a
+   * The edges made to it so far (`countDependents`, schema/0026_job_dependents.sql; without a
    * count, its edges), what the enqueue checks against limits.max_dependents_per_job.
    */
   dependents: number;

@@ -84,7 +84,7 @@ const setCompletion = statement(
   `UPDATE batches SET complete_job_id = $2, success_job_id = $3, completion_error = $4 WHERE id = $1`,
 );
 
-// ---- listing and retention (schema/postgres/0009_batch_retention.sql): each one bounded range of an index
+// ---- listing and retention (schema/postgres/0010_batch_retention.sql): each one bounded range of an index
 const listBatches = statement('SELECT * FROM batches WHERE id < $1 ORDER BY id DESC LIMIT $2');
 const listBatchesByState = statement(
   'SELECT * FROM batches WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2',

@@ -84,7 +84,7 @@ export function prepareDependencyStatements(db: Preparer) {
                                        WHERE d.parent_id = j.id)) AS dependents
          FROM jobs j LEFT JOIN job_dependents n ON n.parent_id = j.id WHERE j.id = ?`,
     ),
-    // A unit's new edges (stored before) to each job, added to its count (schema/0025_job_dependents.sql);
+    // A unit's new edges (stored before) to each job, added to its count (schema/0026_job_dependents.sql);
     // a job without a row yet gets its edges' count, these included. In statements of many rows.
     countDependents: new MultiRowStatement<readonly [string, number], never>(
       db,
@@ -285,7 +285,7 @@ export function prepareDependencyStatements(db: Preparer) {
       `UPDATE batches SET state = 'ended', ended_at_ms = @nowMs
         WHERE id = @batchId AND state = 'sealed' AND pending = 0 RETURNING *`,
     ),
-    // ---- listing and retention (schema/0024_batch_retention.sql): each one bounded range of an index
+    // ---- listing and retention (schema/0025_batch_retention.sql): each one bounded range of an index
     listBatches: db.prepare<[{ beforeId: string; limit: number }], BatchRow>(
       'SELECT * FROM batches WHERE id < @beforeId ORDER BY id DESC LIMIT @limit',
     ),

@@ -152,7 +152,7 @@ export function prepareJobStatements(db: Preparer) {
     sweepCancelled: sweepStatement(db, 'cancelled', 'cancelled_at_ms'),
     /** The edges of swept jobs that had dependencies (schema/0012_dependencies.sql). */
     forgetEdges: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
-    /** The count of dependents of a swept job others depended on (schema/0025_job_dependents.sql). */
+    /** The count of dependents of a swept job others depended on (schema/0026_job_dependents.sql). */
     forgetDependents: db.prepare<[string]>('DELETE FROM job_dependents WHERE parent_id = ?'),
   };
 }
