@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import pg from 'pg';
+import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { enqueueInTransaction } from '../../clients/typescript/src/pg.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { useCluster } from '../helpers/postgres.ts';
@@ -426,6 +427,38 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
     await t.dispose();
   }
   assert.deepEqual(await mismatches('refusals'), []);
+});
+
+test('jobs waiting on dependencies count toward max_depth and hold their key, as over gRPC', async () => {
+  const t = await server('waiting');
+  const app = await connect();
+  try {
+    // A gate that stays unfinished, and jobs waiting on it: two fill `shallow` (max_depth 2),
+    // one holds a key in `mail` with unique_while_active.
+    const gate = await call(t.client, t.client.enqueue, { job: testJob('mail') });
+    const waiting = { dependsOn: [gate.jobId] };
+    for (let i = 0; i < 2; i++) await call(t.client, t.client.enqueue, { job: testJob('shallow', waiting) });
+    const keyed = await call(t.client, t.client.enqueue, {
+      job: testJob('mail', { ...waiting, idempotencyKey: 'order-5', uniqueWhileActive: true }),
+    });
+    const stateOf = async (jobId: string) => (await call(t.client, t.client.getJob, { jobId })).job?.state;
+    assert.equal(await stateOf(keyed.jobId), JobState.WAITING);
+
+    assert.match(
+      await refusal(app, "SELECT * FROM waiting.enqueue('shallow', 't', ''::bytea)"),
+      /^53400 queue_full: .*queue shallow holds 2 unfinished jobs, its max_depth is 2/,
+    );
+    const { rows } = await app.query<{ job_id: string; deduplicated: boolean }>(
+      `SELECT * FROM waiting.enqueue('mail', 't', ''::bytea,
+         '{"idempotency_key": "order-5", "unique_while_active": true}')`,
+    );
+    assert.deepEqual(rows, [{ job_id: keyed.jobId, deduplicated: true }]);
+    assert.equal((await counts(t, 'mail'))?.ready, 1, 'only the gate is ready');
+  } finally {
+    await app.end();
+    await t.dispose();
+  }
+  assert.deepEqual(await mismatches('waiting'), []);
 });
 
 test('a role with EXECUTE on sepp.enqueue only: enqueues, and reads or writes no table', async () => {
