@@ -18,6 +18,7 @@ import { StartupError, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { connectPostgres } from '../../src/store/postgres/connect.ts';
 import { migrations } from '../../src/store/postgres/gen/migrations.ts';
+import { migrate } from '../../src/store/postgres/migrate.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { answered, within } from '../helpers/bounded.ts';
@@ -417,5 +418,24 @@ test('servers starting together on a new schema migrate it once and take differe
     assert.equal(new Set(shards).size, 3, `shards ${shards.join(', ')}`);
   } finally {
     await within(Promise.all(stores.map((s) => s.close())), 'the 3 stores closed');
+  }
+});
+
+test('a migration runs without the statement timeout, which still holds outside it', async () => {
+  const client = await postgres.client();
+  await client.query('SET statement_timeout = 100');
+  try {
+    // A migration slower than store.statement_timeout_ms (a big jobs table) is not cancelled.
+    const slow = { version: 1, name: 'slow', sql: 'SELECT pg_sleep(0.3)' };
+    const applied = await within(migrate(client, 'slow_migration', [slow]), 'the slow migration');
+    assert.deepEqual(
+      applied.map((m) => m.name),
+      ['slow'],
+    );
+    assert.ok((applied[0]?.durationMs ?? 0) >= 300, `took ${applied[0]?.durationMs} ms`);
+    // SET LOCAL: the session's timeout is back once the migration's transaction ends.
+    await assert.rejects(client.query('SELECT pg_sleep(0.3)'), /statement timeout/);
+  } finally {
+    await client.query('RESET statement_timeout');
   }
 });
