@@ -211,6 +211,21 @@ export interface StoreFacts {
   standbys: number | null;
 }
 
+/**
+ * The store's health as this server sees it (its maintenance passes, retried each second
+ * while they fail, and the overview's own reads): available, or unavailable since the first
+ * failure of this outage.
+ */
+export interface StoreHealth {
+  available: boolean;
+  /** When the outage began (its first failure), ms since the epoch; null while available. */
+  unavailableSinceMs: number | null;
+  /** The latest failure's message; null while available. */
+  lastError: string | null;
+  /** Failed maintenance passes in this outage; 0 while available. */
+  failures: number;
+}
+
 /** GET /api/v1/overview: the dashboard. */
 export interface Overview {
   server: ServerFacts;
