@@ -261,6 +261,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       startedAtMs,
       tls: adminTls,
       readiness,
+      storeHealth: () => storeOutage.health(),
       pushStatus: (queue) => push.status(queue),
     }));
   } catch (error) {

@@ -226,16 +226,23 @@ export interface StoreHealth {
   failures: number;
 }
 
-/** GET /api/v1/overview: the dashboard. */
+/**
+ * GET /api/v1/overview: the dashboard. It answers while the store is unavailable: what the
+ * server knows without it (its facts, the store's health, waiting workers, rates), and the
+ * parts read from the store null, with `storeUnavailable` saying why.
+ */
 export interface Overview {
   server: ServerFacts;
-  totals: StateCounts;
+  storeHealth: StoreHealth;
+  /** Why totals, queueCount and queues are null (the store did not answer); null when they are there. */
+  storeUnavailable: string | null;
+  totals: StateCounts | null;
   waitingWorkers: number;
   /** Queues there are in all. */
-  queueCount: number;
+  queueCount: number | null;
   /** One page of them, in name order (`page_size`, default limits.max_page_size). */
-  queues: QueueView[];
-  /** page_token of the next page of queues; null on the last. */
+  queues: QueueView[] | null;
+  /** page_token of the next page of queues; null on the last (and while the store is unavailable). */
   nextPageToken: string | null;
   rates: RateSnapshot;
 }
