@@ -12,6 +12,7 @@ import {
   type RateHistory,
   type Readiness,
   type ServerInfo,
+  type StoreHealth,
   serveAdmin,
 } from './admin/index.ts';
 import { describeConfig, redactConfig, type SeppConfig } from './config/index.ts';
@@ -37,6 +38,8 @@ export interface AdminParts {
   uiAssets?: AssetSource | null;
   tls: TlsPem | undefined;
   readiness: () => Promise<Readiness>;
+  /** The store's health as the maintenance loop saw it last (app-store-outage.ts). */
+  storeHealth: () => StoreHealth;
   /** A push queue's delivery status (src/push), for the queue page; null for a queue that does not push. */
   pushStatus: (queue: string) => PushStatusView | null;
 }
@@ -75,6 +78,7 @@ export async function startAdmin(
     configView: () => ({ configFile: current().configFile, entries: describeConfig(current()) }),
     assets: parts.uiAssets ?? null,
     readiness: parts.readiness,
+    storeHealth: parts.storeHealth,
     pushStatus: parts.pushStatus,
     log: {
       log: (level, message, fields = {}) =>

@@ -22,6 +22,7 @@ import {
 import { startAdmin, type TlsPem } from './app-admin.ts';
 import { apiKeysOf, createReloader, logReconciled, type ReloadRequest } from './app-reload.ts';
 import { openConfiguredStore, StoreStartupError } from './app-store.ts';
+import { StoreOutage } from './app-store-outage.ts';
 import {
   boundAddress,
   configWarnings,
@@ -136,6 +137,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     version: deps.build.version,
   });
   const rates = new RateHistory(clock);
+  const storeOutage = new StoreOutage(logger, clock);
   const engine = await Engine.open(store, config.engine, {
     clock,
     ...(deps.betweenBulkSlices === undefined ? {} : { betweenBulkSlices: deps.betweenBulkSlices }),
@@ -149,7 +151,9 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       logScheduleEvent(logger, event);
     },
     onSchedulesReconciled: (report) => logReconciled(logger, report),
-    onMaintenanceError: (error) => logger.warn('maintenance.failed', { error: error.message }),
+    // The first failure at once, then a line a minute while they go on, and one when a pass works again.
+    onMaintenanceError: (error) => storeOutage.failed(error),
+    onMaintenancePassed: () => storeOutage.passed(),
     onHookError: (error) => logger.error('engine.hook_failed', { error: error.message }),
     onDiskFull: (full, detail) =>
       full
@@ -257,6 +261,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       startedAtMs,
       tls: adminTls,
       readiness,
+      storeHealth: () => storeOutage.health(),
       pushStatus: (queue) => push.status(queue),
     }));
   } catch (error) {

@@ -211,16 +211,38 @@ export interface StoreFacts {
   standbys: number | null;
 }
 
-/** GET /api/v1/overview: the dashboard. */
+/**
+ * The store's health as this server sees it (its maintenance passes, retried each second
+ * while they fail, and the overview's own reads): available, or unavailable since the first
+ * failure of this outage.
+ */
+export interface StoreHealth {
+  available: boolean;
+  /** When the outage began (its first failure), ms since the epoch; null while available. */
+  unavailableSinceMs: number | null;
+  /** The latest failure's message; null while available. */
+  lastError: string | null;
+  /** Failed maintenance passes in this outage; 0 while available. */
+  failures: number;
+}
+
+/**
+ * GET /api/v1/overview: the dashboard. It answers while the store is unavailable: what the
+ * server knows without it (its facts, the store's health, waiting workers, rates), and the
+ * parts read from the store null, with `storeUnavailable` saying why.
+ */
 export interface Overview {
   server: ServerFacts;
-  totals: StateCounts;
+  storeHealth: StoreHealth;
+  /** Why totals, queueCount and queues are null (the store did not answer); null when they are there. */
+  storeUnavailable: string | null;
+  totals: StateCounts | null;
   waitingWorkers: number;
   /** Queues there are in all. */
-  queueCount: number;
+  queueCount: number | null;
   /** One page of them, in name order (`page_size`, default limits.max_page_size). */
-  queues: QueueView[];
-  /** page_token of the next page of queues; null on the last. */
+  queues: QueueView[] | null;
+  /** page_token of the next page of queues; null on the last (and while the store is unavailable). */
   nextPageToken: string | null;
   rates: RateSnapshot;
 }

@@ -115,11 +115,31 @@ export const overview: JsonSchema = {
         },
       },
     },
-    totals: stateCounts,
+    storeHealth: {
+      type: 'object',
+      description:
+        "the store's health as this server sees it: its maintenance passes (retried each second while they fail) and this request's reads",
+      properties: {
+        available: { type: 'boolean' },
+        unavailableSinceMs: {
+          type: ['integer', 'null'],
+          description: "the outage's first failure; null while available",
+        },
+        lastError: { type: ['string', 'null'], description: 'the latest failure; null while available' },
+        failures: { type: 'integer', description: 'failed maintenance passes in this outage' },
+      },
+      required: ['available', 'unavailableSinceMs', 'lastError', 'failures'],
+    },
+    storeUnavailable: {
+      type: ['string', 'null'],
+      description:
+        'why totals, queueCount and queues are null: the store did not answer; null when they are there',
+    },
+    totals: { ...stateCounts, type: ['object', 'null'] },
     waitingWorkers: int,
-    queueCount: { type: 'integer', description: 'queues there are in all' },
+    queueCount: { type: ['integer', 'null'], description: 'queues there are in all' },
     queues: {
-      type: 'array',
+      type: ['array', 'null'],
       description: 'one page of the queues, in name order (page_size)',
       items: { $ref: '#/components/schemas/Queue' },
     },
@@ -154,7 +174,17 @@ export const overview: JsonSchema = {
       },
     },
   },
-  required: ['server', 'totals', 'waitingWorkers', 'queueCount', 'queues', 'nextPageToken', 'rates'],
+  required: [
+    'server',
+    'storeHealth',
+    'storeUnavailable',
+    'totals',
+    'waitingWorkers',
+    'queueCount',
+    'queues',
+    'nextPageToken',
+    'rates',
+  ],
 };
 
 export const rates: JsonSchema = {

@@ -7,7 +7,7 @@ import type { Hono } from 'hono';
 import type { ConfigEntry } from '../config/index.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
-import type { AdminRole, PushStatusView, ServerFacts } from './api-types.ts';
+import type { AdminRole, PushStatusView, ServerFacts, StoreHealth } from './api-types.ts';
 import type { Readiness } from './health-routes.ts';
 import type { LoginPolicy } from './login-throttle.ts';
 import type { RateHistory } from './rate-history.ts';
@@ -152,6 +152,8 @@ export interface AdminDeps {
   loginPolicy?: LoginPolicy;
   /** Whether sepp can serve now, for `GET /readyz` (health-routes.ts). Default: always ready. */
   readiness?: () => Readiness | Promise<Readiness>;
+  /** The store's health as the maintenance loop saw it last (the dashboard). Default: available unless a read fails. */
+  storeHealth?: () => StoreHealth;
   /** A push queue's delivery status (the queue page); absent or null: the queue does not push. */
   pushStatus?: (queue: string) => PushStatusView | null;
   /** Adds routes outside /api/v1 before the UI's catch-all (for example `/metrics`). */

@@ -72,6 +72,8 @@ export interface EngineDeps {
   onBatch?: (stats: CommitStats) => void;
   /** Called when time-driven maintenance fails (it is retried). */
   onMaintenanceError?: (error: SeppError) => void;
+  /** Called after each maintenance pass that committed (the app logs the end of an outage). */
+  onMaintenancePassed?: () => void;
   /** Called when an after-commit observer throws (a bug); the operation's caller is answered anyway. */
   onHookError?: (error: SeppError) => void;
   /** Called with what happened to jobs, after each commit. */
@@ -276,7 +278,11 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     (tx, requests) => enqueuer.enqueueWithin(tx, requests),
     deps.onScheduleEvent,
   );
-  maintenance = new Maintenance(ctx, settler, expiry, flow, deps.onMaintenanceError, schedules, batches);
+  const maintenanceObserver = {
+    ...(deps.onMaintenanceError === undefined ? {} : { failed: deps.onMaintenanceError }),
+    ...(deps.onMaintenancePassed === undefined ? {} : { passed: deps.onMaintenancePassed }),
+  };
+  maintenance = new Maintenance(ctx, settler, expiry, flow, maintenanceObserver, schedules, batches);
   const { signals } = store;
   const canceller = new Canceller(
     ctx,

@@ -51,6 +51,12 @@ const sweepIntervalMs = 60_000;
 const maxSleepMs = 60_000;
 const retryAfterFailureMs = 1000;
 
+/** Told how passes end: each failure (the pass is retried a second later) and each committed pass. */
+export interface MaintenanceObserver {
+  failed?(error: SeppError): void;
+  passed?(): void;
+}
+
 export class Maintenance {
   private timer: TimerHandle | undefined;
   private timerAtMs = Number.POSITIVE_INFINITY;
@@ -66,7 +72,7 @@ export class Maintenance {
     private readonly expiry: Expiry,
     /** Sweeps the rate-limit buckets that are full again. */
     private readonly flow: FlowControl,
-    private readonly onError: ((error: SeppError) => void) | undefined,
+    private readonly observer: MaintenanceObserver | undefined,
     private readonly timed: TimedWork | undefined = undefined,
     /** Ended batches past limits.batch_retention_ms. */
     private readonly batches: RetentionSweep | undefined = undefined,
@@ -102,10 +108,13 @@ export class Maintenance {
     this.running = true;
     this.ctx
       .write((tx) => this.run(tx))
-      .catch((error: unknown) => {
-        this.onError?.(toSeppError(error));
-        this.wakeAt(this.ctx.clock.nowMs() + retryAfterFailureMs);
-      })
+      .then(
+        () => this.observer?.passed?.(),
+        (error: unknown) => {
+          this.observer?.failed?.(toSeppError(error));
+          this.wakeAt(this.ctx.clock.nowMs() + retryAfterFailureMs);
+        },
+      )
       .finally(() => {
         this.running = false;
         if (this.again) {

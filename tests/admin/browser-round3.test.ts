@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import type { Overview } from '../../src/admin/api-types.ts';
 import { auditActions } from '../../src/admin/audit-actions.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
@@ -352,4 +353,41 @@ test('phone: filters folded, totals before server facts, navigation in at most t
     problems.filter((p) => !/400 \(Bad Request\)/.test(p)),
     [],
   );
+});
+
+test('the store unavailable: the dashboard shows a banner with since when and why, not an error page', async () => {
+  // The overview as a server answers it while PostgreSQL is down (tests/store/postgres-serve.test.ts
+  // reads the real one): the store-derived parts null, the store's health unavailable.
+  const sinceMs = Date.UTC(2026, 11, 7, 8, 0, 0);
+  const lastError =
+    'storage unavailable, nothing was written: PostgreSQL: connect ECONNREFUSED 127.0.0.1:5432';
+  await page.route('**/api/v1/overview*', async (route) => {
+    const real = (await (await route.fetch()).json()) as Overview;
+    const down: Overview = {
+      ...real,
+      storeHealth: { available: false, unavailableSinceMs: sinceMs, lastError, failures: 12 },
+      storeUnavailable: lastError,
+      totals: null,
+      queueCount: null,
+      queues: null,
+      nextPageToken: null,
+    };
+    await route.fulfill({ json: down });
+  });
+  try {
+    await visit(page, url('/'));
+    const banner = page.getByTestId('store-unavailable');
+    await banner.waitFor();
+    assert.match(
+      (await banner.textContent()) ?? '',
+      /^The store is unavailable since 2026-12-07 \d\d:\d\d:00 [^:]+: storage unavailable, nothing was written: PostgreSQL: connect ECONNREFUSED 127\.0\.0\.1:5432\. Counts and queues show again once it answers\.$/,
+    );
+    assert.equal(await page.getByTestId('total-ready').textContent(), '—');
+    await page.getByText('Queues unknown').waitFor();
+    await page.getByRole('heading', { name: 'Server' }).waitFor();
+    await shot(page, 'round3-dashboard-store-unavailable-desktop');
+  } finally {
+    await page.unroute('**/api/v1/overview*');
+  }
+  await page.getByTestId('store-unavailable').waitFor({ state: 'detached' });
 });

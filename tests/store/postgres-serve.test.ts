@@ -14,10 +14,12 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { Overview } from '../../src/admin/api-types.ts';
 import { StartupError, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { connectPostgres } from '../../src/store/postgres/connect.ts';
 import { migrations } from '../../src/store/postgres/gen/migrations.ts';
+import { migrate } from '../../src/store/postgres/migrate.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { answered, within } from '../helpers/bounded.ts';
@@ -136,8 +138,47 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     // PostgreSQL restarts under the running server: the CLI says the store is unavailable (not
     // "cannot reach sepp": PostgreSQL's ECONNREFUSED is not the CLI's), `sepp status` still shows
     // the server and its store and exits 3, and once PostgreSQL is back the server answers again.
+    // A job due in 3 s wakes maintenance during the outage: it fails each second, logged once.
+    await answered(
+      call(c, c.enqueue, { job: testJob('emails', { schedule: { $case: 'delayMs', value: 3000 } }) }),
+      'the delayed enqueue',
+    );
+    const outageFrom = lines.length;
+    const logged = (event: string) =>
+      lines.slice(outageFrom).filter((line) => (JSON.parse(line) as { event: string }).event === event);
     await within(postgres.cluster.stop(), 'PostgreSQL stopped', 60_000);
     stopped = true;
+    // The dashboard still answers: the server's facts and the store's health, the counts null and
+    // why. Read until maintenance has failed twice (it retries each second): one line logged.
+    const overviewUrl = t.metricsUrl.replace(/\/metrics$/, '/api/v1/overview');
+    const readOverview = async () => {
+      const answer = await answered(
+        fetch(overviewUrl, { signal: AbortSignal.timeout(30_000) }),
+        'GET /api/v1/overview in the outage',
+      );
+      const text = await answer.text();
+      assert.equal(answer.status, 200, text);
+      assert.ok(!text.includes(postgres.cluster.password));
+      return JSON.parse(text) as Overview;
+    };
+    const down0 = await within(
+      (async () => {
+        for (;;) {
+          const read = await readOverview();
+          if (read.storeHealth.failures >= 2) return read;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      })(),
+      'maintenance failed twice in the outage',
+      15_000,
+    );
+    assert.equal(down0.server.store.kind, 'postgres');
+    assert.equal(down0.storeHealth.available, false);
+    assert.ok((down0.storeHealth.unavailableSinceMs ?? 0) <= down0.server.serverTimeMs);
+    assert.match(down0.storeHealth.lastError ?? '', /^storage unavailable/);
+    assert.match(down0.storeUnavailable ?? '', /^storage unavailable/);
+    assert.deepEqual([down0.totals, down0.queueCount, down0.queues], [null, null, null]);
+    assert.equal(typeof down0.waitingWorkers, 'number');
     const down =
       /^sepp: sepp at \S+ runs, but its store is unavailable: storage unavailable, nothing was written: .*; repeat the call once the database answers again \(the server.s log says more\)$/m;
     const enqueueDown = await sepp(['enqueue', 'emails', 'hello'], { SEPP_SERVER: t.address });
@@ -157,6 +198,16 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     }
     assert.equal(statusUp.code, 0, statusUp.stderr);
     assert.match(statusUp.stdout, /^queues {6}\d+$/m);
+    await within(
+      (async () => {
+        while (logged('maintenance.recovered').length === 0) await new Promise((r) => setTimeout(r, 100));
+      })(),
+      'maintenance recovered',
+      15_000,
+    );
+    // Failing each second for the whole outage (under a minute): one line, then its end.
+    assert.equal(logged('maintenance.failed').length, 1, lines.slice(outageFrom).join('\n'));
+    assert.equal(logged('maintenance.recovered').length, 1);
   } finally {
     // The file's other tests need PostgreSQL back, however this one failed.
     if (stopped) await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);
@@ -417,5 +468,24 @@ test('servers starting together on a new schema migrate it once and take differe
     assert.equal(new Set(shards).size, 3, `shards ${shards.join(', ')}`);
   } finally {
     await within(Promise.all(stores.map((s) => s.close())), 'the 3 stores closed');
+  }
+});
+
+test('a migration runs without the statement timeout, which still holds outside it', async () => {
+  const client = await postgres.client();
+  await client.query('SET statement_timeout = 100');
+  try {
+    // A migration slower than store.statement_timeout_ms (a big jobs table) is not cancelled.
+    const slow = { version: 1, name: 'slow', sql: 'SELECT pg_sleep(0.3)' };
+    const applied = await within(migrate(client, 'slow_migration', [slow]), 'the slow migration');
+    assert.deepEqual(
+      applied.map((m) => m.name),
+      ['slow'],
+    );
+    assert.ok((applied[0]?.durationMs ?? 0) >= 300, `took ${applied[0]?.durationMs} ms`);
+    // SET LOCAL: the session's timeout is back once the migration's transaction ends.
+    await assert.rejects(client.query('SELECT pg_sleep(0.3)'), /statement timeout/);
+  } finally {
+    await client.query('RESET statement_timeout');
   }
 });

@@ -34,6 +34,7 @@ export type {
   SettingSource,
   SettingValueView as SettingValue,
   StoreFacts,
+  StoreHealth,
   TopErrors,
   WorkerInfo,
   WorkflowCancelResult,

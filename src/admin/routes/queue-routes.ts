@@ -10,7 +10,7 @@ import { SeppError } from '../../engine/errors.ts';
 import { fitNamePage, type NamePageQuery } from '../../engine/name-pages.ts';
 import type { QueueInfo, StateCounts } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
-import type { Overview } from '../api-types.ts';
+import type { Overview, StoreHealth } from '../api-types.ts';
 import { type QueueView, queueView } from '../queue-view.ts';
 import { type RateWindow, rateWindows } from '../rate-history.ts';
 import {
@@ -27,6 +27,14 @@ import { ref } from '../schemas.ts';
 import { readSettingsChange, settingsChangeBody } from '../settings-change.ts';
 
 const queueParam = { queue: 'queue name' } as const;
+
+type OverviewStoreParts = Pick<
+  Overview,
+  'storeUnavailable' | 'totals' | 'queueCount' | 'queues' | 'nextPageToken'
+>;
+
+/** The store's health when nothing says otherwise (no maintenance loop behind the admin app). */
+const healthy: StoreHealth = { available: true, unavailableSinceMs: null, lastError: null, failures: 0 };
 
 const pagedQueuesHelp =
   'In name order, at most `page_size` queues (default and most: limits.max_page_size, 1000 unless set) ' +
@@ -80,6 +88,37 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
     return view(queue);
   };
 
+  /**
+   * The overview's parts read from the store: totals from the maintained counters of every
+   * queue (one read), details for one page only. While the store is unavailable, null and why:
+   * the dashboard still shows what the server knows without it.
+   */
+  const storeParts = async (c: Context): Promise<OverviewStoreParts> => {
+    try {
+      const counts = await engine.queueCounts();
+      const totals = Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
+      for (const queueCounts of counts.values()) for (const s of jobStates) totals[s] += queueCounts[s];
+      const page = await queueViewPage(c);
+      const { size: queueCount } = counts;
+      return {
+        storeUnavailable: null,
+        totals,
+        queueCount,
+        queues: page.items,
+        nextPageToken: page.nextCursor,
+      };
+    } catch (error) {
+      if (!(error instanceof SeppError) || error.code !== 'unavailable') throw error;
+      return {
+        storeUnavailable: error.message,
+        totals: null,
+        queueCount: null,
+        queues: null,
+        nextPageToken: null,
+      };
+    }
+  };
+
   return [
     {
       method: 'get',
@@ -99,18 +138,22 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         const window = queryChoice(c, 'window', Object.keys(rateWindows) as RateWindow[]) ?? '1h';
         const info = deps.serverInfo();
         const nowMs = deps.clock.nowMs();
-        // Totals from the maintained counters of every queue (one read); details for one page only.
-        const counts = await engine.queueCounts();
-        const totals = Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
-        for (const queueCounts of counts.values()) for (const s of jobStates) totals[s] += queueCounts[s];
-        const page = await queueViewPage(c);
+        const fromStore = await storeParts(c);
+        let storeHealth = deps.storeHealth?.() ?? healthy;
+        if (fromStore.storeUnavailable !== null && storeHealth.available) {
+          // The read failed before a maintenance pass did: the outage is as old as this request.
+          storeHealth = {
+            available: false,
+            unavailableSinceMs: nowMs,
+            lastError: fromStore.storeUnavailable,
+            failures: 0,
+          };
+        }
         const overview: Overview = {
           server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
-          totals,
+          storeHealth,
+          ...fromStore,
           waitingWorkers: engine.waitingReserves,
-          queueCount: counts.size,
-          queues: page.items,
-          nextPageToken: page.nextCursor,
           rates: deps.rates.snapshot(window),
         };
         return c.json(overview);

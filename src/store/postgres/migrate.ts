@@ -4,7 +4,10 @@
  * the schema's name, so that servers starting together take turns: the first
  * applies what is missing, the others then find nothing to do (design note 0100,
  * section 10). Each migration runs in its own transaction with its row in
- * `schema_migrations`; a schema newer than this binary is refused.
+ * `schema_migrations`, with no statement timeout (`SET LOCAL statement_timeout = 0`): a
+ * migration rewriting a big jobs table may take longer than store.statement_timeout_ms, and
+ * failing it would fail every start. Waiting for the lock stays bounded by that timeout.
+ * A schema newer than this binary is refused.
  */
 import type pg from 'pg';
 import { buildInfo } from '../../build-info.ts';
@@ -60,6 +63,7 @@ export async function migrate(
       await client.query('BEGIN');
       try {
         await client.query(`SET LOCAL search_path = ${name}`);
+        await client.query('SET LOCAL statement_timeout = 0');
         await client.query(migration.sql);
         await client.query(`INSERT INTO ${name}.schema_migrations (version, name) VALUES ($1, $2)`, [
           migration.version,

@@ -2,6 +2,8 @@
  * The dashboard: totals (first: what a phone shows without scrolling), server facts, the current rates as numbers and as
  * charts over a chosen window (5 min, 1 h, 24 h), and every queue's counts,
  * rates and waits (refreshed each second; "stale since …" when it cannot be).
+ * While the store is unavailable the server still answers: a banner says since when and
+ * why, and the counts and queues read from the store are left out.
  */
 import { can, query, seg } from '../api.ts';
 import { Empty, ErrorBanner, Facts, LiveStatus, Loading, PageHeader } from '../components/common.tsx';
@@ -9,7 +11,7 @@ import { type Column, DataTable } from '../components/data-table.tsx';
 import { HistoryPanel } from '../components/history-panel.tsx';
 import { RateChart, ratesCover, type Series } from '../components/rate-chart.tsx';
 import { Segmented } from '../components/segmented.tsx';
-import { fmtBytes, fmtDuration, fmtNum, fmtRate } from '../format.ts';
+import { fmtBytes, fmtDuration, fmtNum, fmtRate, fmtTime } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
 import {
@@ -20,6 +22,7 @@ import {
   type RateWindow,
   type Session,
   type StoreFacts,
+  type StoreHealth,
 } from '../types.ts';
 
 const throughput: readonly Series[] = [
@@ -131,6 +134,20 @@ function replicationText(store: StoreFacts): string {
   }
 }
 
+/** The store did not answer: since when (the outage's first failure), and the latest error. */
+function StoreUnavailableBanner({ health, reason }: { health: StoreHealth; reason: string | null }) {
+  if (health.available && reason === null) return null;
+  const since = health.unavailableSinceMs === null ? '' : ` since ${fmtTime(health.unavailableSinceMs)}`;
+  return (
+    <div class="banner banner-error" role="alert" data-testid="store-unavailable">
+      <span>
+        <strong>The store is unavailable{since}:</strong> {health.lastError ?? reason}. Counts and queues show
+        again once it answers.
+      </span>
+    </div>
+  );
+}
+
 function WaitingReserves({ count }: { count: number }) {
   return (
     <span title="long-polls (Work stream requests or Reserve calls) waiting for a job now, each counted once">
@@ -151,7 +168,7 @@ export function Dashboard({ session }: { session: Session }) {
   const window = (windows.find((w) => w.key === params.get('window'))?.key ?? '1h') as RateWindow;
   const overview = useApi<Overview>(`/api/v1/overview${query({ window })}`, { pollMs: 1000 });
   const { data, error } = overview;
-  const listed = data === null ? 0 : data.queues.reduce((n, q) => n + q.waitingWorkers, 0);
+  const listed = data?.queues?.reduce((n, q) => n + q.waitingWorkers, 0) ?? 0;
   return (
     <>
       <PageHeader title="Dashboard">
@@ -168,6 +185,7 @@ export function Dashboard({ session }: { session: Session }) {
         />
       </PageHeader>
       <ErrorBanner error={overview.stale ? null : error} />
+      {data !== null && <StoreUnavailableBanner health={data.storeHealth} reason={data.storeUnavailable} />}
       {data === null ? (
         error === null && <Loading />
       ) : (
@@ -176,7 +194,7 @@ export function Dashboard({ session }: { session: Session }) {
             {jobStates.map((state) => (
               <div key={state} class={`total total-${state}`}>
                 <span class="total-value" data-testid={`total-${state}`}>
-                  {fmtNum(data.totals[state])}
+                  {data.totals === null ? '—' : fmtNum(data.totals[state])}
                 </span>
                 <span class="total-label">{state}</span>
               </div>
@@ -217,7 +235,11 @@ export function Dashboard({ session }: { session: Session }) {
                 rates and waits, <span data-testid="rates-cover">{ratesCover(data.rates)}</span>
               </span>
             </h2>
-            {data.queues.length === 0 ? (
+            {data.queues === null ? (
+              <Empty title="Queues unknown">
+                The store is unavailable: the queues show again once it answers.
+              </Empty>
+            ) : data.queues.length === 0 ? (
               <Empty title="No queues yet">
                 A queue appears when its first job is enqueued.{' '}
                 {can(session, 'operator') && <Link href="/enqueue">Enqueue a job</Link>}
@@ -231,7 +253,7 @@ export function Dashboard({ session }: { session: Session }) {
                 wide
               />
             )}
-            {data.queues.length > 0 && (
+            {data.queues !== null && data.queues.length > 0 && (
               <p class="muted" data-testid="waiting-note">
                 {waitingNote(data.waitingWorkers, listed)}
               </p>
