@@ -6,7 +6,9 @@
  * address, the list and its total show the old ones only, and **Requeue all
  * matching** names the count before the confirmation, then is one operation
  * (a counting POST and a starting one, nothing per job) and one audit entry
- * holding the age. The Dead letters page takes the same age and names its
+ * holding the age — also when the start's answer is lost and the dialog's
+ * button is pressed again (the dialog's request key: the server answers with
+ * the operation already started). The Dead letters page takes the same age and names its
  * count. Desktop light, 375 px phone dark. Screenshots (SEPP_SCREENSHOTS=1):
  * tests/artifacts/admin/bulk-matching-*.png.
  */
@@ -111,7 +113,7 @@ test('on a phone, dark: the age filter, the total and "Requeue all matching" wit
   assert.deepEqual(problems, []);
 });
 
-test('requeue all N matching across two queues: the count first, one operation, one audit entry with the age', async () => {
+test('requeue all N matching across two queues: the count first, one operation (its answer lost, the button pressed again), one audit entry with the age', async () => {
   await page.setViewportSize(desktop);
   const before = await olderThanAnHour();
   await shot(page, 'bulk-matching-list-desktop');
@@ -121,17 +123,35 @@ test('requeue all N matching across two queues: the count first, one operation, 
   const dialog = page.getByRole('dialog');
   await dialog.getByText('5 jobs match.', { exact: false }).waitFor();
   await shot(page, 'bulk-matching-confirm-desktop');
+  // The first start reaches the server, which starts the operation; its answer is lost on the way back.
+  await page.route(
+    '**/api/v1/bulk/requeue',
+    async (route) => {
+      await route.fetch();
+      await route.abort('connectionreset');
+    },
+    { times: 1 },
+  );
+  await dialog.getByRole('button', { name: 'Requeue 5 jobs', exact: true }).click();
+  // The dialog stays open with the error; its button again repeats the request under the same key.
+  await dialog.getByRole('alert').getByText('cannot reach the sepp server', { exact: false }).waitFor();
   await answerDialog(dialog, 'Requeue 5 jobs');
   await page
     .getByText(/^Requeued 5 dead jobs enqueued before .* in all queues\.$/)
     .first()
     .waitFor();
-  // Two POSTs whatever the count: the count, then the operation; the same filter in both.
+  // The count, then the start twice with the dialog's one key; the same filter in each.
   const filter = { state: 'dead', enqueuedBeforeMs: before };
+  const requestKey = posts[1]?.body.requestKey;
+  assert.match(String(requestKey), /^ui-[0-9a-f]{32}$/);
   assert.deepEqual(posts, [
     { path: '/api/v1/bulk/requeue', body: { ...filter, dryRun: true } },
-    { path: '/api/v1/bulk/requeue', body: filter },
+    { path: '/api/v1/bulk/requeue', body: { ...filter, requestKey } },
+    { path: '/api/v1/bulk/requeue', body: { ...filter, requestKey } },
   ]);
+  // The lost answer, as Chromium logs it; nothing else.
+  const lost = problems.findIndex((p) => p.includes('/api/v1/bulk/requeue'));
+  if (lost >= 0) problems.splice(lost, 1);
   const entries = (await engine.listAudit({})).items;
   assert.equal(entries.length, audits + 1, 'one audit entry for the operation');
   assert.deepEqual(

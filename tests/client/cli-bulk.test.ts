@@ -1,7 +1,8 @@
 /**
  * `sepp bulk` against a real server: count, act on everything a filter matches
  * in every queue (one server-side operation), list and show operations, and
- * the refusal of a filter without --queue or --all-queues.
+ * the refusal of a filter without --queue or --all-queues; --request-key on a
+ * run again (cancel --queue, dlq requeue --all) prints the same operation.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -38,6 +39,46 @@ describe('sepp bulk', () => {
     const usage = await sepp(['bulk', 'delete', '--error', 'x', '--yes'], env);
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /--queue NAME or --all-queues/);
+  });
+
+  test('--request-key: the same key again prints the operation the first run started; refusals', async () => {
+    const queue = 'cli-keyed';
+    await served.client.enqueueBatch(
+      Array.from({ length: 3 }, () => ({ queue, type: 'mail', payload: '{}' })),
+    );
+    await deadLetters(queue, 2, 'refused');
+    const env = { SEPP_SERVER: served.server.address };
+    const cancel = ['cancel', '--queue', queue, '--yes', '--background', '--json'];
+    const runs = [];
+    for (let run = 0; run < 2; run++) {
+      runs.push(cliJson<{ id: string }>(await sepp([...cancel, '--request-key', 'nightly-cancel-1'], env)));
+    }
+    assert.equal(runs[1]?.id, runs[0]?.id, 'the second run answers with the operation the first started');
+    const requeue = [
+      'dlq',
+      'requeue',
+      queue,
+      '--all',
+      '--background',
+      '--json',
+      '--request-key',
+      'dlq:requeue.1',
+    ];
+    const requeued = [];
+    for (let run = 0; run < 2; run++) requeued.push(cliJson<{ id: string }>(await sepp(requeue, env)));
+    assert.equal(requeued[1]?.id, requeued[0]?.id);
+    assert.notEqual(requeued[0]?.id, runs[0]?.id);
+    // The key names one request: another filter under it is refused by the server.
+    const other = await sepp([...cancel, '--type', 'other', '--request-key', 'nightly-cancel-1'], env);
+    assert.equal(other.code, 2, other.stderr);
+    assert.match(other.stderr, /another request/);
+    // Refused before any call, naming the flag.
+    const bad = await sepp([...cancel, '--request-key', 'not a key'], env);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--request-key must be 1 to 128 letters/);
+    const ids = await sepp(['cancel', runs[0]?.id ?? '', '--request-key', 'k1'], env);
+    assert.equal(ids.code, 2);
+    assert.match(ids.stderr, /--request-key goes with --queue/);
   });
 
   test('sepp dlq top-errors groups by class and first line; sepp bulk acts on a group; sepp job shows the class and stack', async () => {

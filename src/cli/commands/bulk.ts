@@ -25,6 +25,7 @@ import {
 } from './connection.ts';
 import { durationFlag } from './flag-values.ts';
 import { table, time } from './format.ts';
+import { requestKeyOf, requestKeyOption } from './request-key.ts';
 
 interface FilterArgs extends ConnectionArgs {
   queue?: string | undefined;
@@ -41,6 +42,7 @@ interface FilterArgs extends ConnectionArgs {
   'older-than'?: string | undefined;
   'dry-run'?: boolean | undefined;
   background?: boolean | undefined;
+  'request-key'?: string | undefined;
   yes?: boolean | undefined;
 }
 
@@ -78,6 +80,7 @@ function withFilter<T>(io: CliIo, y: Argv<T>) {
       .option('older-than', { type: 'string', describe: 'Only jobs enqueued longer ago than this, e.g. 2h' })
       .option('dry-run', { type: 'boolean', describe: 'Only count the jobs it would change' })
       .option('background', { type: 'boolean', describe: 'Start it and print its id; do not wait' })
+      .option('request-key', requestKeyOption)
       .option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask (required off a terminal)' }),
   );
 }
@@ -154,6 +157,7 @@ export function registerBulkCommands(parser: Argv, io: CliIo): void {
           (args) =>
             runWithClient(io, args, async (client) => {
               const filter = filterOf(args, Date.now());
+              const keyed = requestKeyOf(args);
               const changes = action === 'update' ? { runNow: true } : {};
               const counted = await client.jobs.countMatching(action, filter);
               const count = `${counted.matchedAtLeast ? 'at least ' : ''}${counted.matched}`;
@@ -172,7 +176,7 @@ export function registerBulkCommands(parser: Argv, io: CliIo): void {
                 `${name} every matching job`,
                 `${name} ${count} matching jobs?`,
               );
-              const started = await client.jobs.startBulk(action, filter, changes);
+              const started = await client.jobs.startBulk(action, filter, changes, keyed);
               if (args.background === true) {
                 printStarted(io, args, started);
                 return;

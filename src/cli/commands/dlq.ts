@@ -15,20 +15,25 @@ import {
 } from './connection.ts';
 import { cell, jobJson, table, time } from './format.ts';
 import { pagingOf, printNextPage, withPaging } from './paging.ts';
+import { requestKeyOf, requestKeyOption } from './request-key.ts';
 import { explainUnknownQueue } from './unknown-queue.ts';
 
 const reasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
 
-function selection(
-  ids: readonly string[] | undefined,
-  all: boolean | undefined,
-  background: boolean | undefined,
-): DeadLetterSelection {
-  const given = ids ?? [];
-  if (all === true && given.length > 0) throw new UsageError('give job ids or --all, not both');
-  if (all === true) return 'all';
+function selection(args: {
+  ids?: readonly string[] | undefined;
+  all?: boolean | undefined;
+  background?: boolean | undefined;
+  'request-key'?: string | undefined;
+}): DeadLetterSelection {
+  const given = args.ids ?? [];
+  if (args.all === true && given.length > 0) throw new UsageError('give job ids or --all, not both');
+  if (args.all === true) return 'all';
   if (given.length === 0) throw new UsageError('name the dead letters by id, or give --all');
-  if (background === true) throw new UsageError('--background goes with --all: chosen ids change at once');
+  for (const flag of ['background', 'request-key'] as const) {
+    if (args[flag] !== undefined && args[flag] !== false)
+      throw new UsageError(`--${flag} goes with --all: chosen ids change at once`);
+  }
   return given;
 }
 
@@ -36,6 +41,8 @@ const backgroundOption = {
   type: 'boolean',
   describe: 'With --all: start it and print its id; do not wait',
 } as const;
+
+const dlqRequestKeyOption = { ...requestKeyOption, describe: `With --all: ${requestKeyOption.describe}` };
 
 /**
  * Requeues or deletes dead letters and prints what it did: how many, or with
@@ -48,17 +55,18 @@ async function changeDeadLetters(
   args: ConnectionArgs & { queue: string; background?: boolean | undefined },
   action: 'requeue' | 'delete',
   which: DeadLetterSelection,
+  keyed: { requestKey?: string },
 ): Promise<void> {
   let count: number;
   if (args.background === true) {
-    const result = await client.dlq[action](args.queue, which, { background: true });
+    const result = await client.dlq[action](args.queue, which, { ...keyed, background: true });
     if (result.operation !== null) {
       printStarted(io, args, result.operation);
       return;
     }
     count = result.changed;
   } else {
-    count = await client.dlq[action](args.queue, which);
+    count = await client.dlq[action](args.queue, which, keyed);
   }
   const done = action === 'requeue' ? 'requeued' : 'deleted';
   if (wantsJson(args)) printJson(io, { queue: args.queue, [done]: count });
@@ -170,12 +178,13 @@ export function registerDlqCommands(parser: Argv, io: CliIo): void {
             queuePositional(c)
               .positional('ids', { type: 'string', array: true, describe: 'Job ids' })
               .option('all', { type: 'boolean', describe: 'Every dead letter of the queue' })
-              .option('background', backgroundOption),
+              .option('background', backgroundOption)
+              .option('request-key', dlqRequestKeyOption),
           ),
         (args) =>
           runWithClient(io, args, async (client) => {
-            const which = selection(args.ids, args.all, args.background);
-            await changeDeadLetters(io, client, args, 'requeue', which);
+            const which = selection(args);
+            await changeDeadLetters(io, client, args, 'requeue', which, requestKeyOf(args));
           }),
       )
       .command(
@@ -192,13 +201,15 @@ export function registerDlqCommands(parser: Argv, io: CliIo): void {
                 type: 'boolean',
                 describe: 'Do not ask (required with --all off a terminal)',
               })
-              .option('background', backgroundOption),
+              .option('background', backgroundOption)
+              .option('request-key', dlqRequestKeyOption),
           ),
         (args) =>
           runWithClient(io, args, async (client) => {
-            const which = selection(args.ids, args.all, args.background);
+            const which = selection(args);
+            const keyed = requestKeyOf(args);
             if (which === 'all') await confirmDeleteAll(io, client, args.queue, args.yes);
-            await changeDeadLetters(io, client, args, 'delete', which);
+            await changeDeadLetters(io, client, args, 'delete', which, keyed);
           }),
       )
       .command(

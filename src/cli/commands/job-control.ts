@@ -20,6 +20,7 @@ import {
   withConnection,
 } from './connection.ts';
 import { durationFlag, oneOf, timeFlag } from './flag-values.ts';
+import { requestKeyOf, requestKeyOption } from './request-key.ts';
 
 const cancellable: readonly JobState[] = ['scheduled', 'ready', 'leased'];
 const updatable: readonly JobState[] = ['scheduled', 'ready'];
@@ -33,6 +34,7 @@ interface SelectionArgs extends ConnectionArgs {
   yes?: boolean | undefined;
   'dry-run'?: boolean | undefined;
   background?: boolean | undefined;
+  'request-key'?: string | undefined;
 }
 
 function withSelection<T>(y: Argv<T>, states: readonly JobState[]) {
@@ -52,6 +54,7 @@ function withSelection<T>(y: Argv<T>, states: readonly JobState[]) {
       type: 'boolean',
       describe: 'With --queue: start it and print its id; do not wait',
     })
+    .option('request-key', { ...requestKeyOption, describe: `With --queue: ${requestKeyOption.describe}` })
     .option('yes', {
       alias: 'y',
       type: 'boolean',
@@ -59,8 +62,11 @@ function withSelection<T>(y: Argv<T>, states: readonly JobState[]) {
     });
 }
 
-/** The ids, or the filter; never both, never neither. */
-function selectionOf(args: SelectionArgs): { ids: string[] } | { filter: JobFilter } {
+/** The call's `requestKey` option (none without --request-key). */
+type Keyed = ReturnType<typeof requestKeyOf>;
+
+/** The ids, or the filter (with its request key); never both, never neither. */
+function selectionOf(args: SelectionArgs): { ids: string[] } | { filter: JobFilter; keyed: Keyed } {
   const ids = args.ids ?? [];
   if (args.queue === undefined) {
     if (
@@ -75,6 +81,10 @@ function selectionOf(args: SelectionArgs): { ids: string[] } | { filter: JobFilt
       throw new UsageError('name the jobs by id, or give --queue (with --type, --state, --group)');
     if (args.background === true)
       throw new UsageError('--background goes with --queue: chosen ids change at once');
+    if (args['request-key'] !== undefined)
+      throw new UsageError(
+        '--request-key goes with --queue: chosen ids change at once, no operation to name',
+      );
     return { ids };
   }
   if (ids.length > 0) throw new UsageError('give job ids or --queue, not both');
@@ -85,6 +95,7 @@ function selectionOf(args: SelectionArgs): { ids: string[] } | { filter: JobFilt
       ...(args.state === undefined ? {} : { states: args.state as JobState[] }),
       ...(args.group === undefined ? {} : { group: args.group }),
     },
+    keyed: requestKeyOf(args),
   };
 }
 
@@ -120,6 +131,7 @@ async function countedAndConfirmed(
   args: SelectionArgs,
   filter: JobFilter,
   change: BulkChange,
+  keyed: Keyed,
 ): Promise<boolean> {
   const { matched } =
     change.action === 'cancel'
@@ -134,7 +146,7 @@ async function countedAndConfirmed(
   const question = `${change.verb.charAt(0).toUpperCase()}${change.verb.slice(1)} ${described}?`;
   await confirmOrRefuse(io, args.yes, `${change.verb} every matching job of ${filter.queue}`, question);
   if (args.background === true) {
-    printStarted(io, args, await client.jobs.startBulk(change.action, filter, change.changes));
+    printStarted(io, args, await client.jobs.startBulk(change.action, filter, change.changes, keyed));
     return false;
   }
   return true;
@@ -145,6 +157,7 @@ async function cancelMatching(
   client: SeppClient,
   args: SelectionArgs,
   filter: JobFilter,
+  keyed: Keyed,
 ): Promise<void> {
   const change = {
     action: 'cancel',
@@ -153,8 +166,8 @@ async function cancelMatching(
     verb: 'cancel',
     done: 'cancelled',
   } as const;
-  if (!(await countedAndConfirmed(io, client, args, filter, change))) return;
-  const result = await client.cancelJobs(filter);
+  if (!(await countedAndConfirmed(io, client, args, filter, change, keyed))) return;
+  const result = await client.cancelJobs(filter, keyed);
   if (wantsJson(args)) printJson(io, { ...filter, ...result });
   else {
     const running =
@@ -190,6 +203,7 @@ async function updateMatching(
   args: SelectionArgs,
   filter: JobFilter,
   changes: JobChanges,
+  keyed: Keyed,
 ): Promise<void> {
   // Refused here, before any call, in the flags' names (the server's refusal names its fields).
   const oneAtATime = [
@@ -205,8 +219,8 @@ async function updateMatching(
   // Run now alone changes the scheduled jobs only: a ready job is due already.
   const states = changes.priority === undefined ? (['scheduled'] as const) : updatable;
   const change = { action: 'update', changes, states, verb: 'change', done: 'changed' } as const;
-  if (!(await countedAndConfirmed(io, client, args, filter, change))) return;
-  const updated = await client.updateJobs(filter, changes);
+  if (!(await countedAndConfirmed(io, client, args, filter, change, keyed))) return;
+  const updated = await client.updateJobs(filter, changes, keyed);
   if (wantsJson(args)) printJson(io, { ...filter, updated });
   else print(io, `updated ${describeFilter(updated, filter, states)}`);
 }
@@ -224,7 +238,7 @@ export function registerJobControlCommands(parser: Argv, io: CliIo): void {
     (args) =>
       runWithClient(io, args, async (client) => {
         const selection = selectionOf(args);
-        if ('filter' in selection) return cancelMatching(io, client, args, selection.filter);
+        if ('filter' in selection) return cancelMatching(io, client, args, selection.filter, selection.keyed);
         const results = [];
         for (const id of selection.ids) results.push({ id, ...(await client.cancelJob(id)) });
         if (wantsJson(args)) {
@@ -293,7 +307,7 @@ export function registerJobControlCommands(parser: Argv, io: CliIo): void {
             }
           return;
         }
-        return updateMatching(io, client, args, selection.filter, changes);
+        return updateMatching(io, client, args, selection.filter, changes, selection.keyed);
       }),
   );
 }

@@ -7,6 +7,7 @@ import { printStarted } from './bulk.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, table, time } from './format.ts';
+import { requestKeyOf, requestKeyOption } from './request-key.ts';
 
 /** What `details` says, shortly: its fields but the door, as key=value. */
 function detailsCell(details: Record<string, unknown>): string {
@@ -26,10 +27,12 @@ export function registerPurgeAuditCommands(parser: Argv, io: CliIo): void {
         y
           .positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' })
           .option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask (required off a terminal)' })
-          .option('background', { type: 'boolean', describe: 'Start it and print its id; do not wait' }),
+          .option('background', { type: 'boolean', describe: 'Start it and print its id; do not wait' })
+          .option('request-key', requestKeyOption),
       ),
     (args) =>
       runWithClient(io, args, async (client) => {
+        const keyed = requestKeyOf(args);
         const counts = io.stdin.isTTY
           ? (await client.listQueues()).find((q) => q.name === args.queue)?.counts
           : undefined;
@@ -41,12 +44,12 @@ export function registerPurgeAuditCommands(parser: Argv, io: CliIo): void {
           `Delete ${waiting} ready and scheduled jobs of queue ${args.queue}? This cannot be undone.`,
         );
         if (args.background === true) {
-          const { operation } = await client.queues.purge(args.queue, { background: true });
+          const { operation } = await client.queues.purge(args.queue, { ...keyed, background: true });
           if (operation === null) throw new Error('the server sent no operation');
           printStarted(io, args, operation);
           return;
         }
-        const deleted = await client.queues.purge(args.queue);
+        const deleted = await client.queues.purge(args.queue, keyed);
         if (wantsJson(args)) printJson(io, { queue: args.queue, deleted });
         else
           print(io, `deleted ${deleted} ready and scheduled job${deleted === 1 ? '' : 's'} of ${args.queue}`);

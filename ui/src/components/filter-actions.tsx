@@ -5,7 +5,9 @@
  * asks the server how many jobs match before the confirmation names the count
  * ("at least N" when the count stopped early, with how far it looked), then
  * starts one server-side bulk operation and shows its progress until it ends,
- * with a Stop button. The server checks the role again.
+ * with a Stop button. The server checks the role again. Each confirmation
+ * names its start with a request key of its own, so pressing its button again
+ * after a failure starts no second operation.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { can, get, post, seg } from '../api.ts';
@@ -134,6 +136,15 @@ export function countText(count: Count): string {
   return count.exact ? jobs : `at least ${jobs} (the count stopped after ${fmtNum(count.examined)} jobs)`;
 }
 
+/**
+ * A fresh request key (admin API `requestKey`): 16 random bytes in hex, from getRandomValues,
+ * which a page served over plain HTTP has too (randomUUID needs a secure context).
+ */
+function newRequestKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `ui-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
 /** How often a running operation's progress is read, ms. */
 const progressPollMs = 500;
 
@@ -150,7 +161,7 @@ export function FilterActions({
   onDone(): void;
 }) {
   const what = describeFilter(filter);
-  const [pending, setPending] = useState<{ action: Action; count: Count } | null>(null);
+  const [pending, setPending] = useState<{ action: Action; count: Count; requestKey: string } | null>(null);
   const [running, setRunning] = useState<{ action: Action; op: Operation } | null>(null);
   const action = useAction();
 
@@ -253,19 +264,26 @@ export function FilterActions({
     const count = await action.run(() =>
       post<Count>(`/api/v1/bulk/${texts[which].path}`, { ...body, ...extra, dryRun: true }),
     );
-    if (count !== undefined) setPending({ action: which, count });
+    // The dialog opens with its request key: every submit from it sends the same one.
+    if (count !== undefined) setPending({ action: which, count, requestKey: newRequestKey() });
   };
+  // A failed start keeps the dialog open with its error: pressing the button again repeats the
+  // request under the same key, so if the first one did start an operation (its answer lost on
+  // the way) the server answers with that one and starts no second.
   const confirm = async () => {
     if (pending === null) return;
     const extra = pending.action === 'run-now' ? { runNow: true } : {};
     const op = await action.run(() =>
-      post<Operation>(`/api/v1/bulk/${texts[pending.action].path}`, { ...body, ...extra }),
+      post<Operation>(`/api/v1/bulk/${texts[pending.action].path}`, {
+        ...body,
+        ...extra,
+        requestKey: pending.requestKey,
+      }),
     );
-    if (op !== undefined) {
-      setRunning({ action: pending.action, op });
-      // A small operation may have ended before its answer: no poll follows, so say it here.
-      if (op.state !== 'running') ended(pending.action, op);
-    }
+    if (op === undefined) return;
+    setRunning({ action: pending.action, op });
+    // A small operation may have ended before its answer: no poll follows, so say it here.
+    if (op.state !== 'running') ended(pending.action, op);
     setPending(null);
   };
   // The server answers a Stop once the operation has ended (after its current slice), with how it

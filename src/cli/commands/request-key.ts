@@ -1,0 +1,28 @@
+/**
+ * `--request-key KEY` on every command that starts a bulk operation: the SDK's
+ * `requestKey`, so that running the command again (after a crash, a lost
+ * connection, a killed terminal) answers with the operation the first run
+ * started instead of starting a second. Without it the SDK makes a key per run.
+ */
+import { UsageError } from '../failure.ts';
+
+/** The server's rule (docs/protocol.md `request_key`), checked here to name the flag before any call. */
+const keyPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const requestKeyOption = {
+  type: 'string',
+  requiresArg: true,
+  describe: 'Name this start: run again with the same key within 24 h, it starts nothing new',
+} as const;
+
+/** The call's `requestKey` option from --request-key: none without the flag. */
+export function requestKeyOf(args: { 'request-key'?: string | undefined }): { requestKey?: string } {
+  const key = args['request-key'];
+  if (key === undefined) return {};
+  if (!keyPattern.test(key)) {
+    throw new UsageError(
+      `--request-key must be 1 to 128 letters, digits, '-', '_', '.' or ':' (got ${JSON.stringify(key.slice(0, 140))}), e.g. nightly-requeue-2026-12-07`,
+    );
+  }
+  return { requestKey: key };
+}
