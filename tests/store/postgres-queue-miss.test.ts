@@ -13,8 +13,8 @@ import { Engine } from '../../src/engine/engine.ts';
 import { SeppError } from '../../src/engine/errors.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { until } from '../helpers/engine.ts';
 import { useCluster } from '../helpers/postgres.ts';
+import { waitFor } from '../helpers/steady-load.ts';
 
 const postgres = useCluster('queuemiss');
 const audit = { actor: 'ops', action: 'queue.settings', target: 'queue:q' };
@@ -35,7 +35,8 @@ async function open(maxQueues = 20): Promise<Engine> {
   const defaults = defaultEngineOptions();
   const options = { ...defaults, limits: { ...defaults.limits, maxQueues } };
   const engine = await Engine.open(store, options, { clock: new FakeClock() });
-  await until(engine, () => store.signals.listening, 200);
+  // The LISTEN connection comes up on its own (a real socket), not at a write: wait for it.
+  await waitFor(() => store.signals.listening, 'the signal listener', 30_000);
   return engine;
 }
 
