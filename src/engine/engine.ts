@@ -506,11 +506,13 @@ export class Engine {
     return this.parts.selectedJobs.change(action, jobIds, audit);
   }
 
-  /** Deletes every ready and scheduled job of a queue (a bulk operation); leased jobs finish normally. */
-  async purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
+  /** Deletes every ready and scheduled job of a queue (a bulk operation); leased jobs finish normally. `requestKey` names it (bulk-keys.ts). */
+  async purgeQueue(queue: string, audit?: AuditInput, requestKey?: string): Promise<{ deleted: number }> {
     const filter: JobFilter = { queue, states: ['scheduled', 'ready'] };
+    const keyed = requestKey === undefined ? {} : { requestKey };
     return {
-      deleted: (await this.runBulk({ action: 'delete', filter, ...(audit ? { audit } : {}) })).changed,
+      deleted: (await this.runBulk({ action: 'delete', filter, ...(audit ? { audit } : {}), ...keyed }))
+        .changed,
     };
   }
 

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page, Request } from 'playwright-core';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
 import {
@@ -109,15 +109,38 @@ test('bug: Select all, then Next page, selects nothing on the new page; bulk act
   for (const id of newest) await assert.rejects(async () => engine.getJob(id), /does not exist/);
 });
 
-test('bug: dead-letter counts in the queue selector follow every action; requeue-all says how many; requeuing none says why', async () => {
+test('bug: dead-letter counts in the queue selector follow every action; requeue-all says how many (its answer lost, pressed again: one operation); requeuing none says why', async () => {
   await visit(page, url('/dead-letters?queue=mail'));
   await selector(page, 'dl-queue').locator('option', { hasText: 'mail (58)' }).waitFor({ state: 'attached' });
   await page.getByRole('button', { name: 'Requeue all 58…' }).click();
   const dialog = page.getByRole('dialog');
   await dialog.getByRole('heading', { name: 'Requeue all 58 dead letters of mail?' }).waitFor();
   await shot(page, 'requeue-all-confirm-desktop');
+  // The first press reaches the server, which requeues them; its answer is lost on the way back.
+  const keys: unknown[] = [];
+  const record = (request: Request) => {
+    if (request.url().endsWith('/dead-letters/requeue-all')) keys.push(request.postDataJSON()?.requestKey);
+  };
+  page.on('request', record);
+  await page.route(
+    '**/api/v1/queues/mail/dead-letters/requeue-all',
+    async (route) => {
+      await route.fetch();
+      await route.abort('connectionreset');
+    },
+    { times: 1 },
+  );
+  const audits = (await engine.listAudit({})).items.length;
+  await dialog.getByRole('button', { name: 'Requeue 58', exact: true }).click();
+  // The dialog stays open with the error; its button again repeats the request under the same key.
+  await dialog.getByRole('alert').getByText('cannot reach the sepp server', { exact: false }).waitFor();
   await answerDialog(dialog, 'Requeue 58');
   await page.getByText('Requeued 58 dead letters.').waitFor();
+  page.off('request', record);
+  assert.equal(keys.length, 2);
+  assert.match(String(keys[0]), /^ui-[0-9a-f]{32}$/);
+  assert.equal(keys[1], keys[0]);
+  assert.equal((await engine.listAudit({})).items.length, audits + 1, 'one operation, one audit entry');
   await selector(page, 'dl-queue').locator('option', { hasText: 'mail (0)' }).waitFor({ state: 'attached' });
 
   // A dead letter deleted by someone else between the page and the click.

@@ -368,3 +368,48 @@ test('requestKey: a repeat answers with the first operation, one audit entry; an
   assert.match(String((bad.body.error as { message?: string })?.message), /requestKey/);
   assert.equal((await admin.t.engine.listAudit({})).items.length, audits + 1);
 });
+
+test("requestKey on dead letters' requeue-all / delete-all and purge: a repeat answers with what the first changed, one audit entry each", async () => {
+  const engine = admin.t.engine;
+  const boss = await loggedIn(admin, 'admin');
+  const counts = async () => {
+    const q = (await engine.listQueues()).find((queue) => queue.name === 'k');
+    return [q?.counts.ready, q?.counts.dead];
+  };
+  await deadLetters('k', 2, 'boom');
+  const audits = (await engine.listAudit({})).items.length;
+
+  const requeue = { requestKey: 'ui-requeue' };
+  assert.equal((await op.post('/api/v1/queues/k/dead-letters/requeue-all', requeue)).body.changed, 2);
+  // A dead letter that arrives before the repeat stays: the repeat starts no second operation.
+  await deadLetters('k', 1, 'boom');
+  const again = await op.post('/api/v1/queues/k/dead-letters/requeue-all', requeue);
+  assert.deepEqual([again.status, again.body.changed], [200, 2]);
+  assert.deepEqual(await counts(), [2, 1]);
+
+  const remove = { confirm: 'k', requestKey: 'ui-delete' };
+  assert.equal((await boss.post('/api/v1/queues/k/dead-letters/delete-all', remove)).body.changed, 1);
+  await deadLetters('k', 1, 'boom');
+  assert.equal((await boss.post('/api/v1/queues/k/dead-letters/delete-all', remove)).body.changed, 1);
+  assert.deepEqual(await counts(), [2, 1]);
+
+  const purge = { confirm: 'k', requestKey: 'ui-purge' };
+  assert.equal((await boss.post('/api/v1/queues/k/purge', purge)).body.deleted, 2);
+  await engine.enqueue({ queue: 'k', type: 'mail', payload: enc('x') });
+  assert.equal((await boss.post('/api/v1/queues/k/purge', purge)).body.deleted, 2);
+  assert.deepEqual(await counts(), [1, 1]);
+  assert.equal((await engine.listAudit({})).items.length, audits + 3, 'one entry per operation');
+
+  // The bulk route's rules: the key with another request, or a key no key can be, is a 400.
+  const other = await op.post('/api/v1/queues/k/dead-letters/requeue-all', {
+    ...requeue,
+    reason: 'lease_expired',
+  });
+  assert.equal(other.status, 400);
+  assert.match(String((other.body.error as { message?: string })?.message), /another request/);
+  const bad = await boss.post('/api/v1/queues/k/purge', { confirm: 'k', requestKey: 'x'.repeat(129) });
+  assert.equal(bad.status, 400);
+  assert.match(String((bad.body.error as { message?: string })?.message), /requestKey/);
+  assert.deepEqual(await counts(), [1, 1]);
+  assert.equal((await engine.listAudit({})).items.length, audits + 3);
+});

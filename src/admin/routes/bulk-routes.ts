@@ -19,7 +19,7 @@
 
 import type { Context } from 'hono';
 import { roleFor } from '../../config/index.ts';
-import { checkRequestKey, requestKeyMaxChars, type SelectedJobsAction } from '../../engine/control/index.ts';
+import type { SelectedJobsAction } from '../../engine/control/index.ts';
 import type { BulkAction, JobChanges, JobFilter } from '../../engine/control-types.ts';
 import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { DeadReason, JobState } from '../../engine/types.ts';
@@ -35,6 +35,7 @@ import {
   readJsonObject,
   stringArray,
 } from '../request-input.ts';
+import { requestKeyDescription, requestKeyOf, requestKeyProperty } from '../request-key.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { browseStates, metaFilter, scheduleFilterText } from './browse-routes.ts';
 import { deadReasons } from './dead-letter-routes.ts';
@@ -160,7 +161,7 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
     summary,
     description:
       'With `dryRun` nothing changes and the answer counts the matching jobs (`exact` false: at least `matched`, the count looked at `examined` index entries). Otherwise the operation starts and the answer is its progress; poll `GET /api/v1/bulk-operations/{id}`. ' +
-      'With `requestKey`, a repeat of the request (same user, same key, within 24 hours) answers with the operation the first one started, as it is now, and starts nothing; the same key with another request is a 400.',
+      requestKeyDescription,
     body: {
       type: 'object',
       properties: {
@@ -171,10 +172,7 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
               priority: { type: 'integer', minimum: 0, maximum: 9 },
             }
           : filterBody),
-        requestKey: {
-          type: 'string',
-          description: `1 to ${requestKeyMaxChars} letters, digits, \`-\`, \`_\`, \`.\`, \`:\`: names the request, so a repeat starts nothing`,
-        },
+        requestKey: requestKeyProperty,
       },
     },
     response: { oneOf: [countSchema, operationSchema] },
@@ -188,10 +186,7 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
         const priority = optionalInteger(body, 'priority');
         if (priority !== undefined) changes.priority = priority;
       }
-      const requestKey = checkRequestKey(
-        optionalString(body, 'requestKey', requestKeyMaxChars + 1),
-        'requestKey',
-      );
+      const keyed = requestKeyOf(body);
       if (optionalBoolean(body, 'dryRun') === true) {
         return c.json(await engine.countBulk(action, filter, changes));
       }
@@ -200,7 +195,7 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
         filter,
         changes,
         audit: request.audit(audit, `queue:${filter.queue ?? '*'}`),
-        ...(requestKey === undefined ? {} : { requestKey }),
+        ...keyed,
       });
       return c.json(info);
     },

@@ -21,6 +21,7 @@ import {
   requiredString,
   stringArray,
 } from '../request-input.ts';
+import { requestKeyDescription, requestKeyOf, requestKeyProperty } from '../request-key.ts';
 import type { AdminServices, RequestContext, RouteSpec } from '../route-spec.ts';
 import { jobIdsBody, ref } from '../schemas.ts';
 import { listOrders, pagingQuery } from './job-routes.ts';
@@ -36,6 +37,7 @@ const reasonBody = {
       type: 'integer',
       description: 'only dead letters enqueued before this time, in ms since the epoch (older than)',
     },
+    requestKey: requestKeyProperty,
   },
 };
 
@@ -219,6 +221,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
       access: roleFor('dead_letters.requeue_all'),
       tag: 'dead letters',
       summary: "Requeue all of a queue's dead letters (optionally of one reason), in chunks",
+      description: requestKeyDescription,
       pathParams: { queue: 'queue name' },
       body: reasonBody,
       response: ref('Changed'),
@@ -226,9 +229,11 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
       async handle(c, request) {
         const queue = pathParam(c, 'queue');
         const body = await readJsonObject(c);
+        const { requestKey } = requestKeyOf(body);
         const changed = await engine.requeueDeadLetters(
           { queue, all: true, ...narrowing(body) },
           request.audit('dead_letters.requeue_all', `queue:${queue}`),
+          requestKey,
         );
         return c.json({ changed });
       },
@@ -239,7 +244,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
       access: roleFor('dead_letters.delete_all'),
       tag: 'dead letters',
       summary: "Delete all of a queue's dead letters (optionally of one reason), in chunks",
-      description: '`confirm` must repeat the queue name.',
+      description: `\`confirm\` must repeat the queue name. ${requestKeyDescription}`,
       pathParams: { queue: 'queue name' },
       body: {
         ...reasonBody,
@@ -257,9 +262,11 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
         if (requiredString(body, 'confirm', 256) !== queue) {
           throw bad(`confirm must be the queue name (${queue}) to delete all its dead letters`);
         }
+        const { requestKey } = requestKeyOf(body);
         const changed = await engine.deleteDeadLetters(
           { queue, all: true, ...narrowing(body) },
           request.audit('dead_letters.delete_all', `queue:${queue}`),
+          requestKey,
         );
         return c.json({ changed });
       },

@@ -22,6 +22,7 @@ import {
   readJsonObject,
   requiredString,
 } from '../request-input.ts';
+import { requestKeyDescription, requestKeyOf, requestKeyProperty } from '../request-key.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 import { readSettingsChange, settingsChangeBody } from '../settings-change.ts';
@@ -265,11 +266,14 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       access: roleFor('queue.purge'),
       tag: 'queues',
       summary: 'Delete every ready and scheduled job of a queue (leased jobs finish; dead letters stay)',
-      description: 'Runs in chunks of 5,000 jobs; `confirm` must repeat the queue name.',
+      description: `Runs in chunks of 5,000 jobs; \`confirm\` must repeat the queue name. ${requestKeyDescription}`,
       pathParams: queueParam,
       body: {
         type: 'object',
-        properties: { confirm: { type: 'string', description: 'the queue name, again' } },
+        properties: {
+          confirm: { type: 'string', description: 'the queue name, again' },
+          requestKey: requestKeyProperty,
+        },
         required: ['confirm'],
       },
       response: { type: 'object', properties: { deleted: { type: 'integer' } }, required: ['deleted'] },
@@ -280,7 +284,12 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         if (requiredString(body, 'confirm', 256) !== name) {
           throw bad(`confirm must be the queue name (${name}) to purge it`);
         }
-        const { deleted } = await engine.purgeQueue(name, request.audit('queue.purge', `queue:${name}`));
+        const { requestKey } = requestKeyOf(body);
+        const { deleted } = await engine.purgeQueue(
+          name,
+          request.audit('queue.purge', `queue:${name}`),
+          requestKey,
+        );
         return c.json({ deleted });
       },
     },

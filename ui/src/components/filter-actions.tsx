@@ -138,9 +138,10 @@ export function countText(count: Count): string {
 
 /**
  * A fresh request key (admin API `requestKey`): 16 random bytes in hex, from getRandomValues,
- * which a page served over plain HTTP has too (randomUUID needs a secure context).
+ * which a page served over plain HTTP has too (randomUUID needs a secure context). One per
+ * confirmation of a bulk start (here, the dead letters' "all", a queue's purge).
  */
-function newRequestKey(): string {
+export function newRequestKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return `ui-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }

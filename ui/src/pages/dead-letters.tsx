@@ -25,7 +25,7 @@ import {
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { type Column, DataTable, useSelection } from '../components/data-table.tsx';
-import type { Count } from '../components/filter-actions.tsx';
+import { type Count, newRequestKey } from '../components/filter-actions.tsx';
 import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
 import { TextField } from '../components/text-field.tsx';
@@ -38,8 +38,11 @@ import { deadReasons, type JobSummary, type Page, type Session } from '../types.
 
 type Pending =
   | { kind: 'requeue' | 'delete'; ids: string[] }
-  /** `count` as shown: "12", "at least 100,000", or null when not known. */
-  | { kind: 'requeue-all' | 'delete-all'; count: string | null };
+  /**
+   * `count` as shown: "12", "at least 100,000", or null when not known. `requestKey`: the
+   * dialog's, sent with each press of its button (filter-actions.tsx).
+   */
+  | { kind: 'requeue-all' | 'delete-all'; count: string | null; requestKey: string };
 
 const letters = (n: number) => `${fmtNum(n)} dead letter${n === 1 ? '' : 's'}`;
 
@@ -131,8 +134,12 @@ export function DeadLetters({ session }: { session: Session }) {
             ...(error ? { error } : {}),
             ...(age ? { enqueuedBeforeMs: Number(age) } : {}),
             ...(pending.kind === 'delete-all' ? { confirm: queue } : {}),
+            requestKey: pending.requestKey,
           }),
     );
+    // A failed "all" keeps its dialog open with the error: pressing again repeats the request under
+    // the same key, so an operation the first press started (its answer lost) is not started twice.
+    if (result === undefined && !('ids' in pending)) return;
     confirm.close();
     if (result === undefined) return;
     notify(doneNotice(pending.kind.startsWith('requeue') ? 'Requeued' : 'Deleted', result.changed));
@@ -192,6 +199,8 @@ export function DeadLetters({ session }: { session: Session }) {
     }
   };
   const text = describe(confirm.pending);
+  // An action's error shows in its dialog while that is open (kept open by a failed "all").
+  const pageActionError = confirm.pending === null ? action.error : null;
 
   return (
     <>
@@ -202,7 +211,7 @@ export function DeadLetters({ session }: { session: Session }) {
           <button
             type="button"
             class="btn btn-small"
-            onClick={() => confirm.ask({ kind: 'requeue-all', count: total })}
+            onClick={() => confirm.ask({ kind: 'requeue-all', count: total, requestKey: newRequestKey() })}
           >
             Requeue all{total === null ? '' : ` ${total}`}…
           </button>
@@ -211,7 +220,7 @@ export function DeadLetters({ session }: { session: Session }) {
           <button
             type="button"
             class="btn btn-small btn-danger"
-            onClick={() => confirm.ask({ kind: 'delete-all', count: total })}
+            onClick={() => confirm.ask({ kind: 'delete-all', count: total, requestKey: newRequestKey() })}
           >
             Delete all{total === null ? '' : ` ${total}`}…
           </button>
@@ -256,7 +265,7 @@ export function DeadLetters({ session }: { session: Session }) {
           }
         />
       </FilterBar>
-      <ErrorBanner error={page.stale ? action.error : (queues.error ?? page.error ?? action.error)} />
+      <ErrorBanner error={page.stale ? pageActionError : (queues.error ?? page.error ?? pageActionError)} />
       {known !== undefined && known.counts.dead > 0 && (
         <TopErrors session={session} queue={queue} onChanged={page.reload} />
       )}
@@ -344,6 +353,7 @@ export function DeadLetters({ session }: { session: Session }) {
         onConfirm={() => confirm.pending && run(confirm.pending)}
       >
         <p>{text.body}</p>
+        <ErrorBanner error={confirm.pending === null ? null : action.error} onDismiss={action.clear} />
       </ConfirmDialog>
     </>
   );

@@ -2,6 +2,7 @@
 import { api, can, post, seg } from '../api.ts';
 import { Empty, ErrorBanner, LiveStatus, Loading, notify, PageHeader } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
+import { newRequestKey } from '../components/filter-actions.tsx';
 import { fmtDuration, fmtNum, fmtTime } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
@@ -121,7 +122,8 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
   const { data: queue, error, reload } = loaded;
   // Actions only for a queue that is there: a typo in the address offers nothing to do.
   const exists = queue !== null;
-  const purge = useConfirm<true>();
+  // The purge dialog's request key, made when it opens (filter-actions.tsx).
+  const purge = useConfirm<{ requestKey: string }>();
   const remove = useConfirm<true>();
   const action = useAction();
   // Only an empty queue can be deleted (the server checks again).
@@ -138,16 +140,25 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
     }
   };
 
+  // A failed purge keeps its dialog open with the error: pressing again repeats the request under the
+  // same key, so a purge the first press started (its answer lost) is not started twice.
   const doPurge = async () => {
+    const pending = purge.pending;
+    if (pending === null) return;
     const result = await action.run(() =>
-      post<{ deleted: number }>(`/api/v1/queues/${seg(name)}/purge`, { confirm: name }),
+      post<{ deleted: number }>(`/api/v1/queues/${seg(name)}/purge`, {
+        confirm: name,
+        requestKey: pending.requestKey,
+      }),
     );
+    if (result === undefined) return;
     purge.close();
-    if (result !== undefined) {
-      notify(`Purged ${fmtNum(result.deleted)} jobs from ${name}.`);
-      reload();
-    }
+    notify(`Purged ${fmtNum(result.deleted)} jobs from ${name}.`);
+    reload();
   };
+
+  // A failed purge's error shows in its dialog, kept open.
+  const pageActionError = purge.pending === null ? action.error : null;
 
   return (
     <>
@@ -160,7 +171,11 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
           </Link>
         )}
         {exists && can(session, 'admin') && (
-          <button type="button" class="btn btn-small btn-danger" onClick={() => purge.ask(true)}>
+          <button
+            type="button"
+            class="btn btn-small btn-danger"
+            onClick={() => purge.ask({ requestKey: newRequestKey() })}
+          >
             Purge…
           </button>
         )}
@@ -173,7 +188,9 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
       <p class="breadcrumbs">
         <Link href="/queues">Queues</Link> / {name}
       </p>
-      <ErrorBanner error={error?.status === 404 || loaded.stale ? action.error : (error ?? action.error)} />
+      <ErrorBanner
+        error={error?.status === 404 || loaded.stale ? pageActionError : (error ?? pageActionError)}
+      />
       {queue === null ? (
         error?.status === 404 ? (
           <div class="card">
@@ -263,6 +280,7 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
           {queue ? ` (${fmtNum(queue.counts.ready + queue.counts.scheduled)} now)` : ''}. Leased jobs finish
           normally; dead letters stay. This cannot be undone.
         </p>
+        <ErrorBanner error={purge.pending === null ? null : action.error} onDismiss={action.clear} />
       </ConfirmDialog>
       <ConfirmDialog
         open={remove.pending !== null}
