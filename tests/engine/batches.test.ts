@@ -291,6 +291,17 @@ test('requests are checked: completion jobs, ids, unknown batches; a refused mem
       'invalid_argument',
     );
     await expectCode(engine.getBatch('nope'), 'invalid_argument');
+    // A malformed id is quoted in the message only in part (the HTTP fuzz sent 70 KB of one).
+    const long = 'x'.repeat(70_000);
+    for (const refused of [
+      await expectCode(engine.getBatch(long), 'invalid_argument'),
+      await expectCode(
+        engine.addToBatch('01900000-0000-7000-8000-000000000000', [member()], { fromMember: long }),
+        'invalid_argument',
+      ),
+    ]) {
+      assert.ok(refused.message.length < 200, `a message of ${refused.message.length} characters`);
+    }
     await expectCode(engine.getBatch('01900000-0000-7000-8000-000000000000'), 'not_found');
     await expectCode(engine.sealBatch('01900000-0000-7000-8000-000000000000'), 'not_found');
     const created = await engine.createBatch({

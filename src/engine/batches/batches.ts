@@ -452,14 +452,17 @@ function memberOf(row: BatchMemberRow): BatchMember & { position: number } {
 function checkBatchId(id: string): string {
   const normal = normalizeJobId(id);
   if (normal === null)
-    throw new SeppError('invalid_argument', `batch_id: ${JSON.stringify(id)} is no batch id (a UUID)`);
+    throw new SeppError(
+      'invalid_argument',
+      `batch_id: ${JSON.stringify(id.slice(0, 64))} is no batch id (a UUID)`,
+    );
   return normal;
 }
 
 function checkMemberId(id: string): string {
   const normal = normalizeJobId(id);
   if (normal === null)
-    throw new SeppError('invalid_argument', `from_member: ${JSON.stringify(id)} is no job id`);
+    throw new SeppError('invalid_argument', `from_member: ${JSON.stringify(id.slice(0, 64))} is no job id`);
   return normal;
 }
 
