@@ -13,7 +13,7 @@ import {
 import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
-import { ownerToList } from '../engine/batches/index.ts';
+import { batchCaller, ownerToList } from '../engine/batches/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest } from '../engine/types.ts';
 import type { BatchInfo, BatchMember } from '../engine/workflow-types.ts';
@@ -65,15 +65,13 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
       const { batch, results } = await engine.addToBatch(req.batchId, requests(req.jobs, fallback), {
         seal: req.seal,
         ...(req.fromMember === '' ? {} : { fromMember: req.fromMember }),
-        caller: { name: caller.name, admin: caller.role === 'admin' },
+        caller: batchCaller(caller),
       });
       return { batch: batchToProto(batch), results: results.map(enqueueResultToProto) };
     }),
 
     sealBatch: unary('SealBatch', 'enqueue', async (req, _call, caller) => ({
-      batch: batchToProto(
-        await engine.sealBatch(req.batchId, { name: caller.name, admin: caller.role === 'admin' }),
-      ),
+      batch: batchToProto(await engine.sealBatch(req.batchId, batchCaller(caller))),
     })),
 
     getBatch: unary('GetBatch', 'read', async (req) => {
@@ -86,10 +84,7 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
 
     listBatches: unary('ListBatches', 'read', async (req, _call, caller) => {
       const state = batchStateFromProto(req.state);
-      const owner = ownerToList(
-        { name: caller.name, admin: caller.role === 'admin' },
-        req.ownerSet ? req.owner : undefined,
-      );
+      const owner = ownerToList(batchCaller(caller), req.ownerSet ? req.owner : undefined);
       const page = await engine.listBatches({
         ...(state === undefined ? {} : { state }),
         ...(owner === undefined ? {} : { owner }),

@@ -25,6 +25,7 @@ import type {
   BatchPage,
   CreateBatchRequest,
 } from '../workflow-types.ts';
+import { type BatchCaller, checkOwner } from './batch-access.ts';
 
 /** Jobs one batch may ever hold. */
 export const maxBatchMembers = 100_000;
@@ -356,42 +357,6 @@ export class Batches {
     const { payload: _payload, contentType: _contentType, ...rest } = job;
     return { ...rest, dataJson };
   }
-}
-
-/** Who asks to change a batch: an API key's name, and whether it has the admin role (or the server has no keys). */
-export interface BatchCaller {
-  readonly name: string;
-  readonly admin: boolean;
-}
-
-/**
- * Only the key that created a batch, or an admin, adds to it (but for a pending member,
- * `from_member`) or seals it: another producer that learned its id could otherwise fill
- * it or end it early. No caller (the engine's own calls) is not checked.
- */
-function checkOwner(row: BatchRow, caller: BatchCaller | undefined, act: string): void {
-  if (caller === undefined || caller.admin || caller.name === row.owner) return;
-  throw new SeppError(
-    'permission_denied',
-    `batch ${row.id} was created by ${row.owner === '' ? 'a caller without an API key' : `API key ${row.owner}`}: ` +
-      `only that key or an admin key may ${act} it (a pending member adds with from_member)`,
-  );
-}
-
-/**
- * Whose batches a caller may list: an admin (or a server without API keys) any owner's,
- * or all; any other key only its own, which is what it lists when it names no owner.
- */
-export function ownerToList(
-  caller: { name: string; admin: boolean },
-  asked: string | undefined,
-): string | undefined {
-  if (caller.admin || asked === caller.name) return asked;
-  if (asked === undefined) return caller.name;
-  throw new SeppError(
-    'permission_denied',
-    `owner: API key ${caller.name} lists only the batches it created; listing another key's takes the admin role`,
-  );
 }
 
 function completionRequest(

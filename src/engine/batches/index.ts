@@ -2,4 +2,5 @@
  * Batches (issue 33): jobs with completion jobs, counted as each member ends, ended once
  * in the unit that ends the last member of a sealed batch.
  */
-export { type BatchCaller, Batches, ownerToList } from './batches.ts';
+export { type BatchCaller, batchCaller, ownerToList } from './batch-access.ts';
+export { Batches } from './batches.ts';

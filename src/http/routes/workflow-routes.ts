@@ -7,7 +7,7 @@
  */
 import { refuseDependencies, requireInScope, serverWide } from '../../config/index.ts';
 import type { AuditInput } from '../../engine/admin-types.ts';
-import { ownerToList } from '../../engine/batches/index.ts';
+import { batchCaller, ownerToList } from '../../engine/batches/index.ts';
 import type { FlowJob } from '../../engine/types.ts';
 import type { BatchInfo } from '../../engine/workflow-types.ts';
 import { anonymous, type Caller } from '../auth.ts';
@@ -212,7 +212,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
         const { batch, results } = await engine().addToBatch(batchId(request), jobsOf(request), {
           seal: input.boolean('seal') === true,
           ...(fromMember === undefined || fromMember === '' ? {} : { fromMember }),
-          caller: { name: request.caller.name, admin: request.caller.role === 'admin' },
+          caller: batchCaller(request.caller),
         });
         return { batch, results: results.map(enqueueResultToJson) };
       },
@@ -231,13 +231,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       errors: ['not_found', 'failed_precondition'],
       handle: async (request) => {
         unscoped(request.caller, 'a batch');
-        const { caller } = request;
-        return {
-          batch: await engine().sealBatch(batchId(request), {
-            name: caller.name,
-            admin: caller.role === 'admin',
-          }),
-        };
+        return { batch: await engine().sealBatch(batchId(request), batchCaller(request.caller)) };
       },
     },
     {
@@ -312,10 +306,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           throw invalid(`state: ${JSON.stringify(state)} is no batch state; use open, sealed or ended`);
         }
         const { caller } = request;
-        const owner = ownerToList(
-          { name: caller.name, admin: caller.role === 'admin' },
-          queryString(request, 'owner', 256),
-        );
+        const owner = ownerToList(batchCaller(caller), queryString(request, 'owner', 256));
         const pageSize = queryInteger(request, 'pageSize');
         const pageToken = queryString(request, 'pageToken', 128);
         const page = await engine().listBatches({
