@@ -43,7 +43,6 @@ export type {
   WorkflowCancelResult,
 };
 
-/** A batch as GET /api/v1/batches/{id} answers: its counts and a page of its members. */
 /** A page of batches, newest first (GET /api/v1/batches). */
 export interface BatchList {
   batches: BatchInfo[];
@@ -51,6 +50,7 @@ export interface BatchList {
   nextCursor: string | null;
 }
 
+/** A batch as GET /api/v1/batches/{id} answers: its counts and a page of its members. */
 export interface BatchPage {
   batch: BatchInfo;
   members: (BatchMember & { position: number })[];
