@@ -12,6 +12,7 @@
  *     seal: true,
  *   });
  */
+import { pageSizeArgument } from './arguments.ts';
 import type { Connection } from './connection.ts';
 import { jobFromSpec } from './convert.ts';
 import { outcomeOf } from './enqueue-calls.ts';
@@ -227,7 +228,7 @@ export async function listBatchesCall(
       state: query.state === undefined ? ProtoBatchState.UNSPECIFIED : stateNumbers[query.state],
       owner: query.owner ?? '',
       ownerSet: query.owner !== undefined,
-      pageSize: query.pageSize ?? 0,
+      pageSize: pageSizeArgument(query.pageSize),
       pageToken: query.pageToken ?? '',
     },
     { deadlineMs: query.deadlineMs, retrySafe: true },
