@@ -86,7 +86,7 @@ export interface ReserveGate {
 }
 
 export class Reserver {
-  /** Long-polls waiting per API key (limits.max_waiters_per_key). */
+  /** Long-polls waiting per API key: one key may hold all but `waitersKeptForOthers(limits.max_waiters)`. */
   private readonly waitingByOwner = new Map<string, number>();
 
   constructor(
