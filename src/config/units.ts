@@ -6,6 +6,9 @@
  * decimal "MB" are refused, so no value can be read two ways.
  */
 
+/** Durations are shown as the engine's messages show them: one rendering for both layers. */
+export { formatDurationMs } from '../engine/checks.ts';
+
 const durationUnitsMs: Readonly<Record<string, number>> = {
   ms: 1,
   s: 1000,
@@ -83,19 +86,6 @@ export function parseSizeBytes(text: string): UnitParse {
       return undefined;
     },
   });
-}
-
-/** The shortest exact rendering of a duration: 3600000 → "1h", 1500 → "1500ms". */
-export function formatDurationMs(ms: number): string {
-  for (const [unit, factor] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-  ] as const) {
-    if (ms >= factor && ms % factor === 0) return `${ms / factor}${unit}`;
-  }
-  return `${ms}ms`;
 }
 
 /** The shortest exact rendering of a size: 1048576 → "1MiB", 1000 → "1000B". */

@@ -1,7 +1,7 @@
 /**
  * Checks of names and sizes that every part of the engine shares: a queue,
- * type or group name, a list of queues a call reads from, and bytes said in
- * words. A problem is a rejection whose message names the limit and the setting.
+ * type or group name, a list of queues a call reads from, and bytes and
+ * durations said in words. A problem is a rejection whose message names the limit and the setting.
  */
 import { type JobRejection, SeppError } from './errors.ts';
 import { type EngineLimits, namePattern } from './settings.ts';
@@ -27,6 +27,22 @@ export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
   return `${bytes} bytes`;
+}
+
+/**
+ * The shortest exact rendering of a duration, as a person writes it in the config:
+ * 3600000 → "1h", 1500 → "1500ms". The config layer shows settings with it too (config/units.ts).
+ */
+export function formatDurationMs(ms: number): string {
+  for (const [unit, factor] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms >= factor && ms % factor === 0) return `${ms / factor}${unit}`;
+  }
+  return `${ms}ms`;
 }
 
 export function checkName(

@@ -11,6 +11,7 @@ import type { BatchMemberRow, BatchRow, Dependencies, MemberState } from '../../
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
+import { formatDurationMs as formatDuration } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import { isRejection, type JobIdGenerator, normalizeJobId, validateJob } from '../jobs/index.ts';
@@ -437,18 +438,6 @@ function notFound(id: string, retentionMs: number): SeppError {
     `batch ${id} does not exist: never created, or ended more than ${formatDuration(retentionMs)} ago ` +
       'and swept (limits.batch_retention_ms)',
   );
-}
-
-/** A retention as a person writes it: `7d`, `36h`, `90m`, `45s`, `250ms`. */
-function formatDuration(ms: number): string {
-  const units: [number, string][] = [
-    [86_400_000, 'd'],
-    [3_600_000, 'h'],
-    [60_000, 'm'],
-    [1000, 's'],
-  ];
-  for (const [size, unit] of units) if (ms > 0 && ms % size === 0) return `${ms / size}${unit}`;
-  return `${ms}ms`;
 }
 
 /** The batch a page starts after (its id): a cursor is `b.` and the last batch id of the page before. */
