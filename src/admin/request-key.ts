@@ -4,7 +4,7 @@
  * as the gRPC `request_key` is (engine/control/bulk-keys.ts), so a repeat of the
  * request — the UI's second press after a lost answer — starts nothing.
  */
-import { checkRequestKey, requestKeyMaxChars } from '../engine/control/index.ts';
+import { requestKeyField, requestKeyMaxChars } from '../engine/control/index.ts';
 import { type JsonObject, optionalString } from './request-input.ts';
 
 /** The body property, for the OpenAPI document. */
@@ -20,9 +20,5 @@ export const requestKeyDescription =
 /** The body's key, checked (400 naming `requestKey`); `{}` for none or `''`, to spread into the engine's request. */
 export function requestKeyOf(body: JsonObject): { requestKey?: string } {
   // One character over the limit reaches the check, whose message says what a key may hold.
-  const requestKey = checkRequestKey(
-    optionalString(body, 'requestKey', requestKeyMaxChars + 1),
-    'requestKey',
-  );
-  return requestKey === undefined ? {} : { requestKey };
+  return requestKeyField(optionalString(body, 'requestKey', requestKeyMaxChars + 1), 'requestKey');
 }

@@ -14,7 +14,7 @@ import { BulkOperationState } from '../../clients/typescript/src/gen/sepp/v1/bul
 import { DeadReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { AuditInput } from '../engine/admin-types.ts';
-import { checkRequestKey } from '../engine/control/index.ts';
+import { requestKeyField } from '../engine/control/index.ts';
 import type {
   BulkAction,
   BulkOperationInfo,
@@ -85,7 +85,7 @@ export function createBulkHandlers(ctx: RpcContext, unary: Unary): BulkHandlers 
     audit: () => AuditInput,
   ): Promise<{ count: MatchCount | undefined; info: BulkOperationInfo | undefined }> {
     // Checked even where it is ignored (a dry run): a bad key is refused the same at every call.
-    const key = keyOf(options);
+    const key = requestKeyField(options.requestKey, 'request_key');
     if (options.dryRun) return { count: await engine.countBulk(action, filter, changes), info: undefined };
     const request = { action, filter, changes, audit: audit(), ...key };
     return { count: undefined, info: await runOrStart(engine, request, options.background) };
@@ -150,7 +150,7 @@ export function createBulkHandlers(ctx: RpcContext, unary: Unary): BulkHandlers 
       const filter: JobFilter = { queue, states: ['scheduled', 'ready'] };
       const info = await runOrStart(
         engine,
-        { action: 'delete', filter, audit, ...keyOf(req) },
+        { action: 'delete', filter, audit, ...requestKeyField(req.requestKey, 'request_key') },
         req.background,
       );
       return { deletedCount: changedBy(info), operation: bulkOperationToProto(info) };
@@ -215,7 +215,7 @@ async function changeDeadLetters(
   audit: AuditInput,
   req: { background: boolean; requestKey: string },
 ): Promise<number | BulkOperationInfo> {
-  const key = keyOf(req);
+  const key = requestKeyField(req.requestKey, 'request_key');
   if ('jobIds' in selection || !req.background) {
     return action === 'requeue'
       ? engine.requeueDeadLetters(selection, audit, key.requestKey)
@@ -224,12 +224,6 @@ async function changeDeadLetters(
   const filter = await engine.deadLetterFilter(selection);
   if (filter === null) return 0;
   return engine.startBulk({ action, filter, audit, ...key });
-}
-
-/** A request's key, checked at the door (bulk-keys.ts); none when empty. */
-function keyOf(req: { requestKey: string }): { requestKey?: string } {
-  const requestKey = checkRequestKey(req.requestKey, 'request_key');
-  return requestKey === undefined ? {} : { requestKey };
 }
 
 function targetOf(filter: JobFilter): string {

@@ -36,6 +36,15 @@ export function checkRequestKey(key: string | undefined, field: string): string 
   return key;
 }
 
+/**
+ * A door's request key as the engine's request takes it: checked (invalid_argument naming
+ * `field`, as the door calls it), and `{}` for none, to spread into the request.
+ */
+export function requestKeyField(key: string | undefined, field: string): { requestKey?: string } {
+  const requestKey = checkRequestKey(key, field);
+  return requestKey === undefined ? {} : { requestKey };
+}
+
 /** A keyed start: who, the key, and the request it names. */
 export interface KeyedRequest {
   actor: string;

@@ -3,7 +3,7 @@
  * of waiting jobs, an operator's one-job actions and actions on jobs chosen by id, dead letters through the
  * protocol, and bulk operations (every job a filter matches, in slices).
  */
-export { checkRequestKey, requestKeyMaxChars } from './bulk-keys.ts';
+export { requestKeyField, requestKeyMaxChars } from './bulk-keys.ts';
 export { type BetweenSlices, BulkOperations, type BulkStart } from './bulk-operations.ts';
 export { type CancelListener, Canceller } from './cancel.ts';
 export { DeadLetters } from './dead-letters.ts';
