@@ -3,6 +3,9 @@
  * See docs/configuration.md for every setting.
  */
 
+// The engine's rule for a request key, for the CLI to check --request-key before any call
+// (the CLI imports no module of the engine; config is its door to the server's rules).
+export { isRequestKey, requestKeyMaxChars } from '../engine/control/bulk-keys.ts';
 export { roleFor } from './admin-roles.ts';
 export { boundMessage, messageBytesMax, summarizeList } from './bounded-message.ts';
 export { ConfigError, type ConfigProblem, formatProblem, formatProblems } from './config-error.ts';

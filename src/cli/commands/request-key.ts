@@ -4,10 +4,8 @@
  * connection, a killed terminal) answers with the operation the first run
  * started instead of starting a second. Without it the SDK makes a key per run.
  */
+import { isRequestKey, requestKeyMaxChars } from '../../config/index.ts';
 import { UsageError } from '../failure.ts';
-
-/** The server's rule (docs/protocol.md `request_key`), checked here to name the flag before any call. */
-const keyPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const requestKeyOption = {
   type: 'string',
@@ -19,9 +17,10 @@ export const requestKeyOption = {
 export function requestKeyOf(args: { 'request-key'?: string | undefined }): { requestKey?: string } {
   const key = args['request-key'];
   if (key === undefined) return {};
-  if (!keyPattern.test(key)) {
+  // The server's rule, checked here to name the flag before any call.
+  if (!isRequestKey(key)) {
     throw new UsageError(
-      `--request-key must be 1 to 128 letters, digits, '-', '_', '.' or ':' (got ${JSON.stringify(key.slice(0, 140))}), e.g. nightly-requeue-2026-12-07`,
+      `--request-key must be 1 to ${requestKeyMaxChars} letters, digits, '-', '_', '.' or ':' (got ${JSON.stringify(key.slice(0, 140))}), e.g. nightly-requeue-2026-12-07`,
     );
   }
   return { requestKey: key };

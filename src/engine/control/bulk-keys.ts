@@ -22,15 +22,24 @@ export const requestKeyWindowMs = 24 * 60 * 60 * 1000;
 /** The longest key. */
 export const requestKeyMaxChars = 128;
 
-const keyPattern = /^[A-Za-z0-9._:-]+$/;
+const keyCharacters = /^[A-Za-z0-9._:-]+$/;
+
+/**
+ * Whether `key` may name a request: 1 to requestKeyMaxChars letters, digits, `-`, `_`, `.`
+ * and `:` (docs/protocol.md, `request_key`). The one statement of the rule: the CLI checks
+ * --request-key with it before any call (through config/index.ts).
+ */
+export function isRequestKey(key: string): boolean {
+  return key.length <= requestKeyMaxChars && keyCharacters.test(key);
+}
 
 /** A request key as a door received it: checked (invalid_argument); undefined for none (`''`). */
 export function checkRequestKey(key: string | undefined, field: string): string | undefined {
   if (key === undefined || key === '') return undefined;
-  if (key.length > requestKeyMaxChars || !keyPattern.test(key)) {
+  if (!isRequestKey(key)) {
     throw new SeppError(
       'invalid_argument',
-      `${field}: 1 to ${requestKeyMaxChars} characters of letters, digits, '-', '_', '.' and ':' (got ${key.length} characters${keyPattern.test(key) ? '' : ' with others'}); e.g. 16 random bytes in base64url`,
+      `${field}: 1 to ${requestKeyMaxChars} characters of letters, digits, '-', '_', '.' and ':' (got ${key.length} characters${keyCharacters.test(key) ? '' : ' with others'}); e.g. 16 random bytes in base64url`,
     );
   }
   return key;
