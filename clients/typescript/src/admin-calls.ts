@@ -6,8 +6,8 @@
 
 import { status } from '@grpc/grpc-js';
 import { int32Argument, msArgument, pageSizeArgument } from './arguments.ts';
-import { bulkCallOptions, bulkRequest, bulkResult, requestKeyOf } from './bulk-calls.ts';
-import type { Connection } from './connection.ts';
+import { bulkRequest, bulkResult, requestKeyOf } from './bulk-calls.ts';
+import { type Connection, retrySafe } from './connection.ts';
 import { timeMs } from './convert.ts';
 import { SeppError } from './errors.ts';
 import type { JobChanges as ProtoJobChanges } from './gen/sepp/v1/admin.js';
@@ -30,10 +30,9 @@ import type {
   TopErrors,
 } from './types.ts';
 
-/** Calls whose repeat has no further effect (a cancelled job stays cancelled): safe to retry after UNAVAILABLE. */
-function repeatable(options: CallOptions) {
-  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
-}
+// Reads, and changes whose repeat has no further effect (a cancelled job stays cancelled; a
+// bulk change carries its request key, so a repeat answers with the operation the first one
+// started), are retried after UNAVAILABLE: retrySafe (connection.ts).
 
 /** Changes whose repeat could differ (a delay counts from the repeat): not retried. */
 function once(options: CallOptions) {
@@ -53,7 +52,7 @@ export async function listDeadLettersCall(
       pageToken: query.pageToken ?? '',
       reason: query.reason === undefined ? 0 : deadReasonToProto[query.reason],
     },
-    repeatable(query),
+    retrySafe(query),
   );
   return {
     jobs: response.jobs.map((j) => new Job(j)),
@@ -70,7 +69,7 @@ export async function topErrorsCall(
   const response = await conn.invoke(
     conn.rpc.listTopErrors,
     { queue, limit: options.limit ?? 0 },
-    repeatable(options),
+    retrySafe(options),
   );
   return {
     groups: response.groups.map((g) => ({
@@ -112,10 +111,10 @@ export async function changeDeadLettersCall(
     requestKey: all ? requestKeyOf(options) : '',
   };
   if (action === 'requeue') {
-    const response = await conn.invoke(conn.rpc.requeueDeadLetters, request, repeatable(options));
+    const response = await conn.invoke(conn.rpc.requeueDeadLetters, request, retrySafe(options));
     return changeResult(response.requeuedCount, response.operation);
   }
-  const response = await conn.invoke(conn.rpc.deleteDeadLetters, request, repeatable(options));
+  const response = await conn.invoke(conn.rpc.deleteDeadLetters, request, retrySafe(options));
   return changeResult(response.deletedCount, response.operation);
 }
 
@@ -149,7 +148,7 @@ export async function cancelJobCall(
   id: string,
   options: CallOptions,
 ): Promise<CancelResult> {
-  const response = await conn.invoke(conn.rpc.cancelJob, { jobId: id }, repeatable(options));
+  const response = await conn.invoke(conn.rpc.cancelJob, { jobId: id }, retrySafe(options));
   return { previousState: jobStateName(response.previousState), state: jobStateName(response.state) };
 }
 
@@ -160,7 +159,7 @@ export async function cancelJobsCall(
 ): Promise<CancelJobsResult> {
   const request = bulkRequest(filter, options);
   // A repeat carries the same request key: it answers with the operation the first one started.
-  const response = await conn.invoke(conn.rpc.cancelJobs, request, bulkCallOptions(options));
+  const response = await conn.invoke(conn.rpc.cancelJobs, request, retrySafe(options));
   const { dryRun } = request;
   const changed = response.cancelledCount + response.cancelRequestedCount;
   return {
@@ -176,7 +175,7 @@ export async function updateJobCall(
   changes: JobChanges,
   options: CallOptions,
 ): Promise<Job> {
-  const call = changes.delayMs === undefined ? repeatable(options) : once(options);
+  const call = changes.delayMs === undefined ? retrySafe(options) : once(options);
   const response = await conn.invoke(
     conn.rpc.updateJob,
     { jobId: id, changes: changesToProto(changes) },
@@ -196,7 +195,7 @@ export async function updateJobsCall(
   const response = await conn.invoke(
     conn.rpc.updateJobs,
     { ...bulkRequest(filter, options), changes: changesToProto(changes) },
-    bulkCallOptions(options),
+    retrySafe(options),
   );
   return bulkResult(response.updatedCount, response, dryRun);
 }
@@ -208,7 +207,7 @@ export async function purgeQueueCall(
 ): Promise<BulkResult> {
   // A repeat carries the same request key: it answers with the purge the first one started.
   const request = { queue, background: options.background === true, requestKey: requestKeyOf(options) };
-  const response = await conn.invoke(conn.rpc.purgeQueue, request, bulkCallOptions(options));
+  const response = await conn.invoke(conn.rpc.purgeQueue, request, retrySafe(options));
   return changeResult(response.deletedCount, response.operation);
 }
 
@@ -225,7 +224,7 @@ export async function listAuditCall(
       pageSize: pageSizeArgument(query.pageSize),
       pageToken: query.pageToken ?? '',
     },
-    repeatable(query),
+    retrySafe(query),
   );
   return {
     entries: response.entries.map((e) => ({

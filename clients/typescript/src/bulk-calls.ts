@@ -4,7 +4,7 @@
  * CancelJobs and UpdateJobs (admin-calls.ts) take the same filter.
  */
 import { randomBytes } from 'node:crypto';
-import type { Connection } from './connection.ts';
+import { type Connection, retrySafe } from './connection.ts';
 import { timeMs } from './convert.ts';
 import type { JobFilter as ProtoJobFilter } from './gen/sepp/v1/admin.js';
 import {
@@ -104,14 +104,10 @@ export function requestKeyOf(options: RequestKeyOption): string {
 }
 
 /**
- * A dry run repeats harmlessly; a change carries its request key (requestKeyOf), so a
- * repeat answers with the operation the first one started: both are retried.
+ * A bulk call's filter and flags, with its request key (none for a dry run: it starts nothing).
+ * Both are retried (retrySafe): a dry run repeats harmlessly, and a change's repeat carries
+ * the same key, so it answers with the operation the first one started.
  */
-export function bulkCallOptions(options: CallOptions) {
-  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
-}
-
-/** A bulk call's filter and flags, with its request key (none for a dry run: it starts nothing). */
 export function bulkRequest(filter: JobFilter, options: BulkOptions) {
   const dryRun = options.dryRun === true;
   return {
@@ -128,7 +124,7 @@ export async function requeueJobsCall(
   options: BulkOptions,
 ): Promise<BulkResult> {
   const request = bulkRequest(filter, options);
-  const response = await conn.invoke(conn.rpc.requeueJobs, request, bulkCallOptions(options));
+  const response = await conn.invoke(conn.rpc.requeueJobs, request, retrySafe(options));
   return bulkResult(response.requeuedCount, response, request.dryRun);
 }
 
@@ -138,22 +134,16 @@ export async function deleteJobsCall(
   options: BulkOptions,
 ): Promise<BulkResult> {
   const request = bulkRequest(filter, options);
-  const response = await conn.invoke(conn.rpc.deleteJobs, request, bulkCallOptions(options));
+  const response = await conn.invoke(conn.rpc.deleteJobs, request, retrySafe(options));
   return bulkResult(response.deletedCount, response, request.dryRun);
 }
-
-const reads = (options: CallOptions) => ({
-  deadlineMs: options.deadlineMs,
-  signal: options.signal,
-  retrySafe: true,
-});
 
 export async function getBulkOperationCall(
   conn: Connection,
   id: string,
   options: CallOptions,
 ): Promise<BulkOperation> {
-  const response = await conn.invoke(conn.rpc.getBulkOperation, { id }, reads(options));
+  const response = await conn.invoke(conn.rpc.getBulkOperation, { id }, retrySafe(options));
   return bulkOperationFromProto(response.operation ?? missing());
 }
 
@@ -161,7 +151,7 @@ export async function listBulkOperationsCall(
   conn: Connection,
   options: CallOptions,
 ): Promise<BulkOperation[]> {
-  const response = await conn.invoke(conn.rpc.listBulkOperations, {}, reads(options));
+  const response = await conn.invoke(conn.rpc.listBulkOperations, {}, retrySafe(options));
   return response.operations.map(bulkOperationFromProto);
 }
 
@@ -170,7 +160,7 @@ export async function stopBulkOperationCall(
   id: string,
   options: CallOptions,
 ): Promise<BulkOperation> {
-  const response = await conn.invoke(conn.rpc.cancelBulkOperation, { id }, reads(options));
+  const response = await conn.invoke(conn.rpc.cancelBulkOperation, { id }, retrySafe(options));
   return bulkOperationFromProto(response.operation ?? missing());
 }
 

@@ -11,7 +11,7 @@
  *   });
  */
 import { status } from '@grpc/grpc-js';
-import type { Connection } from './connection.ts';
+import { type Connection, retrySafe } from './connection.ts';
 import { timeMs } from './convert.ts';
 import { SeppError } from './errors.ts';
 import {
@@ -305,14 +305,18 @@ export class Schedules {
     const response = await this.conn.invoke(
       this.conn.rpc.getSchedule,
       { name, nextRuns: options.nextRuns ?? 0 },
-      safe(options),
+      retrySafe(options),
     );
     return scheduleFromProto(response.schedule);
   }
 
   /** A schedule's latest runs, newest first (the server keeps the last 20), each with its job. */
   async runs(name: string, options: CallOptions = {}): Promise<ScheduleRun[]> {
-    const response = await this.conn.invoke(this.conn.rpc.getSchedule, { name, nextRuns: 1 }, safe(options));
+    const response = await this.conn.invoke(
+      this.conn.rpc.getSchedule,
+      { name, nextRuns: 1 },
+      retrySafe(options),
+    );
     return response.runs.map((run) => ({
       runAt: new Date(run.runAtMs),
       tick: run.tickMs === 0 ? null : new Date(run.tickMs),
@@ -333,7 +337,7 @@ export class Schedules {
       const response = await this.conn.invoke(
         this.conn.rpc.listSchedules,
         { nextRuns: options.nextRuns ?? 0, pageSize: 0, pageToken },
-        safe(options),
+        retrySafe(options),
       );
       schedules.push(...response.schedules.map(scheduleFromProto));
       pageToken = response.nextPageToken;
@@ -344,20 +348,20 @@ export class Schedules {
   /** Stops a schedule ticking (config schedules too). */
   async pause(name: string, options: CallOptions = {}): Promise<Schedule> {
     return scheduleFromProto(
-      (await this.conn.invoke(this.conn.rpc.pauseSchedule, { name }, safe(options))).schedule,
+      (await this.conn.invoke(this.conn.rpc.pauseSchedule, { name }, retrySafe(options))).schedule,
     );
   }
 
   /** Lets a paused schedule tick again; the ticks it missed follow its misfire policy. */
   async resume(name: string, options: CallOptions = {}): Promise<Schedule> {
     return scheduleFromProto(
-      (await this.conn.invoke(this.conn.rpc.resumeSchedule, { name }, safe(options))).schedule,
+      (await this.conn.invoke(this.conn.rpc.resumeSchedule, { name }, retrySafe(options))).schedule,
     );
   }
 
   /** Deletes a schedule made over the API; the jobs it enqueued stay. */
   async delete(name: string, options: CallOptions = {}): Promise<void> {
-    await this.conn.invoke(this.conn.rpc.deleteSchedule, { name }, safe(options));
+    await this.conn.invoke(this.conn.rpc.deleteSchedule, { name }, retrySafe(options));
   }
 
   /** Enqueues the schedule's job now, outside its ticks (paused or not). */
@@ -380,13 +384,8 @@ export class Schedules {
       this.conn.rpc.updateSchedule,
       { schedule: specToProto(definition), allowMissing },
       // Setting a definition twice leaves the same definition.
-      safe(options),
+      retrySafe(options),
     );
     return { schedule: scheduleFromProto(response.schedule), created: response.created };
   }
-}
-
-/** Reads, and changes whose repeat has no further effect: safe to retry after UNAVAILABLE. */
-function safe(options: CallOptions) {
-  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
 }

@@ -4,17 +4,13 @@
  * key with the admin role. Repeating any of them changes nothing more, so
  * they are retried after UNAVAILABLE like reads.
  */
-import type { Connection } from './connection.ts';
+import { type Connection, retrySafe } from './connection.ts';
 import { queueInfoFromProto } from './convert.ts';
 import type { QueueInfo as ProtoQueueInfo } from './gen/sepp/v1/queue.js';
 import type { CallOptions, QueueInfo, ReloadReport } from './types.ts';
 
 /** A setting's new value: text as in the config file (`"30s"`, `"4MiB"`, `'["send"]'`), or a number or list. */
 export type SettingInput = string | number | readonly string[];
-
-function callOptions(options: CallOptions) {
-  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
-}
 
 function queueOf(queue: ProtoQueueInfo | undefined): QueueInfo {
   if (queue === undefined) throw new Error('the server sent no queue');
@@ -36,7 +32,7 @@ export async function setQueueSettingsCall(
   const response = await conn.invoke(
     conn.rpc.setQueueSettings,
     { queue, settings: text },
-    callOptions(options),
+    retrySafe(options),
   );
   return queueOf(response.queue);
 }
@@ -48,7 +44,7 @@ export async function resetQueueSettingsCall(
   options: CallOptions,
 ): Promise<QueueInfo> {
   const request = keys === 'all' ? { queue, keys: [], all: true } : { queue, keys: [...keys], all: false };
-  const response = await conn.invoke(conn.rpc.resetQueueSettings, request, callOptions(options));
+  const response = await conn.invoke(conn.rpc.resetQueueSettings, request, retrySafe(options));
   return queueOf(response.queue);
 }
 
@@ -57,7 +53,7 @@ export async function reloadConfigCall(
   request: { dryRun: boolean; allowSecurityDowngrade: boolean },
   options: CallOptions,
 ): Promise<ReloadReport> {
-  const response = await conn.invoke(conn.rpc.reloadConfig, request, callOptions(options));
+  const response = await conn.invoke(conn.rpc.reloadConfig, request, retrySafe(options));
   return {
     applied: response.applied,
     changed: response.changed,
