@@ -4,6 +4,7 @@
  * field for field) and a batch's member.
  */
 import { jobStates } from '../engine/types.ts';
+import { batchStates } from '../engine/workflow-types.ts';
 import { int, type JsonSchema, msOrNull, strOrNull, uuid } from './primitives.ts';
 
 export const jobStateOrNull: JsonSchema = {
@@ -50,7 +51,7 @@ export const batchSchema: JsonSchema = {
   type: 'object',
   properties: {
     id: uuid,
-    state: { type: 'string', enum: ['open', 'sealed', 'ended'] },
+    state: { type: 'string', enum: [...batchStates] },
     createdAtMs: int,
     sealedAtMs: msOrNull,
     endedAtMs: msOrNull,

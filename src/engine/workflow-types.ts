@@ -32,7 +32,12 @@ export interface CreateBatchRequest {
   owner?: string;
 }
 
-export type BatchState = 'open' | 'sealed' | 'ended';
+/**
+ * A batch's states, in the order it passes through them: the one list the doors' checks,
+ * schemas and choices derive from (the protocol's BatchState enum holds the same three).
+ */
+export const batchStates = ['open', 'sealed', 'ended'] as const;
+export type BatchState = (typeof batchStates)[number];
 
 export interface BatchInfo {
   id: string;

@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { roleFor } from '../../config/index.ts';
 import { normalizeJobId } from '../../engine/jobs/index.ts';
-import type { BatchState } from '../../engine/workflow-types.ts';
+import { type BatchState, batchStates } from '../../engine/workflow-types.ts';
 import { bad, pathParam, queryInteger, queryString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
@@ -15,7 +15,6 @@ import { jobIdParam } from './job-routes.ts';
 
 const jobParam = { id: 'the id of any job of the flow (a UUID)' } as const;
 const batchParam = { id: 'batch id (a UUID)' } as const;
-const batchStates: readonly BatchState[] = ['open', 'sealed', 'ended'];
 
 /** The batch id in the path, which must look like one. */
 function batchIdParam(c: Context): string {

@@ -7,6 +7,7 @@
  * seals. `--json` (or `-o json`) for scripts.
  */
 import type { Argv } from 'yargs';
+import { BatchState as ProtoBatchState } from '../../../clients/typescript/src/gen/sepp/v1/batch.js';
 import type {
   BatchInfo,
   BatchMember,
@@ -83,7 +84,10 @@ function describeBatch(batch: BatchInfo, members: readonly BatchMember[]): strin
   return lines.join('\n');
 }
 
-const batchStates: readonly BatchState[] = ['open', 'sealed', 'ended'];
+/** The batch states, as the protocol's enum names them (BATCH_STATE_OPEN → open). */
+const batchStates = Object.keys(ProtoBatchState)
+  .filter((name) => /^[A-Z]+$/.test(name) && name !== 'UNSPECIFIED' && name !== 'UNRECOGNIZED')
+  .map((name) => name.toLowerCase() as BatchState);
 
 function describeBatches(batches: readonly BatchInfo[]): string {
   if (batches.length === 0) return 'no batches';

@@ -9,7 +9,7 @@ import { refuseDependencies, requireInScope, serverWide } from '../../config/ind
 import type { AuditInput } from '../../engine/admin-types.ts';
 import { batchCaller, ownerToList } from '../../engine/batches/index.ts';
 import type { FlowJob } from '../../engine/types.ts';
-import type { BatchInfo } from '../../engine/workflow-types.ts';
+import { type BatchInfo, batchStates } from '../../engine/workflow-types.ts';
 import { anonymous, type Caller } from '../auth.ts';
 import { invalid } from '../errors.ts';
 import { enqueueRequestFromJson, enqueueResultToJson, jobIdFrom } from '../job-json.ts';
@@ -30,7 +30,6 @@ import { body, queryInteger, queryString } from './request-parts.ts';
 
 const jobIdParam = { jobId: 'the id of any job of the flow (a UUID)' } as const;
 const batchIdParam = { batchId: 'the batch id (a UUID)' } as const;
-const batchStates: readonly BatchInfo['state'][] = ['open', 'sealed', 'ended'];
 
 /** Refuses a key scoped to queues: `what` reaches every queue. */
 function unscoped(caller: Caller, what: string): void {
