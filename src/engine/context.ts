@@ -37,8 +37,12 @@ export interface EngineContext {
    * NOT_FOUND only after this.
    */
   queueExists(view: StoreView, queue: string): Op<boolean>;
-  /** `queueExists` for a check made before the call's transaction: on a miss, a read unit of its own. */
-  queueExistsNow(queue: string): Promise<boolean>;
+  /**
+   * `queueExists` for a check made before the call's transaction: the answer at once when the
+   * registry has one (a call that needs no store read adds no turn, so its write joins the
+   * batch of this turn); on a miss, a read unit of its own.
+   */
+  queueExistsNow(queue: string): boolean | Promise<boolean>;
   readonly random: () => number;
   /** Job lifecycle events for subscribers; build them only while `events.recording`. */
   readonly events: EventLog;

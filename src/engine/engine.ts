@@ -264,8 +264,6 @@ export class Engine {
 
   /** How many jobs cancelJobs(filter) would change now (a bounded count, see countBulk). */
   async countCancellable(filter: JobFilter): Promise<number> {
-    const lookup = this.lookUpQueueOf(filter);
-    if (lookup !== undefined) await lookup;
     return (await this.parts.bulk.count('cancel', filter)).matched;
   }
 
@@ -276,42 +274,22 @@ export class Engine {
     changes?: JobChanges,
     budget?: number,
   ): Promise<MatchCount> {
-    const lookup = this.lookUpQueueOf(filter);
-    if (lookup !== undefined) await lookup;
     return this.parts.bulk.count(action, filter, changes, budget);
   }
 
   /** How many jobs a filter of the jobs list matches, in any state: exact, or "at least" after a bounded count. */
   async countJobs(filter: JobFilter): Promise<MatchCount> {
-    const lookup = this.lookUpQueueOf(filter);
-    if (lookup !== undefined) await lookup;
     return this.parts.bulk.countListed(filter);
   }
 
   /** Starts a bulk operation and answers once it has begun; poll it with getBulkOperation. */
   async startBulk(request: BulkStart): Promise<BulkOperationInfo> {
-    const lookup = this.lookUpQueueOf(request.filter);
-    if (lookup !== undefined) await lookup;
     return (await this.parts.bulk.start(request)).info;
   }
 
   /** Runs a bulk operation to its end; rejects with what failed it. */
   async runBulk(request: BulkStart): Promise<BulkOperationInfo> {
-    const lookup = this.lookUpQueueOf(request.filter);
-    if (lookup !== undefined) await lookup;
     return this.parts.bulk.run(request);
-  }
-
-  /**
-   * The queue a bulk filter names, looked for in the store when the registry misses it (a
-   * queue another server just made, queues/queue-lookup.ts), so the plan's check that it
-   * exists answers as that server would. Undefined when the registry knows it (or none is
-   * named): the call then adds no turn, so its first write joins the batch of this turn.
-   */
-  private lookUpQueueOf(filter: JobFilter): Promise<boolean> | undefined {
-    const { queue } = filter;
-    if (queue === undefined || queue === '' || this.parts.queues.exists(queue)) return undefined;
-    return this.parts.ctx.queueExistsNow(queue);
   }
 
   /** A bulk operation's progress (NOT_FOUND once it is no longer kept). */

@@ -39,6 +39,23 @@ export interface BulkPlan {
   details: Record<string, unknown>;
 }
 
+/**
+ * `then()`, once the queue the filter names is known: at once when the registry answers (or
+ * no queue is named), so the call adds no turn and its first write joins the batch of this
+ * turn; after the store's answer when the registry misses it (a queue another server just
+ * made, queues/queue-lookup.ts), so that planBulk's check that it exists answers as that
+ * server would.
+ */
+export function afterQueueLookup<T>(
+  ctx: EngineContext,
+  filter: JobFilter,
+  then: () => Promise<T>,
+): Promise<T> {
+  const { queue } = filter;
+  const found = queue === undefined || queue === '' ? true : ctx.queueExistsNow(queue);
+  return typeof found === 'boolean' ? then() : found.then(then);
+}
+
 /** `what` names the action for messages ("cancelled"); `list` plans a count of the jobs list (every state). */
 export function planBulk(
   ctx: EngineContext,

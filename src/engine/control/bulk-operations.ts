@@ -40,7 +40,7 @@ import type {
 } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
 import { BulkActions } from './bulk-actions.ts';
-import { type BulkPlan, planBulk } from './bulk-filter.ts';
+import { afterQueueLookup, type BulkPlan, planBulk } from './bulk-filter.ts';
 import {
   checkRequestKey,
   type KeyedRequest,
@@ -166,8 +166,10 @@ export class BulkOperations {
 
   /** How many jobs of the jobs list match `filter` in any state (a bounded count, see MatchCount). */
   countListed(filter: JobFilter): Promise<MatchCount> {
-    const plan = planBulk(this.ctx, 'list', filter, 'listed');
-    return this.ctx.read((view) => countMatching(view, plan, countBudget));
+    return afterQueueLookup(this.ctx, filter, () => {
+      const plan = planBulk(this.ctx, 'list', filter, 'listed');
+      return this.ctx.read((view) => countMatching(view, plan, countBudget));
+    });
   }
 
   /** How many jobs the action would apply to now, examining at most `budget` index entries (see MatchCount). */
@@ -177,8 +179,10 @@ export class BulkOperations {
     changes: JobChanges = {},
     budget = countBudget,
   ): Promise<MatchCount> {
-    const plan = this.plan(action, filter, changes);
-    return this.ctx.read((view) => countMatching(view, plan, budget));
+    return afterQueueLookup(this.ctx, filter, () => {
+      const plan = this.plan(action, filter, changes);
+      return this.ctx.read((view) => countMatching(view, plan, budget));
+    });
   }
 
   /**
@@ -186,6 +190,10 @@ export class BulkOperations {
    * progress. `finished` resolves when it ends, never rejects (a failure is state `failed`).
    */
   async start(request: BulkStart): Promise<Started> {
+    return afterQueueLookup(this.ctx, request.filter, () => this.planAndStart(request));
+  }
+
+  private async planAndStart(request: BulkStart): Promise<Started> {
     const changes = request.changes ?? {};
     const plan = this.plan(request.action, request.filter, changes);
     const details = { ...plan.details, ...bulkChanges(changes) };

@@ -38,7 +38,7 @@ function* requireQueue(ctx: EngineContext, view: StoreView, queue: string): Op<v
 function requireQueueNow(ctx: EngineContext, queue: string): Promise<void> | undefined {
   checkQueueName(ctx, queue);
   if (ctx.queues.isDeclared(queue) || ctx.queues.exists(queue)) return undefined;
-  return ctx.queueExistsNow(queue).then((found) => {
+  return Promise.resolve(ctx.queueExistsNow(queue)).then((found) => {
     if (!found) throw missing(queue);
   });
 }

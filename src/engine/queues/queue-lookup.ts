@@ -59,8 +59,11 @@ export class QueueLookup {
     return true;
   }
 
-  /** The same for a check made before the call's transaction: a read unit of its own, on a miss only. */
-  async existsNow(queue: string): Promise<boolean> {
+  /**
+   * The same for a check made before the call's transaction: at once when the registry knows
+   * the queue (or no store read could find it), else a read unit of its own.
+   */
+  existsNow(queue: string): boolean | Promise<boolean> {
     if (this.ctx.queues.exists(queue)) return true;
     if (!this.shared || checkName('queue', queue, this.ctx.limits) !== null) return false;
     return this.ctx.read((view) => this.exists(view, queue));
