@@ -214,13 +214,17 @@ export interface StoreFacts {
 /**
  * The store's health as this server sees it (its maintenance passes, retried each second
  * while they fail, and the overview's own reads): available, or unavailable since the first
- * failure of this outage.
+ * failure of this outage. Unavailable, it is why the overview's totals, queueCount and
+ * queues are null when they are.
  */
 export interface StoreHealth {
   available: boolean;
-  /** When the outage began (its first failure), ms since the epoch; null while available. */
+  /**
+   * When the outage began (its first failed maintenance pass), ms since the epoch; null while
+   * available, and while only the overview's own read has failed (no pass has yet).
+   */
   unavailableSinceMs: number | null;
-  /** The latest failure's message; null while available. */
+  /** The latest failure's message (a pass's, or the overview's read's); null while available. */
   lastError: string | null;
   /** Failed maintenance passes in this outage; 0 while available. */
   failures: number;
@@ -229,13 +233,12 @@ export interface StoreHealth {
 /**
  * GET /api/v1/overview: the dashboard. It answers while the store is unavailable: what the
  * server knows without it (its facts, the store's health, waiting workers, rates), and the
- * parts read from the store null, with `storeUnavailable` saying why.
+ * parts read from the store null, with `storeHealth` unavailable saying why.
  */
 export interface Overview {
   server: ServerFacts;
+  /** Unavailable when the store did not answer this request's read, or maintenance's passes. */
   storeHealth: StoreHealth;
-  /** Why totals, queueCount and queues are null (the store did not answer); null when they are there. */
-  storeUnavailable: string | null;
   totals: StateCounts | null;
   waitingWorkers: number;
   /** Queues there are in all. */

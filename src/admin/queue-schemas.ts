@@ -123,17 +123,17 @@ export const overview: JsonSchema = {
         available: { type: 'boolean' },
         unavailableSinceMs: {
           type: ['integer', 'null'],
-          description: "the outage's first failure; null while available",
+          description:
+            "the outage's first failed maintenance pass; null while available, and while only this request's read has failed",
         },
-        lastError: { type: ['string', 'null'], description: 'the latest failure; null while available' },
+        lastError: {
+          type: ['string', 'null'],
+          description:
+            "the latest failure (a pass's or this request's read's); null while available. Unavailable, it is why totals, queueCount and queues are null when they are",
+        },
         failures: { type: 'integer', description: 'failed maintenance passes in this outage' },
       },
       required: ['available', 'unavailableSinceMs', 'lastError', 'failures'],
-    },
-    storeUnavailable: {
-      type: ['string', 'null'],
-      description:
-        'why totals, queueCount and queues are null: the store did not answer; null when they are there',
     },
     totals: { ...stateCounts, type: ['object', 'null'] },
     waitingWorkers: int,
@@ -177,7 +177,6 @@ export const overview: JsonSchema = {
   required: [
     'server',
     'storeHealth',
-    'storeUnavailable',
     'totals',
     'waitingWorkers',
     'queueCount',

@@ -1,7 +1,9 @@
 /** What each API route does, over a real engine: answers, effects, audit entries and error shapes. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
+import type { Overview } from '../../src/admin/api-types.ts';
 import type { AuditEntry, JobSummary } from '../../src/engine/admin-types.ts';
+import { SeppError } from '../../src/engine/errors.ts';
 import type { QueueInfo } from '../../src/engine/types.ts';
 import {
   enc,
@@ -105,6 +107,37 @@ test('overview: server facts, totals from the counters, waiting workers and rate
   assert.equal(five.body.rates.window, '5m');
   assert.equal(five.body.rates.series.enqueued?.length, 30);
   assert.equal((await op.get('/api/v1/overview?window=2h')).status, 400);
+});
+
+test("overview in a store outage: storeHealth alone says so, from maintenance or this request's read", async () => {
+  // The store's reads refuse as PostgreSQL's do while it is down (tests/store/postgres-serve.test.ts
+  // stops a real one): the admin app meets the failure at the engine.
+  const refused = 'storage unavailable, nothing was written: connect ECONNREFUSED';
+  const failReads = (engine: typeof admin.t.engine) => {
+    engine.queueCounts = () => Promise.reject(new SeppError('unavailable', refused));
+  };
+  failReads(admin.t.engine);
+  const first = await op.get<Overview>('/api/v1/overview');
+  assert.equal(first.status, 200);
+  // No maintenance pass has failed yet: unavailable with the read's error, since when not known.
+  assert.deepEqual(first.body.storeHealth, {
+    available: false,
+    unavailableSinceMs: null,
+    lastError: refused,
+    failures: 0,
+  });
+  assert.deepEqual([first.body.totals, first.body.queueCount, first.body.queues], [null, null, null]);
+  assert.equal('storeUnavailable' in first.body, false);
+  // Once maintenance has failed, its health is the answer, as it saw the outage.
+  const tracked = { available: false, unavailableSinceMs: 1_000, lastError: 'pass failed', failures: 3 };
+  const watched = await openTestAdmin({ deps: { storeHealth: () => tracked } });
+  try {
+    failReads(watched.t.engine);
+    const second = await (await loggedIn(watched, 'admin')).get<Overview>('/api/v1/overview');
+    assert.deepEqual(second.body.storeHealth, tracked);
+  } finally {
+    watched.dispose();
+  }
 });
 
 test('queues: list, one, pause and resume (audited), unknown queue is 404', async () => {

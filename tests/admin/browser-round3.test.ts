@@ -366,7 +366,6 @@ test('the store unavailable: the dashboard shows a banner with since when and wh
     const down: Overview = {
       ...real,
       storeHealth: { available: false, unavailableSinceMs: sinceMs, lastError, failures: 12 },
-      storeUnavailable: lastError,
       totals: null,
       queueCount: null,
       queues: null,

@@ -29,13 +29,23 @@ import { readSettingsChange, settingsChangeBody } from '../settings-change.ts';
 
 const queueParam = { queue: 'queue name' } as const;
 
-type OverviewStoreParts = Pick<
-  Overview,
-  'storeUnavailable' | 'totals' | 'queueCount' | 'queues' | 'nextPageToken'
->;
+/** The overview's parts read from the store, and why they are null when the read failed. */
+type OverviewStoreParts = Pick<Overview, 'totals' | 'queueCount' | 'queues' | 'nextPageToken'> & {
+  readFailure: string | null;
+};
 
 /** The store's health when nothing says otherwise (no maintenance loop behind the admin app). */
 const healthy: StoreHealth = { available: true, unavailableSinceMs: null, lastError: null, failures: 0 };
+
+/**
+ * The store's health as the overview answers it: maintenance's, unless this request's read
+ * failed while maintenance has seen no failure yet: then unavailable with the read's error,
+ * since when not known yet (null) and no failed pass.
+ */
+function overviewHealth(tracked: StoreHealth, readFailure: string | null): StoreHealth {
+  if (readFailure === null || !tracked.available) return tracked;
+  return { ...tracked, available: false, lastError: readFailure };
+}
 
 const pagedQueuesHelp =
   'In name order, at most `page_size` queues (default and most: limits.max_page_size, 1000 unless set) ' +
@@ -102,7 +112,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       const page = await queueViewPage(c);
       const { size: queueCount } = counts;
       return {
-        storeUnavailable: null,
+        readFailure: null,
         totals,
         queueCount,
         queues: page.items,
@@ -111,7 +121,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
     } catch (error) {
       if (!(error instanceof SeppError) || error.code !== 'unavailable') throw error;
       return {
-        storeUnavailable: error.message,
+        readFailure: error.message,
         totals: null,
         queueCount: null,
         queues: null,
@@ -139,20 +149,10 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         const window = queryChoice(c, 'window', Object.keys(rateWindows) as RateWindow[]) ?? '1h';
         const info = deps.serverInfo();
         const nowMs = deps.clock.nowMs();
-        const fromStore = await storeParts(c);
-        let storeHealth = deps.storeHealth?.() ?? healthy;
-        if (fromStore.storeUnavailable !== null && storeHealth.available) {
-          // The read failed before a maintenance pass did: the outage is as old as this request.
-          storeHealth = {
-            available: false,
-            unavailableSinceMs: nowMs,
-            lastError: fromStore.storeUnavailable,
-            failures: 0,
-          };
-        }
+        const { readFailure, ...fromStore } = await storeParts(c);
         const overview: Overview = {
           server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
-          storeHealth,
+          storeHealth: overviewHealth(deps.storeHealth?.() ?? healthy, readFailure),
           ...fromStore,
           waitingWorkers: engine.waitingReserves,
           rates: deps.rates.snapshot(window),

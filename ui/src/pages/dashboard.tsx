@@ -135,14 +135,14 @@ function replicationText(store: StoreFacts): string {
 }
 
 /** The store did not answer: since when (the outage's first failure), and the latest error. */
-function StoreUnavailableBanner({ health, reason }: { health: StoreHealth; reason: string | null }) {
-  if (health.available && reason === null) return null;
+function StoreUnavailableBanner({ health }: { health: StoreHealth }) {
+  if (health.available) return null;
   const since = health.unavailableSinceMs === null ? '' : ` since ${fmtTime(health.unavailableSinceMs)}`;
   return (
     <div class="banner banner-error" role="alert" data-testid="store-unavailable">
       <span>
-        <strong>The store is unavailable{since}:</strong> {health.lastError ?? reason}. Counts and queues show
-        again once it answers.
+        <strong>The store is unavailable{since}:</strong> {health.lastError}. Counts and queues show again
+        once it answers.
       </span>
     </div>
   );
@@ -185,7 +185,7 @@ export function Dashboard({ session }: { session: Session }) {
         />
       </PageHeader>
       <ErrorBanner error={overview.stale ? null : error} />
-      {data !== null && <StoreUnavailableBanner health={data.storeHealth} reason={data.storeUnavailable} />}
+      {data !== null && <StoreUnavailableBanner health={data.storeHealth} />}
       {data === null ? (
         error === null && <Loading />
       ) : (
