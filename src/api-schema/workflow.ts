@@ -3,8 +3,10 @@
  * state, a link to a job it depends on or that depends on it, a batch (the engine's BatchInfo,
  * field for field) and a batch's member.
  */
+import { SeppError } from '../engine/errors.ts';
 import { jobStates } from '../engine/types.ts';
-import { batchStates } from '../engine/workflow-types.ts';
+import { type BatchState, batchStates } from '../engine/workflow-types.ts';
+import type { QueryParamDoc } from './openapi.ts';
 import { int, type JsonSchema, msOrNull, strOrNull, uuid } from './primitives.ts';
 
 export const jobStateOrNull: JsonSchema = {
@@ -95,3 +97,33 @@ export const batchSchema: JsonSchema = {
     'owner',
   ],
 };
+
+/**
+ * The batch list's filter as both APIs take it (admin `GET /api/v1/batches`: `state`, `limit`;
+ * HTTP `GET /v1/batches`: `state`, `pageSize`), checked once. A page size goes to the engine
+ * as given: its check and default are those of every name page (engine/name-pages.ts: absent
+ * or 0 is 100, gRPC ListBatches' and the SDKs' default; at most limits.max_page_size).
+ */
+export const batchListQuery = {
+  state: {
+    description: 'only batches in this state',
+    schema: { type: 'string', enum: [...batchStates] },
+  },
+  pageSize: {
+    description: 'batches per page: default 100 (none or 0), at most limits.max_page_size',
+    schema: { type: 'integer', minimum: 0 },
+  },
+} as const satisfies Record<string, QueryParamDoc>;
+
+/** A batch list's `state` as a query gave it: none when absent or empty; not a state is invalid_argument. */
+export function batchStateFilter(state: string | undefined): { state?: BatchState } {
+  if (state === undefined || state === '') return {};
+  const known = batchStates.find((s) => s === state);
+  if (known === undefined) {
+    throw new SeppError(
+      'invalid_argument',
+      `state: ${JSON.stringify(state)} is no batch state; use ${batchStates.join(', ')}`,
+    );
+  }
+  return { state: known };
+}

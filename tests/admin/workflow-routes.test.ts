@@ -207,7 +207,19 @@ test('the batches, newest first, by state and owner, page by page', async () => 
     ended.body.batches.map((b) => b.id),
     [second],
   );
-  assert.equal((await viewer.get('/api/v1/batches?state=done')).status, 400);
+  const done = await viewer.get('/api/v1/batches?state=done');
+  assert.equal(done.status, 400);
+  assert.match(JSON.stringify(done.body), /state: \\"done\\" is no batch state; use open, sealed, ended/);
   assert.equal((await viewer.get('/api/v1/batches?cursor=nope')).status, 400);
-  assert.equal((await viewer.get('/api/v1/batches?limit=0')).status, 400);
+  // The page size is checked as GET /v1/batches and gRPC ListBatches check it: none or 0 is the
+  // engine's default, 100; more than limits.max_page_size is a 400.
+  for (let i = 0; i < 50; i++) await engine.createBatch({ owner: 'etl' });
+  for (const query of ['', '?limit=0']) {
+    const page = await viewer.get<{ batches: unknown[] }>(`/api/v1/batches${query}`);
+    // The 52 made here and those of the tests before: more than the 50 this route used to give.
+    assert.ok(page.body.batches.length > 50, `${query}: ${page.body.batches.length}`);
+  }
+  const over = await viewer.get(`/api/v1/batches?limit=${engine.limits.maxPageSize + 1}`);
+  assert.equal(over.status, 400);
+  assert.match(JSON.stringify(over.body), /limits\.max_page_size/);
 });

@@ -5,9 +5,9 @@
  * CancelBatch are. A store without workflows answers 412 naming its kind.
  */
 import type { Context } from 'hono';
+import { batchListQuery, batchStateFilter } from '../../api-schema/workflow.ts';
 import { roleFor } from '../../config/index.ts';
 import { normalizeJobId } from '../../engine/jobs/index.ts';
-import { type BatchState, batchStates } from '../../engine/workflow-types.ts';
 import { bad, pathParam, queryInteger, queryString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
@@ -83,31 +83,20 @@ export function workflowRoutes({ deps }: AdminServices): RouteSpec[] {
       description:
         'An ended batch is listed until the sweep deletes it, limits.batch_retention_ms after its end.',
       query: {
-        state: {
-          description: 'only batches in this state',
-          schema: { type: 'string', enum: [...batchStates] },
-        },
+        state: batchListQuery.state,
         owner: { description: 'only the batches this API key created', schema: { type: 'string' } },
         cursor: { description: "the previous page's nextCursor", schema: { type: 'string' } },
-        limit: {
-          description: 'batches per page, default 50, at most limits.max_page_size',
-          schema: { type: 'integer', minimum: 1 },
-        },
+        limit: batchListQuery.pageSize,
       },
       response: ref('BatchList'),
       async handle(c) {
-        const state = queryString(c, 'state', 16);
-        if (state !== undefined && !batchStates.includes(state as BatchState)) {
-          throw bad(`state must be one of ${batchStates.join(', ')}`);
-        }
         const owner = queryString(c, 'owner', 256);
         const cursor = queryString(c, 'cursor', 128);
-        const limit = queryInteger(c, 'limit') ?? 50;
-        if (limit < 1) throw bad('limit must be at least 1');
+        const limit = queryInteger(c, 'limit');
         const page = await engine.listBatches({
-          ...(state === undefined ? {} : { state: state as BatchState }),
+          ...batchStateFilter(queryString(c, 'state', 16)),
           ...(owner === undefined ? {} : { owner }),
-          pageSize: limit,
+          ...(limit === undefined ? {} : { pageSize: limit }),
           ...(cursor === undefined ? {} : { cursor }),
         });
         return c.json({ batches: page.batches, nextCursor: page.nextCursor });

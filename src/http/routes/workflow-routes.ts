@@ -5,13 +5,12 @@
  * of its queues (without dependsOn), and no other of these calls: a flow or a batch spans
  * queues. Cancels need the admin role and are audited (`flow.cancel`, `batch.cancel`).
  */
+import { batchListQuery, batchStateFilter } from '../../api-schema/workflow.ts';
 import { refuseDependencies, requireInScope, serverWide } from '../../config/index.ts';
 import type { AuditInput } from '../../engine/admin-types.ts';
 import { batchCaller, ownerToList } from '../../engine/batches/index.ts';
 import type { FlowJob } from '../../engine/types.ts';
-import { type BatchInfo, batchStates } from '../../engine/workflow-types.ts';
 import { anonymous, type Caller } from '../auth.ts';
-import { invalid } from '../errors.ts';
 import { enqueueRequestFromJson, enqueueResultToJson, jobIdFrom } from '../job-json.ts';
 import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
 import {
@@ -279,18 +278,12 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
         'An ended batch is listed until the sweep deletes it, limits.batch_retention_ms after its end. ' +
         'A key that is not admin lists only the batches it created.',
       query: {
-        state: {
-          description: 'only batches in this state',
-          schema: { type: 'string', enum: [...batchStates] },
-        },
+        state: batchListQuery.state,
         owner: {
           description: 'only the batches this API key created (its name); another key’s takes the admin role',
           schema: { type: 'string' },
         },
-        pageSize: {
-          description: 'batches per page, default 100, at most limits.max_page_size',
-          schema: { type: 'integer', minimum: 0 },
-        },
+        pageSize: batchListQuery.pageSize,
         pageToken: {
           description: 'nextPageToken of the page before',
           schema: { type: 'string' },
@@ -300,16 +293,13 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       errors: ['failed_precondition'],
       handle: async (request) => {
         unscoped(request.caller, 'batches');
-        const state = queryString(request, 'state', 16);
-        if (state !== undefined && state !== '' && !batchStates.includes(state as BatchInfo['state'])) {
-          throw invalid(`state: ${JSON.stringify(state)} is no batch state; use open, sealed or ended`);
-        }
+        const state = batchStateFilter(queryString(request, 'state', 16));
         const { caller } = request;
         const owner = ownerToList(batchCaller(caller), queryString(request, 'owner', 256));
         const pageSize = queryInteger(request, 'pageSize');
         const pageToken = queryString(request, 'pageToken', 128);
         const page = await engine().listBatches({
-          ...(state === undefined || state === '' ? {} : { state: state as BatchInfo['state'] }),
+          ...state,
           ...(owner === undefined ? {} : { owner }),
           ...(pageSize === undefined ? {} : { pageSize }),
           ...(pageToken === undefined ? {} : { cursor: pageToken }),
