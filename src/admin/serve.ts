@@ -9,6 +9,10 @@
  * non-ASCII byte in the path). They are answered here, in the API's one
  * error shape with its security headers, instead of Node's empty 400.
  *
+ * An answer that leaves part of its request's body unread is followed by
+ * reading and dropping the rest, so the connection stays usable and no reset
+ * cuts off the answer (dropUnreadBody).
+ *
  * A client that trickles its headers or body holds a connection, so both
  * have deadlines (10 s for the headers, 30 s for the whole request; Node's
  * defaults are 60 s and 300 s). Node checks them on a timer that by default
@@ -56,6 +60,9 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
   const tls = options.tls !== undefined;
   // No default host name: a request without a Host header is refused (RFC 9112), in JSON.
   const listener = getRequestListener(app.fetch, {
+    // Its own clean-up of an unread body closed the connection 500 ms after the answer, with bytes
+    // possibly still arriving (see dropUnreadBody).
+    autoCleanupIncoming: false,
     errorHandler: (error) =>
       error instanceof RequestError
         ? answerOutsideApp(
@@ -92,6 +99,7 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
       );
       return;
     }
+    response.once('finish', () => dropUnreadBody(request));
     return listener(request, response);
   };
   const server: Server =
@@ -116,6 +124,23 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
       });
     });
   });
+}
+
+/**
+ * After an answer that left part of its request's body unread — a refusal
+ * before the body (401, 403, 413 by its length), or a route that takes none —
+ * the rest is read and dropped, and the connection then serves the next
+ * request. Closing instead, with bytes still arriving, made the kernel reset
+ * the connection, and a client still sending lost the answer it had not yet
+ * read (or a request it had sent after the body). Node's deadline for the
+ * whole request bounds how long this reads.
+ */
+function dropUnreadBody(request: IncomingMessage): void {
+  if (request.complete) return;
+  // Nobody reads the body now. A reader the app left behind (its Request's stream) would keep a
+  // copy of each chunk and pause the request again; Node's own drain removes such listeners too.
+  request.removeAllListeners('data');
+  request.resume();
 }
 
 /** What Node's parser hands to 'clientError': llhttp's code and reason, and the bytes it read. */

@@ -11,7 +11,7 @@
  * - the body read, checked to be UTF-8 and a JSON object (400), sent as JSON (415):
  *   `BodyReader`.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { SeppError } from '../engine/errors.ts';
 import { anonymous, type Caller, KeyTable } from './auth.ts';
 import { HttpError, invalid } from './errors.ts';
@@ -68,14 +68,14 @@ export class BodyReader {
   /**
    * Reads the body of `route`; null for an operation without one. The bytes
    * it takes stay held until the function given to `hold` is called (when
-   * the answer is done).
+   * the answer is done). `askForBody` tells a client that sent `Expect:
+   * 100-continue` to send its body, once the checks before reading passed.
    */
   async read(
     req: IncomingMessage,
-    res: ServerResponse,
     route: RouteSpec,
     caller: Caller,
-    expectContinue: boolean,
+    askForBody: (() => void) | null,
     hold: (release: () => void) => void,
   ): Promise<JsonInput | null> {
     const chunked = req.headers['transfer-encoding'] !== undefined;
@@ -118,7 +118,7 @@ export class BodyReader {
       taken += bytes;
     };
     if (declared !== null) take(declared);
-    if (expectContinue) res.writeContinue();
+    askForBody?.();
     // Listeners, not an async iterator: one request's body is usually one chunk, and the
     // iterator's machinery cost more than the rest of reading it.
     const chunks: Buffer[] = [];

@@ -16,8 +16,12 @@
  *
  * Steps 3 to 5 are request-reading.ts.
  *
- * A refusal that leaves part of a body unread closes the connection after
- * its answer rather than read (or misread) the rest. Connections are capped
+ * A refusal that leaves part of a body unread sends its answer at once, then
+ * reads and drops the rest of the body (within the request's deadline) before
+ * the connection serves another request; closing with bytes still arriving
+ * would reset the connection under an answer the client had not yet read.
+ * Only a body over the limit, or one held back for a 100 Continue, closes the
+ * connection after its answer. Connections are capped
  * (http.max_connections); headers, whole requests and idle keep-alive
  * connections have deadlines; bytes Node's parser refuses get a JSON answer
  * too. Nothing a handler does can reach the process: every promise is
@@ -180,12 +184,17 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   let active = 0;
   let onIdle: (() => void) | undefined;
 
-  /** Writes a JSON answer; while shutting down, the connection closes after it. */
+  /**
+   * Writes a JSON answer; while shutting down, the connection closes after it.
+   * With `end` false the answer is written whole (its length is in its
+   * headers, so the client has all of it) but the response is left open.
+   */
   const sendJson = (
     res: ServerResponse,
     status: number,
     value: unknown,
     headers: Readonly<Record<string, string>> = {},
+    end = true,
   ) => {
     const text = stringifyWithRaw(value);
     res.writeHead(status, {
@@ -194,7 +203,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       ...(draining ? { Connection: 'close' } : {}),
       ...headers,
     });
-    res.end(text);
+    if (end) res.end(text);
+    else res.write(text);
   };
 
   const serve = async (req: IncomingMessage, res: ServerResponse, expectContinue: boolean): Promise<void> => {
@@ -208,6 +218,14 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       if (active === 0) onIdle?.();
     });
     let operation = `${req.method ?? ''} ${req.url ?? ''}`.slice(0, 200);
+    // A client that sent `Expect: 100-continue` holds its body until it is told to send it.
+    let bodyHeldBack = expectContinue;
+    const askForBody = expectContinue
+      ? () => {
+          bodyHeldBack = false;
+          res.writeContinue();
+        }
+      : null;
     try {
       const target = req.url ?? '';
       if (!target.startsWith('/')) throw invalid('the request target must be a path, e.g. /v1/jobs');
@@ -224,7 +242,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         scopedJobId = jobIdFrom(params.jobId ?? '', 'jobId');
         await requireJobsInScope(caller, [scopedJobId], (id) => queueOfJob(engine, id));
       }
-      const body = await bodies.read(req, res, route, caller, expectContinue, (r) => {
+      const body = await bodies.read(req, route, caller, askForBody, (r) => {
         release = r;
       });
       const request: ApiRequest = {
@@ -272,9 +290,25 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           // A failing log sink must not turn a handled error into an unhandled one.
         }
       }
-      // A body left unread cannot be told apart from the next request: close after the answer.
-      const close: Record<string, string> = req.complete ? {} : { Connection: 'close' };
-      sendJson(res, answer.status, answer.body, { ...answer.headers, ...close });
+      if (req.complete) {
+        sendJson(res, answer.status, answer.body, answer.headers);
+        return;
+      }
+      // Part of the body is unread (refused before or while it was read). Closing now, with
+      // its bytes still arriving, made the kernel reset the connection, and a client still
+      // sending lost the answer it had not yet read. So the answer goes out whole, and the
+      // response ends once the rest of the body has been read and dropped (or the request's
+      // deadline closes the connection). The connection then serves the next request, unless
+      // the body was declared over the limit: that connection closes once the body has come.
+      if (bodyHeldBack) {
+        // Told nothing, the client may never send the body: nothing to wait for.
+        sendJson(res, answer.status, answer.body, { ...answer.headers, Connection: 'close' });
+        return;
+      }
+      const overLimit = Number(req.headers['content-length'] ?? 0) > limits.maxRequestBytes;
+      const close: Record<string, string> = overLimit ? { Connection: 'close' } : {};
+      sendJson(res, answer.status, answer.body, { ...answer.headers, ...close }, false);
+      dropRestOfBody(req, () => res.end());
     }
   };
 
@@ -348,6 +382,15 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       await closed;
     },
   };
+}
+
+/**
+ * Reads what is left of a request's body and drops it, then calls `done`. A
+ * reader that gave up has removed its listeners; the bytes are not held.
+ */
+function dropRestOfBody(req: IncomingMessage, done: () => void): void {
+  req.once('end', done);
+  req.resume();
 }
 
 /** What Node's parser hands to 'clientError': llhttp's code and reason. */

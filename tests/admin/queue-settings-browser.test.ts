@@ -4,7 +4,9 @@
  * says what it does where the number does not — a 0 that means "no limit" or
  * "not kept", a rate limit's burst that is derived from the rate (not a
  * built-in default), durations in human units beside the exact milliseconds;
- * and the notice a save raises stays on its page, not on the next one.
+ * and the notice a save raises stays on its page, not on the next one. A
+ * form (settings, the jobs and audit filters) starts from new data in the
+ * draw that brings it, not a frame later.
  * Photographed into tests/artifacts/admin/ (queue-settings-meaning-desktop.png; the phone size
  * with SEPP_SCREENSHOTS=1).
  */
@@ -12,7 +14,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
   desktop,
+  followLink,
   logIn,
+  pauseSoon,
   phone,
   shot,
   sidewaysOverflow,
@@ -30,6 +34,8 @@ const problems: string[] = [];
 before(async () => {
   // A rate and no burst: the burst is the rate's leases.
   ui = await startUiServer(user, '[queues.limited]\nrate_limit_leases = 10\ndedup_window_ms = 90000\n');
+  // The pages' timers run on Playwright's clock, which flows as real time does unless a test stops it.
+  await ui.context.clock.install();
 });
 after(() => ui?.dispose());
 
@@ -81,6 +87,63 @@ test('the notice of a save belongs to its page: going to another page clears it'
   assert.equal(
     (await ui.t.server.engine.listQueues()).find((q) => q.name === 'limited')?.settings.maxAttempts,
     6,
+  );
+  assert.deepEqual(problems, []);
+});
+
+test('a form starts from new data in the draw that brings it: the jobs and audit filters, the settings', async () => {
+  const page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
+  await page.setViewportSize(desktop);
+  const at = (path: string) => `${ui.adminUrl}${path}`;
+  // The forms took new data in an effect, which Preact runs after the next frame (rAF or a 35 ms
+  // timer): for that frame a field showed the old value, and a key typed then was lost. The
+  // page's clock stands still below, so a field left to catch up in an effect would stay old.
+  // Filters of a queue that is gone: the list is not read, so no new answer draws the page again
+  // (a new list's read starting over did, in a layout effect, and took the fields along).
+  await visit(page, at('/jobs?queue=gone&type=alpha'));
+  await page.getByRole('option', { name: 'gone (no such queue)' }).waitFor({ state: 'attached' });
+  const typeField = page.getByLabel('Type starts with');
+  assert.equal(await typeField.inputValue(), 'alpha');
+  await pauseSoon(page);
+  // Another address on the same page (a link, the back button): the filters show it at once.
+  await followLink(page, at('/jobs?queue=gone&type=beta&group=acme'));
+  assert.deepEqual(
+    [await typeField.inputValue(), await page.getByLabel('Group', { exact: true }).inputValue()],
+    ['beta', 'acme'],
+    'the job filters show the new address',
+  );
+  await shot(page, 'jobs-filters-new-address-desktop');
+  await followLink(page, at('/audit?actor=alpha'));
+  const actorField = page.getByLabel('User');
+  assert.equal(await actorField.inputValue(), 'alpha');
+  await followLink(page, at('/audit?actor=beta&target=queue%3Alimited'));
+  assert.deepEqual(
+    [await actorField.inputValue(), await page.getByLabel('Target').inputValue()],
+    ['beta', 'queue:limited'],
+    'the audit filters show the new address',
+  );
+  await page.clock.resume();
+
+  // A reset saved: the fresh copy of the queue that follows has no override, and its field is
+  // editable again in the draw that shows it (it stayed disabled, ticked for reset, a frame more).
+  await visit(page, at('/queues/limited/settings'));
+  const field = page.getByLabel('max_attempts', { exact: true });
+  await field.fill('7');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  const reset = page.getByRole('checkbox', { name: /reset max_attempts to/ });
+  await reset.waitFor();
+  await reset.check();
+  assert.equal(await field.isDisabled(), true, 'a setting ticked for reset is not edited');
+  await pauseSoon(page);
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await reset.waitFor({ state: 'detached' });
+  assert.equal(await field.isDisabled(), false, 'the field is editable once the reset is saved');
+  assert.equal(await field.inputValue(), '5');
+  await shot(page, 'queue-settings-reset-saved-desktop');
+  await page.clock.resume();
+  assert.equal(
+    (await ui.t.server.engine.listQueues()).find((q) => q.name === 'limited')?.settings.maxAttempts,
+    5,
   );
   assert.deepEqual(problems, []);
 });

@@ -122,6 +122,16 @@ export async function visit(page: Page, url: string): Promise<void> {
     await page.goto(url);
     return;
   }
+  await followLink(page, url);
+}
+
+/**
+ * Moves the page's app to `url` as a link of the UI does (the History API), also within the same
+ * page (`/jobs?type=a` to `/jobs?type=b`: the page stays and takes the new address), and returns
+ * once the app has drawn it, before its data has come.
+ */
+export async function followLink(page: Page, url: string): Promise<void> {
+  const target = new URL(url);
   await page.evaluate(async (to) => {
     // Tests are type-checked without the DOM library.
     const w = globalThis as unknown as InPage;

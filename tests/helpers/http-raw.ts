@@ -141,3 +141,85 @@ function dechunk(bytes: Buffer): Buffer {
   }
   return Buffer.concat(parts);
 }
+
+/** One connection kept open: bytes written when the test says, every answer on it read in order. */
+export interface RawConnection {
+  /** Writes `bytes`; resolves once the kernel took them. */
+  write(bytes: string | Buffer): Promise<void>;
+  /** Stops reading (the bytes wait in the kernel) until `answers` is called. */
+  pause(): void;
+  /**
+   * The first `count` answers on the connection, once complete; fewer when the
+   * server closes it or the bound passes first.
+   */
+  answers(count: number, timeoutMs?: number): Promise<Omit<RawAnswer, 'timedOut'>[]>;
+  /** Whether the connection has closed (or failed: `error` says how). */
+  readonly closed: boolean;
+  readonly error: string | null;
+  destroy(): void;
+}
+
+export function openRaw(port: number): RawConnection {
+  const socket = connect(port, '127.0.0.1');
+  let received = Buffer.alloc(0);
+  let closed = false;
+  let error: string | null = null;
+  let changed = () => {};
+  socket.on('data', (chunk: Buffer) => {
+    received = Buffer.concat([received, chunk]);
+    changed();
+  });
+  socket.on('error', (e: NodeJS.ErrnoException) => {
+    error = e.code ?? e.message;
+  });
+  socket.on('close', () => {
+    closed = true;
+    changed();
+  });
+  const split = (): Omit<RawAnswer, 'timedOut'>[] => {
+    const found: Omit<RawAnswer, 'timedOut'>[] = [];
+    let rest = received;
+    for (let length = answerLength(rest); length !== null; length = answerLength(rest)) {
+      found.push(parseAnswer(rest.subarray(0, length)));
+      rest = rest.subarray(length);
+    }
+    return found;
+  };
+  return {
+    write: (bytes) =>
+      new Promise((resolve, reject) => socket.write(bytes, (e) => (e ? reject(e) : resolve()))),
+    pause: () => socket.pause(),
+    answers: (count, timeoutMs = 5000) => {
+      socket.resume();
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(split()), timeoutMs);
+        changed = () => {
+          const found = split();
+          if (found.length >= count || closed) {
+            clearTimeout(timer);
+            changed = () => {};
+            resolve(found.slice(0, count));
+          }
+        };
+        changed();
+      });
+    },
+    get closed() {
+      return closed;
+    },
+    get error() {
+      return error;
+    },
+    destroy: () => socket.destroy(),
+  };
+}
+
+/** The length in bytes of the whole answer `bytes` start with (Content-Length framing), or null until all of it is there. */
+function answerLength(bytes: Buffer): number | null {
+  const end = bytes.indexOf('\r\n\r\n');
+  if (end < 0) return null;
+  const head = bytes.subarray(0, end).toString('latin1').toLowerCase();
+  const length = /\r\ncontent-length: *(\d+)/.exec(head);
+  const total = end + 4 + Number(length?.[1] ?? 0);
+  return bytes.length >= total ? total : null;
+}

@@ -13,7 +13,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { keys, keysToml } from '../helpers/access-table.ts';
 import { apiCall, openSse } from '../helpers/http-api.ts';
-import { sendRaw } from '../helpers/http-raw.ts';
+import { openRaw, sendRaw } from '../helpers/http-raw.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const maxRequestBytes = 96 * 1024;
@@ -115,6 +115,56 @@ describe('HTTP limits', () => {
     });
     assert.equal(chunked.status, 413);
     assert.match(chunked.body, /"code":"payload_too_large"/);
+  });
+
+  test('a body a refusal leaves unread is read and dropped: the answer arrives whole, the next request is served', async () => {
+    const { port } = new URL(url);
+    const head = (method: string, path: string, extra = '') =>
+      `${method} ${path} HTTP/1.1\r\nHost: localhost\r\n${extra}\r\n`;
+    const next = head('GET', '/v1/openapi.json');
+    // Refused before its body (no key): the answer comes while the body is still on its way,
+    // and once the rest has come the same connection answers the request sent after it. The
+    // server used to close it after the answer, so that request went unanswered.
+    const early = openRaw(Number(port));
+    await early.write(
+      `${head('POST', '/v1/jobs', 'Content-Type: application/json\r\nContent-Length: 20\r\n')}{"queue":`,
+    );
+    const [refused] = await early.answers(1);
+    assert.equal(refused?.status, 401);
+    await early.write(`"lim"     }${next}`);
+    const answers = await early.answers(2);
+    assert.deepEqual(
+      answers.map((a) => [a.status, a.headers.connection]),
+      [
+        [401, 'keep-alive'],
+        [200, 'keep-alive'],
+      ],
+    );
+    early.destroy();
+    // A route that takes no body, sent one: 400, and the connection goes on.
+    const extra = openRaw(Number(port));
+    await extra.write(`${head('GET', '/v1/openapi.json', 'Content-Length: 5\r\n')}hello${next}`);
+    assert.deepEqual(
+      (await extra.answers(2)).map((a) => a.status),
+      [400, 200],
+    );
+    extra.destroy();
+    // A large body refused before it is read, from a client that reads nothing until it has sent
+    // it all: the server used to close at once, the kernel reset the connection under the
+    // unread bytes, and the client got EPIPE instead of its 401.
+    const large = openRaw(Number(port));
+    large.pause();
+    const body = Buffer.alloc(16 * 1024 * 1024, 0x20);
+    await large.write(
+      head('POST', '/v1/jobs', `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`),
+    );
+    await large.write(body).catch(() => undefined);
+    const [answer] = await large.answers(1);
+    assert.equal(large.error, null);
+    assert.equal(answer?.status, 401, answer?.body.toString());
+    // Over http.max_request_bytes: the connection closes after it (once the body has come).
+    assert.equal(answer?.headers.connection, 'close');
+    large.destroy();
   });
 
   test('bytes in flight: a key past its share gets 429 with Retry-After; another key is not held back', async () => {

@@ -5,7 +5,7 @@
  * shared.
  */
 import type { AnchorHTMLAttributes, ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 
 export interface Location {
   path: string;
@@ -40,7 +40,9 @@ export function onLocationChange(listener: () => void): void {
 
 export function useLocation(): Location {
   const [location, setLocation] = useState(current);
-  useEffect(() => {
+  // Listening from the draw that shows the page (a layout effect): an effect began a frame later,
+  // and an address changed within that frame (the back button, a link) was never seen.
+  useLayoutEffect(() => {
     const listener = () => setLocation(current());
     listeners.add(listener);
     return () => listeners.delete(listener);

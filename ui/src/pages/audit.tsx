@@ -2,7 +2,6 @@
  * The audit log: who changed what and when, filterable by user, action (every
  * action the server writes: src/admin/audit-actions.ts) and target.
  */
-import { useEffect, useState } from 'preact/hooks';
 import { auditActions } from '../../../src/admin/audit-actions.ts';
 import { query } from '../api.ts';
 import {
@@ -19,6 +18,7 @@ import { type Column, DataTable } from '../components/data-table.tsx';
 import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
 import { TextField } from '../components/text-field.tsx';
+import { useDraft } from '../form-draft.ts';
 import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
 import type { AuditEntry, Page } from '../types.ts';
@@ -88,8 +88,7 @@ export function Audit() {
   const action = params.get('action') ?? '';
   const target = params.get('target') ?? '';
   const cursor = params.get('cursor') ?? '';
-  const [form, setForm] = useState({ actor, action, target });
-  useEffect(() => setForm({ actor, action, target }), [actor, action, target]);
+  const [form, setForm] = useDraft({ actor, action, target }, JSON.stringify([actor, action, target]));
   const text = (key: 'actor' | 'target') => ({
     value: form[key],
     onInput: (value: string) => setForm({ ...form, [key]: value }),

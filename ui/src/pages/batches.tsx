@@ -4,7 +4,6 @@
  * most limits.max_open_batches_per_key batches not ended — and opens one to cancel it.
  * Ended batches are listed until the server sweeps them (limits.batch_retention_ms).
  */
-import { useEffect, useState } from 'preact/hooks';
 import { query } from '../api.ts';
 import {
   Empty,
@@ -20,6 +19,7 @@ import { type Column, DataTable } from '../components/data-table.tsx';
 import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
 import { TextField } from '../components/text-field.tsx';
+import { useDraft } from '../form-draft.ts';
 import { shortId } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
@@ -48,8 +48,7 @@ export function Batches() {
   const state = params.get('state') ?? '';
   const owner = params.get('owner') ?? '';
   const cursor = params.get('cursor') ?? '';
-  const [form, setForm] = useState({ state, owner });
-  useEffect(() => setForm({ state, owner }), [state, owner]);
+  const [form, setForm] = useDraft({ state, owner }, JSON.stringify([state, owner]));
   const page = useApi<BatchList>(`/api/v1/batches${query({ state, owner, cursor, limit: 50 })}`, {
     pollMs: 10_000,
   });

@@ -3,7 +3,6 @@
  * metadata, age), per-state columns, scheduled jobs and retries by due time, the
  * page in the URL, and actions on the selected rows.
  */
-import { useEffect, useState } from 'preact/hooks';
 import { can, query, seg } from '../api.ts';
 import { AgeField, describeAge } from '../components/age-field.tsx';
 import { BulkJobActions } from '../components/bulk-actions.tsx';
@@ -21,6 +20,7 @@ import { type Count, countText, FilterActions } from '../components/filter-actio
 import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
 import { TextField } from '../components/text-field.tsx';
+import { useDraft } from '../form-draft.ts';
 import { fmtNum } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { useQueues } from '../queues-data.ts';
@@ -62,9 +62,9 @@ export function Jobs({ session }: { session: Session }) {
   const queues = useQueues();
   const filters = Object.fromEntries(filterKeys.map((k) => [k, params.get(k) ?? ''])) as Filters;
   const cursor = params.get('cursor') ?? '';
-  const [form, setForm] = useState(filters);
+  // A new address (a link, the back button) starts the filters' fields from it.
+  const [form, setForm] = useDraft(filters, params.toString());
   const { selected, setSelected, paused, pausedBecause } = useSelection();
-  useEffect(() => setForm(filters), [params.toString()]);
 
   const unknownQueue = filters.queue !== '' && queues.data !== null && !queues.names.includes(filters.queue);
   const page = useApi<JobBrowsePage>(

@@ -5,9 +5,10 @@
  * config file's rules and answers with the file's messages, which are shown
  * as they come. Overrides survive restarts until reset.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect } from 'preact/hooks';
 import { can, post, seg } from '../api.ts';
 import { ErrorBanner, Loading, notify, PageHeader } from '../components/common.tsx';
+import { useDraft } from '../form-draft.ts';
 import { fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link } from '../router.tsx';
@@ -77,8 +78,9 @@ export function problemsBySetting(
 
 export function QueueSettings({ name, session }: { name: string; session: Session }) {
   const { data: queue, error, reload } = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`);
-  const [edits, setEdits] = useState<Record<string, string>>({});
-  const [resets, setResets] = useState<Set<string>>(new Set());
+  // A fresh copy of the queue starts the form from its values again.
+  const [edits, setEdits] = useDraft<Record<string, string>>({}, queue);
+  const [resets, setResets] = useDraft<ReadonlySet<string>>(new Set(), queue);
   const action = useAction();
   const editable = can(session, 'admin');
   const refused =
@@ -93,12 +95,6 @@ export function QueueSettings({ name, session }: { name: string; session: Sessio
   useEffect(() => {
     if (firstRefused !== undefined) document.getElementById(`setting-${firstRefused}`)?.focus();
   }, [action.error, firstRefused]);
-
-  // A fresh copy of the queue starts the form from its values again.
-  useEffect(() => {
-    setEdits({});
-    setResets(new Set());
-  }, [queue]);
 
   const submit = async (event: Event) => {
     event.preventDefault();
