@@ -22,7 +22,12 @@ import {
   SelectedJobs,
   WorkflowActs,
 } from './control/index.ts';
-import { DependencyQueues, releaseDependents } from './dependencies/index.ts';
+import {
+  DependencyFailures,
+  DependencyQueues,
+  passOnFailures,
+  releaseDependents,
+} from './dependencies/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
 import { FinishedOutcomes } from './finished-outcomes.ts';
@@ -48,7 +53,7 @@ import {
   WaiterRegistry,
 } from './leases/index.ts';
 import { EngineLifecycle, shuttingDown } from './lifecycle.ts';
-import { Maintenance } from './maintenance.ts';
+import { Maintenance, timedTogether } from './maintenance.ts';
 import { JobBrowser, JobSearch, OnlineBackup, WorkerActivity, WorkerControl } from './operators/index.ts';
 import { QueueRegistry } from './queue-registry.ts';
 import {
@@ -178,6 +183,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   // Built after the context, which calls them when a job in a workflow ends (jobEnded).
   let batches: Batches | undefined;
   let context: EngineContext | undefined;
+  let failures: DependencyFailures | undefined;
   let history: JobHistory | undefined;
   const workerActivity = new WorkerActivity(clock);
   const queues = new QueueRegistry(options);
@@ -240,12 +246,15 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     jobsRemoved: () => diskFull.noteJobsRemoved(),
     *jobEnded(tx, job, end) {
       if (dependedOn(job.flags)) {
-        yield* releaseDependents(context!, tx, job.id, end === 'completed' ? 'completed' : 'failed');
+        const outcome = end === 'completed' ? 'completed' : 'failed';
+        yield* releaseDependents(context!, tx, job.id, outcome, failures);
       }
       if (inBatch(job.flags)) yield* batches!.memberEnded(tx, job.id, end);
     },
   });
   context = ctx;
+  failures = new DependencyFailures(ctx, store.signals !== undefined);
+  const failuresLeft = failures;
   history = new JobHistory({
     clock,
     write: ctx.write,
@@ -282,7 +291,13 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     ...(deps.onMaintenanceError === undefined ? {} : { failed: deps.onMaintenanceError }),
     ...(deps.onMaintenancePassed === undefined ? {} : { passed: deps.onMaintenancePassed }),
   };
-  maintenance = new Maintenance(ctx, settler, expiry, flow, maintenanceObserver, schedules, batches);
+  // The failures a unit left to pass on (dependencies/failures.ts) are taken on by maintenance.
+  const timed = timedTogether(schedules, {
+    dueMs: () => failuresLeft.dueMs(),
+    runDue: (tx, nowMs) =>
+      failuresLeft.runDue(tx, nowMs, (t, ids) => passOnFailures(ctx, t, ids, failuresLeft)),
+  });
+  maintenance = new Maintenance(ctx, settler, expiry, flow, maintenanceObserver, timed, batches);
   const { signals } = store;
   const canceller = new Canceller(
     ctx,
