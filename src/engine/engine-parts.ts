@@ -183,7 +183,6 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   // Built after the context, which calls them when a job in a workflow ends (jobEnded).
   let batches: Batches | undefined;
   let context: EngineContext | undefined;
-  let failures: DependencyFailures | undefined;
   let history: JobHistory | undefined;
   const workerActivity = new WorkerActivity(clock);
   const queues = new QueueRegistry(options);
@@ -207,6 +206,11 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     () => waiters.settleAll('closed'),
   );
   attachToStore(store, flow, queues, diskFull, deps);
+  // The failures a unit leaves to pass on (dependencies/failures.ts): maintenance takes them on.
+  const failures = new DependencyFailures(
+    { clock, wakeAt: (tx, atMs) => tx.afterCommit(() => maintenance?.wakeAt(atMs)) },
+    store.signals !== undefined,
+  );
   const lookup = new QueueLookup(
     { queues, read: (unit) => lifecycle.read(unit), limits: options.limits },
     store.signals !== undefined,
@@ -253,8 +257,6 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     },
   });
   context = ctx;
-  failures = new DependencyFailures(ctx, store.signals !== undefined);
-  const failuresLeft = failures;
   history = new JobHistory({
     clock,
     write: ctx.write,
@@ -291,11 +293,9 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     ...(deps.onMaintenanceError === undefined ? {} : { failed: deps.onMaintenanceError }),
     ...(deps.onMaintenancePassed === undefined ? {} : { passed: deps.onMaintenancePassed }),
   };
-  // The failures a unit left to pass on (dependencies/failures.ts) are taken on by maintenance.
   const timed = timedTogether(schedules, {
-    dueMs: () => failuresLeft.dueMs(),
-    runDue: (tx, nowMs) =>
-      failuresLeft.runDue(tx, nowMs, (t, ids) => passOnFailures(ctx, t, ids, failuresLeft)),
+    dueMs: () => failures.dueMs(),
+    runDue: (tx, nowMs) => failures.runDue(tx, nowMs, (t, ids) => passOnFailures(ctx, t, ids, failures)),
   });
   maintenance = new Maintenance(ctx, settler, expiry, flow, maintenanceObserver, timed, batches);
   const { signals } = store;

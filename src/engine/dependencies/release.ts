@@ -32,7 +32,8 @@ function cancelledByDependency(jobId: string): string {
  * A waiting job whose last edge resolved becomes ready (or scheduled); one cancelled by
  * the `cancel` policy passes its failure on to what waits on it, through a work list.
  * An edge is resolved at most once (the statement checks it is pending), so nothing is
- * released twice.
+ * released twice. With `failures`, a failure passes on within the unit's bound, and what
+ * it does not reach is left to maintenance (failures.ts).
  */
 export function* releaseDependents(
   ctx: EngineContext,
