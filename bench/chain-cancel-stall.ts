@@ -18,13 +18,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { credentials, Metadata } from '@grpc/grpc-js';
+import { credentials } from '@grpc/grpc-js';
 import { EnqueueJob } from '../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueServiceClient } from '../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { parseArgs } from './engine-lib.ts';
-import { LatencyRecorder, type LatencySummary } from './lib/latency.ts';
+import type { LatencySummary } from './lib/latency.ts';
 import { installCleanupHandlers } from './lib/processes.ts';
 import { startSeppServe } from './lib/sepp-serve.ts';
+import { probeEnqueues, unary } from './lib/unary-probe.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const chainJobs = Number(args.get('chain') ?? 5000);
@@ -38,20 +39,6 @@ const checkouts = [
 
 const job = (queue: string, dependsOn: string[] = []) =>
   EnqueueJob.fromPartial({ queue, type: 'step', payload: Buffer.alloc(16, 0x61), dependsOn });
-
-type Rpc<Req, Res> = (
-  req: Req,
-  md: Metadata,
-  opts: { deadline: number },
-  cb: (e: Error | null, r: Res) => void,
-) => unknown;
-function unary<Req, Res>(client: QueueServiceClient, method: Rpc<Req, Res>, request: Req): Promise<Res> {
-  return new Promise((resolve, reject) =>
-    method.call(client, request, new Metadata(), { deadline: Date.now() + 600_000 }, (error, response) =>
-      error ? reject(error) : resolve(response),
-    ),
-  );
-}
 
 /** The chain's first job (on `head`), then the rest on `chain`, in flows; answers the first job's id. */
 async function makeChain(client: QueueServiceClient): Promise<string> {
@@ -75,25 +62,6 @@ async function makeChain(client: QueueServiceClient): Promise<string> {
 async function cancelledInChain(client: QueueServiceClient): Promise<number> {
   const { queues } = await unary(client, client.listQueues, { pageSize: 100, pageToken: '' });
   return queues.find((q) => q.name === 'chain')?.counts?.cancelled ?? 0;
-}
-
-/** Sends one Enqueue after another until `stop` settles; records each one's latency. */
-async function probe(
-  client: QueueServiceClient,
-  stop: Promise<unknown>,
-): Promise<LatencySummary | undefined> {
-  let stopped = false;
-  const end = () => {
-    stopped = true;
-  };
-  void stop.then(end, end);
-  const latencies = new LatencyRecorder();
-  while (!stopped) {
-    const started = performance.now();
-    await unary(client, client.enqueue, { job: job('probe') });
-    latencies.record(performance.now() - started);
-  }
-  return latencies.summary();
 }
 
 interface Row {
@@ -126,7 +94,7 @@ async function oneRun(label: string, srcDir: string): Promise<Row> {
       while ((await cancelledInChain(control)) < chainJobs - 1) await sleep(20);
       return performance.now() - started;
     })();
-    const [allCancelledMs, enqueue] = await Promise.all([done, probe(prober, done)]);
+    const [allCancelledMs, enqueue] = await Promise.all([done, probeEnqueues(prober, done, job('probe'))]);
     return { checkout: label, cancelMs, allCancelledMs, enqueue, load: [loadBefore, loadavg()[0] ?? 0] };
   } finally {
     control.close();
