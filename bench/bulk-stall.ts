@@ -31,16 +31,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { credentials, Metadata, status } from '@grpc/grpc-js';
+import { credentials, status } from '@grpc/grpc-js';
 import type { JobFilter } from '../clients/typescript/src/gen/sepp/v1/admin.js';
 import { EnqueueJob, JobState } from '../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueServiceClient } from '../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { hashPassword } from '../src/admin/password.ts';
 import { parseArgs } from './engine-lib.ts';
-import { LatencyRecorder, type LatencySummary } from './lib/latency.ts';
+import type { LatencySummary } from './lib/latency.ts';
 import { waitForPort } from './lib/net.ts';
 import { installCleanupHandlers } from './lib/processes.ts';
 import { startSeppServe } from './lib/sepp-serve.ts';
+import { probeEnqueues, unary } from './lib/unary-probe.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const jobs = Number(args.get('jobs') ?? 300_000);
@@ -94,20 +95,6 @@ function job(q: string, fields: Partial<EnqueueJob> = {}): EnqueueJob {
   });
 }
 
-type Rpc<Req, Res> = (
-  req: Req,
-  md: Metadata,
-  opts: { deadline: number },
-  cb: (e: Error | null, r: Res) => void,
-) => unknown;
-function unary<Req, Res>(client: QueueServiceClient, method: Rpc<Req, Res>, request: Req): Promise<Res> {
-  return new Promise((resolve, reject) =>
-    method.call(client, request, new Metadata(), { deadline: Date.now() + 600_000 }, (error, response) =>
-      error ? reject(error) : resolve(response),
-    ),
-  );
-}
-
 /** The admin UI's session: its cookie and CSRF token, as the page sends them. */
 class AdminSession {
   private cookie = '';
@@ -156,27 +143,6 @@ async function fill(client: QueueServiceClient, scheduled: boolean): Promise<voi
   }
 }
 
-/** Sends one Enqueue after another until `stop` resolves; records each one's latency. */
-async function probe(
-  client: QueueServiceClient,
-  stop: Promise<unknown>,
-): Promise<LatencySummary | undefined> {
-  let stopped = false;
-  // Either way the operation ended (its own failure is the caller's to report).
-  const end = () => {
-    stopped = true;
-  };
-  void stop.then(end, end);
-  const latencies = new LatencyRecorder();
-  const probeJob = job('probe', { metadata: {} });
-  while (!stopped) {
-    const started = performance.now();
-    await unary(client, client.enqueue, { job: probeJob });
-    latencies.record(performance.now() - started);
-  }
-  return latencies.summary();
-}
-
 interface Row {
   checkout: string;
   operation: string;
@@ -196,7 +162,10 @@ async function measure(
   const loadBefore = loadavg()[0] ?? 0;
   const started = performance.now();
   const done = run();
-  const [changed, enqueue] = await Promise.all([done, probe(probeClient, done)]);
+  const [changed, enqueue] = await Promise.all([
+    done,
+    probeEnqueues(probeClient, done, job('probe', { metadata: {} })),
+  ]);
   const load: [number, number] = [loadBefore, loadavg()[0] ?? 0];
   return { checkout, operation, changed, durationMs: performance.now() - started, enqueue, load };
 }

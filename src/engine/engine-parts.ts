@@ -22,7 +22,12 @@ import {
   SelectedJobs,
   WorkflowActs,
 } from './control/index.ts';
-import { DependencyQueues, releaseDependents } from './dependencies/index.ts';
+import {
+  DependencyFailures,
+  DependencyQueues,
+  passOnFailures,
+  releaseDependents,
+} from './dependencies/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
 import { FinishedOutcomes } from './finished-outcomes.ts';
@@ -48,7 +53,7 @@ import {
   WaiterRegistry,
 } from './leases/index.ts';
 import { EngineLifecycle, shuttingDown } from './lifecycle.ts';
-import { Maintenance } from './maintenance.ts';
+import { Maintenance, timedTogether } from './maintenance.ts';
 import { JobBrowser, JobSearch, OnlineBackup, WorkerActivity, WorkerControl } from './operators/index.ts';
 import { QueueRegistry } from './queue-registry.ts';
 import {
@@ -201,6 +206,11 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     () => waiters.settleAll('closed'),
   );
   attachToStore(store, flow, queues, diskFull, deps);
+  // The failures a unit leaves to pass on (dependencies/failures.ts): maintenance takes them on.
+  const failures = new DependencyFailures(
+    { clock, wakeAt: (tx, atMs) => tx.afterCommit(() => maintenance?.wakeAt(atMs)) },
+    store.signals !== undefined,
+  );
   const lookup = new QueueLookup(
     { queues, read: (unit) => lifecycle.read(unit), limits: options.limits },
     store.signals !== undefined,
@@ -240,7 +250,8 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     jobsRemoved: () => diskFull.noteJobsRemoved(),
     *jobEnded(tx, job, end) {
       if (dependedOn(job.flags)) {
-        yield* releaseDependents(context!, tx, job.id, end === 'completed' ? 'completed' : 'failed');
+        const outcome = end === 'completed' ? 'completed' : 'failed';
+        yield* releaseDependents(context!, tx, job.id, outcome, failures);
       }
       if (inBatch(job.flags)) yield* batches!.memberEnded(tx, job.id, end);
     },
@@ -282,7 +293,11 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     ...(deps.onMaintenanceError === undefined ? {} : { failed: deps.onMaintenanceError }),
     ...(deps.onMaintenancePassed === undefined ? {} : { passed: deps.onMaintenancePassed }),
   };
-  maintenance = new Maintenance(ctx, settler, expiry, flow, maintenanceObserver, schedules, batches);
+  const timed = timedTogether(schedules, {
+    dueMs: () => failures.dueMs(),
+    runDue: (tx, nowMs) => failures.runDue(tx, nowMs, (t, ids) => passOnFailures(ctx, t, ids, failures)),
+  });
+  maintenance = new Maintenance(ctx, settler, expiry, flow, maintenanceObserver, timed, batches);
   const { signals } = store;
   const canceller = new Canceller(
     ctx,

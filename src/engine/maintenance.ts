@@ -220,3 +220,22 @@ export class Maintenance {
     return { promoted: promoted.length, expired: expired.length, jobsExpired, swept };
   }
 }
+
+/** Several TimedWorks as one: each runs when it is due, and the next is the earliest of theirs. */
+export function timedTogether(...works: TimedWork[]): TimedWork {
+  return {
+    dueMs: () => Math.min(...works.map((work) => work.dueMs())),
+    *runDue(tx, nowMs) {
+      let more = false;
+      let nextDueMs = Number.POSITIVE_INFINITY;
+      for (const work of works) {
+        if (work.dueMs() <= nowMs) {
+          const ran = yield* work.runDue(tx, nowMs);
+          more ||= ran.more;
+          nextDueMs = Math.min(nextDueMs, ran.nextDueMs);
+        } else nextDueMs = Math.min(nextDueMs, work.dueMs());
+      }
+      return { more, nextDueMs };
+    },
+  };
+}

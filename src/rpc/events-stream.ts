@@ -9,9 +9,11 @@
  * Streams are counted from the call's start until its HTTP/2 stream closes
  * (`onStreamClosed`), including a stream the engine has already ended that
  * still holds unread messages, so the number of subscribers and the memory
- * they hold stay within limits.max_event_subscribers; and, when the server
- * has API keys, per key within grpc.max_event_subscribers_per_key, so one
- * key (a producer's, say) cannot take every slot.
+ * they hold stay within limits.max_event_subscribers. The share of one key
+ * (grpc.max_event_subscribers_per_key, when the server has API keys) is the
+ * engine's to count (engine/events/event-log.ts), over this handler's streams
+ * and the HTTP API's event streams and outcome waits together: one count, so
+ * a key holds its share across both transports, never twice it.
  */
 import type { handleServerStreamingCall } from '@grpc/grpc-js';
 import type { EventsRequest, EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
@@ -26,8 +28,6 @@ export function createEventsHandler(
   onBug: BugReporter,
 ): handleServerStreamingCall<EventsRequest, EventsResponse> {
   let open = 0;
-  /** Streams open per key name (only while the server has keys). */
-  const openByKey = new Map<string, number>();
   return guardServerStream<EventsRequest, EventsResponse>('Events', onBug, (call, request) => {
     // A call cancelled before it got here has nothing to send to.
     if (call.closed) return;
@@ -52,24 +52,10 @@ export function createEventsHandler(
           : `${open} Events streams are open, the limit is ${max} (limits.max_event_subscribers); retry later`,
       );
     }
-    const perKey = ctx.facts.grpcLimits.maxEventSubscribersPerKey;
     const key = ctx.auth.enabled ? caller.name : undefined;
-    const mine = key === undefined ? 0 : (openByKey.get(key) ?? 0);
-    if (key !== undefined && mine >= perKey) {
-      throw new SeppError(
-        'resource_exhausted',
-        `key ${key} holds ${mine} Events streams, the limit per key is ${perKey} ` +
-          '(grpc.max_event_subscribers_per_key); close one, or give this client a key of its own',
-      );
-    }
     open++;
-    if (key !== undefined) openByKey.set(key, mine + 1);
     call.onStreamClosed(() => {
       open--;
-      if (key === undefined) return;
-      const left = (openByKey.get(key) ?? 1) - 1;
-      if (left > 0) openByKey.set(key, left);
-      else openByKey.delete(key);
     });
     const stream: OpenStream = {
       endForShutdown: () =>
@@ -81,7 +67,8 @@ export function createEventsHandler(
       endWith: (error) => call.fail(error),
     };
     const streamId = ctx.engine.eventStreamId;
-    // The engine bounds the key's subscriptions over gRPC and the HTTP API together.
+    // The engine bounds the key's subscriptions over gRPC and the HTTP API together
+    // (grpc.max_event_subscribers_per_key): its refusal ends this call with RESOURCE_EXHAUSTED.
     const subscription = ctx.engine.subscribeEvents(
       filter,
       start,
@@ -94,7 +81,9 @@ export function createEventsHandler(
         },
         end: (error) => call.fail(error),
       },
-      key === undefined ? undefined : { key, maxSubscriptions: perKey },
+      key === undefined
+        ? undefined
+        : { key, maxSubscriptions: ctx.facts.grpcLimits.maxEventSubscribersPerKey },
     );
     ctx.streams.add(stream);
     // Runs at once if the subscription already ended the call.

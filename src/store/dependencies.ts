@@ -88,6 +88,12 @@ export interface WaitingChildRow {
   dependency_flags: number;
 }
 
+/** A job whose failure a unit left to maintenance (`takeFailures`), and its state now (null: swept). */
+export interface KeptFailureRow {
+  id: string;
+  state: string | null;
+}
+
 /** A waiting job released by `releaseCompleted`, with the state it moved to. */
 export interface ReleasedRow {
   seq: number;
@@ -239,6 +245,19 @@ export interface Dependencies extends DependencyReads {
   releaseCompleted?(p: { parentIds: readonly string[]; nowMs: number }): Op<ReleasedRow[]>;
   /** Forgets the edges of a job that is being deleted. */
   forget(childSeq: number): Op<void>;
+  /**
+   * Keeps jobs whose failure is still to pass on to the jobs waiting on them
+   * (schema/0027_dependency_failures.sql): a unit passes failures on to a bounded number of
+   * jobs and leaves the rest to maintenance (engine/dependencies/failures.ts). A job kept
+   * already is kept once.
+   */
+  keepFailures(jobIds: readonly string[]): Op<void>;
+  /**
+   * Takes up to `limit` kept jobs, oldest id first, each with its state now (null: swept);
+   * they are kept no more once this unit commits. On a store several servers share, two
+   * units at once never take the same job.
+   */
+  takeFailures(limit: number): Op<KeptFailureRow[]>;
   /** Stores a new batch, open or sealed, with no members. */
   createBatch(p: {
     id: string;

@@ -272,7 +272,8 @@ describe('Events streams per API key', () => {
     assert.equal(refused.code, status.RESOURCE_EXHAUSTED);
     assert.match(
       refused.details,
-      /key a holds 2 Events streams, the limit per key is 2 \(grpc\.max_event_subscribers_per_key\)/,
+      // The engine's count, the one the HTTP API's event streams and outcome waits share.
+      /key a holds 2 event subscriptions \(Events streams, event streams and outcome waits\), the limit per key is 2 \(grpc\.max_event_subscribers_per_key\)/,
     );
     const b = open(keyB);
     assert.equal(await b.outcome, 'ok', 'another key is not held back');

@@ -13,6 +13,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import { SeppError } from '../../src/engine/errors.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import type { StoreTx, WriteUnit } from '../../src/store/store.ts';
 import { useCluster } from '../helpers/postgres.ts';
 import { waitFor } from '../helpers/steady-load.ts';
 
@@ -23,14 +24,16 @@ const laterMs = 3_600_000;
 
 let a: Engine;
 let b: Engine;
+let storeOfB: PostgresStore;
 let opened: Promise<void> | undefined;
 
 /**
  * An engine on the schema, once its listener is connected: the look at the store it takes
  * then is over before the test makes anything.
  */
-async function open(maxQueues = 20): Promise<Engine> {
+async function open(maxQueues = 20, onStore?: (store: PostgresStore) => void): Promise<Engine> {
   const store = new PostgresStore(postgres.cluster.storeOptions(postgres.database, 'miss'));
+  onStore?.(store);
   await store.start();
   const defaults = defaultEngineOptions();
   const options = { ...defaults, limits: { ...defaults.limits, maxQueues } };
@@ -43,7 +46,9 @@ async function open(maxQueues = 20): Promise<Engine> {
 /** B, then A (at the first test: the cluster's own `before` does not wait for a second one). */
 function openBoth(): Promise<void> {
   opened ??= (async () => {
-    b = await open();
+    b = await open(20, (store) => {
+      storeOfB = store;
+    });
     a = await open();
   })();
   return opened;
@@ -160,4 +165,58 @@ test('a queue that exists nowhere is still not_found on B (and B does not rememb
   // Made through A now: B's next call finds it (no absence was remembered).
   await madeOnA('nowhere');
   assert.equal((await b.getQueue('nowhere'))?.paused, true);
+});
+
+/**
+ * Counts the reads of a queue's row (`queues.find`) in B's writes while `act` runs: B's
+ * store hands each write unit a transaction whose find is counted, and is itself again after.
+ */
+async function findsOnB(act: () => Promise<unknown>): Promise<number> {
+  let finds = 0;
+  const write = storeOfB.write;
+  const original = write.bind(storeOfB);
+  storeOfB.write = <T>(unit: WriteUnit<T>) =>
+    original((tx: StoreTx) => {
+      const queues = Object.create(tx.queues) as StoreTx['queues'];
+      queues.find = (name) => {
+        finds++;
+        return tx.queues.find(name);
+      };
+      return unit(Object.assign(Object.create(tx) as StoreTx, { queues }));
+    });
+  try {
+    await act();
+  } finally {
+    storeOfB.write = write;
+  }
+  return finds;
+}
+
+test('a batch or flow to a queue new everywhere reads its row once, not once per job', async () => {
+  // All or nothing, the queue stays a miss until every job is admitted: it was read per job.
+  await openBoth();
+  const jobs = (queue: string) => Array.from({ length: 50 }, () => ({ queue, type: 't', payload }));
+  let atomic: Awaited<ReturnType<Engine['enqueueAtomic']>> | undefined;
+  assert.equal(await findsOnB(async () => (atomic = await b.enqueueAtomic(jobs('fresh-atomic')))), 1);
+  assert.equal(atomic?.committed, true);
+  const twoQueues = [...jobs('fresh-x'), ...jobs('fresh-y'), ...jobs('fresh-x')];
+  assert.equal(await findsOnB(() => b.enqueueAtomic(twoQueues)), 2, 'one read per distinct name');
+  // A refused job creates nothing, so its queue stays a miss too.
+  const refused = jobs('fresh-refused').map((job) => ({ ...job, type: '' }));
+  assert.equal(await findsOnB(() => b.enqueueBatch(refused)), 1);
+  const flow = Array.from({ length: 50 }, (_, i) => ({
+    queue: 'fresh-flow',
+    type: 't',
+    payload,
+    name: `j${i}`,
+    after: i === 0 ? [] : [`j${i - 1}`],
+  }));
+  let result: Awaited<ReturnType<Engine['enqueueFlow']>> | undefined;
+  assert.equal(await findsOnB(async () => (result = await b.enqueueFlow(flow))), 1);
+  assert.equal(result?.committed, true);
+  // A queue A made is still found through the one read, with its override.
+  await madeOnA('made-atomic');
+  const made = await b.enqueueAtomic(jobs('made-atomic'));
+  assert.ok(made.committed);
+  assert.equal((await b.getJob(made.results[0]?.jobId ?? '')).maxAttempts, 7);
 });

@@ -8,6 +8,7 @@ export {
   DependentTally,
   dependencyEdges,
 } from './edges.ts';
+export { DependencyFailures } from './failures.ts';
 export { DependencyQueues } from './queues.ts';
-export { releaseDependents, releaseDependentsOfCompleted } from './release.ts';
+export { passOnFailures, releaseDependents, releaseDependentsOfCompleted } from './release.ts';
 export { dependencyResultsOf } from './results.ts';

@@ -17,6 +17,7 @@ import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
+import type { DependencyFailures } from './failures.ts';
 
 /** How a dependency ended: completed, or failed (dead, cancelled, expired). */
 type DependencyOutcome = 'completed' | 'failed';
@@ -31,19 +32,59 @@ function cancelledByDependency(jobId: string): string {
  * A waiting job whose last edge resolved becomes ready (or scheduled); one cancelled by
  * the `cancel` policy passes its failure on to what waits on it, through a work list.
  * An edge is resolved at most once (the statement checks it is pending), so nothing is
- * released twice.
+ * released twice. With `failures`, a failure passes on within the unit's bound, and what
+ * it does not reach is left to maintenance (failures.ts).
  */
 export function* releaseDependents(
   ctx: EngineContext,
   tx: StoreTx,
   jobId: string,
   outcome: DependencyOutcome,
+  failures?: DependencyFailures,
+): Op<void> {
+  yield* releaseEnded(ctx, tx, [{ id: jobId, outcome }], failures);
+}
+
+/**
+ * The failures of `failedIds` passed on, the last first (failures.ts: jobs a unit left to
+ * maintenance), within `failures`' bound.
+ */
+export function* passOnFailures(
+  ctx: EngineContext,
+  tx: StoreTx,
+  failedIds: readonly string[],
+  failures: DependencyFailures,
+): Op<void> {
+  yield* releaseEnded(
+    ctx,
+    tx,
+    failedIds.map((id) => ({ id, outcome: 'failed' as const })),
+    failures,
+  );
+}
+
+/**
+ * `releaseDependents` of a work list of ended jobs, taken from its end. With `failures`, a
+ * failed job is taken only while the unit has visits left (failures.ts); once it has none,
+ * the failed jobs still on the list are kept for maintenance.
+ */
+function* releaseEnded(
+  ctx: EngineContext,
+  tx: StoreTx,
+  ended: { id: string; outcome: DependencyOutcome }[],
+  failures: DependencyFailures | undefined,
 ): Op<void> {
   const deps = tx.dependencies;
   if (deps === undefined) return;
-  const ended: { id: string; outcome: DependencyOutcome }[] = [{ id: jobId, outcome }];
   for (let next = ended.pop(); next !== undefined; next = ended.pop()) {
-    for (const child of yield* deps.pendingChildren(next.id)) {
+    if (failures !== undefined && next.outcome === 'failed' && failures.spent(tx)) {
+      // Only the first job of a list may have completed: what follows it failed.
+      yield* failures.keep(tx, [...ended.map((job) => job.id), next.id]);
+      return;
+    }
+    const children = yield* deps.pendingChildren(next.id);
+    failures?.visited(tx, 1 + children.length);
+    for (const child of children) {
       const policy: DependencyPolicy = child.policy;
       if (next.outcome === 'failed' && policy === 'wait') continue;
       const edgeState = next.outcome === 'completed' ? 'completed' : 'failed';

@@ -74,8 +74,14 @@ export class EnqueueSteps {
    * share, the queue one of them made is looked for (ctx.queueExists, one read in `tx`), so the
    * job is checked against its settings, and the queue is neither made again, nor counted as
    * new against limits.max_queues, nor taken as unpaused. Else (or on a hit) nothing.
+   * `lookedUp`, the names the operation's transaction looked up already, makes that one read
+   * per name, not per job: a queue new everywhere stays a miss while an all-or-nothing batch
+   * or a flow only counts it as `creating` (up to limits.max_batch_jobs jobs), and what the
+   * transaction read of it once holds for the rest of it.
    */
-  *lookUpQueue(tx: StoreTx, queue: string): Op<void> {
+  *lookUpQueue(tx: StoreTx, queue: string, lookedUp: Set<string>): Op<void> {
+    if (lookedUp.has(queue)) return;
+    lookedUp.add(queue);
     yield* this.ctx.queueExists(tx, queue);
   }
 

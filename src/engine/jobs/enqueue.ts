@@ -46,11 +46,12 @@ export class Enqueuer {
     const nowMs = steps.ctx.clock.nowMs();
     const added = steps.newJobs();
     const results: EnqueueResult[] = [];
+    const lookedUp = new Set<string>();
     // One loop, no generator per job: a job without a key, a max_depth, depends_on or a
     // new queue makes no store call here (a queue new to this server is looked for first on a
     // store other servers share: one of them may have made it, lookUpQueue).
     for (const request of requests) {
-      if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue);
+      if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue, lookedUp);
       const job = steps.validate(request, nowMs);
       if (isRejection(job)) {
         results.push({ ok: false, ...job });
@@ -125,8 +126,9 @@ export class Enqueuer {
     const keysInBatch = new Set<string>();
     // The admitted jobs' edges per job they name: none is stored before every job is admitted.
     const admitted = new DependentTally();
+    const lookedUp = new Set<string>();
     for (const [index, request] of requests.entries()) {
-      if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue);
+      if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue, lookedUp);
       const job = steps.validate(request, nowMs);
       if (isRejection(job)) {
         rejections.push({ index, ...job });

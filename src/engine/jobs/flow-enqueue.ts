@@ -43,10 +43,14 @@ interface QueuedFlow {
 /** A flow's answer from a shared unit: its result, or the error it alone met before it wrote anything. */
 type FlowOutcome = { ok: true; result: FlowResult } | { ok: false; error: SeppError };
 
-/** What the flows of one unit share: their new jobs (stored at its end) and the queues it created. */
+/**
+ * What the flows of one unit share: their new jobs (stored at its end), the queues it created
+ * and the queue names it looked up in the store (EnqueueSteps.lookUpQueue).
+ */
 interface SharedUnit {
   added: AddedJobs;
   created: Set<string>;
+  lookedUp: Set<string>;
 }
 
 export class FlowEnqueuer {
@@ -127,7 +131,7 @@ export class FlowEnqueuer {
     const { steps } = this;
     // Every key first, before any other statement: PostgreSQL waits for keys only then (store/postgres/keys.ts).
     yield* steps.lockKeys(tx, flows.length === 1 ? flows[0]!.jobs : flows.flatMap((flow) => flow.jobs));
-    const unit: SharedUnit = { added: steps.newJobs(), created: new Set() };
+    const unit: SharedUnit = { added: steps.newJobs(), created: new Set(), lookedUp: new Set() };
     const outcomes: FlowOutcome[] = [];
     for (const flow of flows) outcomes.push(yield* this.enqueueFlowIn(tx, flow.jobs, flow.shape, unit));
     yield* unit.added.store(tx, steps.ctx);
@@ -158,7 +162,7 @@ export class FlowEnqueuer {
     const admitted = new DependentTally();
     const earlier = (parentId: string) => added.dependentsOf(parentId) + admitted.of(parentId);
     for (const [index, request] of jobs.entries()) {
-      if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue);
+      if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue, unit.lookedUp);
       const job = steps.validate(request, nowMs);
       if (isRejection(job)) {
         rejections.push({ index, ...job });

@@ -7,8 +7,9 @@
  * primary key — and only when there is one, of its run-time overrides — in the call's
  * transaction where it has one. A queue found is added to the registry as a refresh adds it
  * (paused flag, overrides, groups), unless this server changed it while it read (the change
- * is fresher). A name that exists nowhere costs that one read on every call: nothing
- * remembers it, since a remembered absence would answer NOT_FOUND for a queue created since.
+ * is fresher). A name that exists nowhere costs that one read on every call (a batch or a
+ * flow reads each of its names once: EnqueueSteps.lookUpQueue): nothing remembers it beyond
+ * the call, since a remembered absence would answer NOT_FOUND for a queue created since.
  * On a store no other server shares (SQLite) the registry is the whole truth: a miss reads
  * nothing.
  */

@@ -59,6 +59,7 @@ import {
   type FlowJobRow,
   type JobResultRow,
   jobsWaitOnIt,
+  type KeptFailureRow,
   type ReleasedRow,
   type WaitingChildRow,
   waitsOnJobs,
@@ -228,6 +229,21 @@ const anyPending = statement(
 );
 const release = statement("UPDATE jobs SET state = $2 WHERE seq = $1 AND state = 'waiting'");
 const forget = statement('DELETE FROM job_dependencies WHERE child_seq = $1');
+/** Jobs $1 whose failure a unit left to maintenance (engine/dependencies/failures.ts). */
+const keepFailures = statement(
+  'INSERT INTO dependency_failures (job_id) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING',
+);
+/**
+ * Up to $1 kept jobs, oldest id first, taken (deleted) with their state now: rows another
+ * server's pass has locked are passed over, so two passes never take the same job.
+ */
+const takeFailures = statement(
+  `WITH taken AS (
+     DELETE FROM dependency_failures WHERE job_id IN (
+       SELECT job_id FROM dependency_failures ORDER BY job_id LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING job_id)
+   SELECT t.job_id AS id, j.state FROM taken t LEFT JOIN jobs j ON j.id = t.job_id ORDER BY t.job_id`,
+);
 const queuesWithDependencies = statement('SELECT name FROM queues WHERE has_dependencies ORDER BY name');
 const markQueue = statement(
   'UPDATE queues SET has_dependencies = true WHERE name = $1 AND NOT has_dependencies',
@@ -392,6 +408,12 @@ export function dependencyOps(c: Connection): Dependencies {
     },
     *forget(childSeq) {
       yield* sendAhead(c, forget, [childSeq]);
+    },
+    *keepFailures(jobIds) {
+      if (jobIds.length > 0) yield* sendAhead(c, keepFailures, [jobIds]);
+    },
+    *takeFailures(limit) {
+      return yield* rows<KeptFailureRow>(c, takeFailures, [limit]);
     },
     *queuesWithDependencies() {
       return (yield* rows<{ name: string }>(c, queuesWithDependencies, [])).map((row) => row.name);

@@ -15,6 +15,7 @@ import {
   type FlowJobRow,
   type JobResultRow,
   jobsWaitOnIt,
+  type KeptFailureRow,
   type MemberState,
   type ReleasedRow,
   type WaitingChildRow,
@@ -201,6 +202,13 @@ export function prepareDependencyStatements(db: Preparer) {
         RETURNING seq, id, queue, type, attempt, state, run_at_ms`,
     ),
     forget: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
+    // Jobs whose failure a unit left to maintenance (engine/dependencies/failures.ts).
+    keepFailure: db.prepare<[string]>('INSERT OR IGNORE INTO dependency_failures (job_id) VALUES (?)'),
+    keptFailures: db.prepare<[number], KeptFailureRow>(
+      `SELECT f.job_id AS id, j.state FROM dependency_failures f LEFT JOIN jobs j ON j.id = f.job_id
+        ORDER BY f.job_id LIMIT ?`,
+    ),
+    forgetFailure: db.prepare<[string]>('DELETE FROM dependency_failures WHERE job_id = ?'),
     queuesWithDependencies: db
       .prepare<[], string>('SELECT name FROM queues WHERE has_dependencies = 1')
       .pluck(),
@@ -410,6 +418,14 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *forget(childSeq) {
       sql.forget.run(childSeq);
+    },
+    *keepFailures(jobIds) {
+      for (const id of jobIds) sql.keepFailure.run(id);
+    },
+    *takeFailures(limit) {
+      const taken = sql.keptFailures.all(limit);
+      for (const { id } of taken) sql.forgetFailure.run(id);
+      return taken;
     },
     *flowJobs(p) {
       return sql.flowJobs.all(p);

@@ -508,6 +508,28 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    name: 'dependencies: jobs whose failure is left to maintenance are kept once, taken oldest first with their state',
+    async run(h) {
+      const { engine } = await h.engine();
+      const dead = await add(engine);
+      await kill(engine, dead);
+      const later = await add(engine);
+      const swept = 'zz-swept-job';
+      await h.store.write(function* (tx) {
+        yield* tx.dependencies!.keepFailures([swept, dead.id]);
+        yield* tx.dependencies!.keepFailures([dead.id, later.id]);
+      });
+      const take = (limit: number) => h.store.write((tx) => tx.dependencies!.takeFailures(limit));
+      const first = [
+        { id: dead.id, state: 'dead' },
+        { id: later.id, state: 'ready' },
+      ].sort((a, b) => (a.id < b.id ? -1 : 1));
+      assert.deepEqual(await take(2), first);
+      assert.deepEqual(await take(10), [{ id: swept, state: null }], 'taken once; a swept job has no state');
+      assert.deepEqual(await take(10), []);
+    },
+  },
+  {
     name: 'batches: limits.max_open_batches_per_key bounds the batches one key holds not ended',
     async run(h) {
       const { engine } = await h.engine({

@@ -1,0 +1,6 @@
+-- 0013: jobs whose failure is still to pass on to the jobs waiting on them, as the SQLite
+-- store's migration 0027 (see its header for why). Several servers' maintenance passes take
+-- them at once: each takes rows the others have not locked (FOR UPDATE SKIP LOCKED).
+CREATE TABLE dependency_failures (
+  job_id  text COLLATE "C" PRIMARY KEY
+);

@@ -1,0 +1,79 @@
+/**
+ * A chain cancelled by its first job failing is cancelled a bounded part per transaction on
+ * the SQLite store (the scenario: tests/helpers/dependency-failures.ts; PostgreSQL's:
+ * tests/store/postgres-dependency-failures.test.ts).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FakeClock } from '../../src/engine/clock.ts';
+import {
+  boundedCascade,
+  chain,
+  countsOf,
+  fail,
+  passes,
+  type Subject,
+} from '../helpers/dependency-failures.ts';
+import { openTestEngine } from '../helpers/engine.ts';
+
+/** The SQLite store's Subject, with the ids kept for maintenance. */
+type SqliteSubject = Subject & { keptIds(): string[] };
+
+async function sqliteSubject(dataDir?: string): Promise<SqliteSubject> {
+  const clock = new FakeClock();
+  const observer = passes(clock);
+  const t = await openTestEngine({
+    clock,
+    durability: 'relaxed',
+    deps: { onMaintenancePassed: observer.onMaintenancePassed },
+    ...(dataDir === undefined ? {} : { dataDir }),
+  });
+  let closed = false;
+  return {
+    engine: t.engine,
+    clock,
+    pass: observer.pass,
+    kept: async () =>
+      t.db.prepare<[], number>('SELECT count(*) FROM dependency_failures').pluck().get() ?? -1,
+    keptIds: () => t.db.prepare<[], string>('SELECT job_id FROM dependency_failures').pluck().all(),
+    restart: async () => {
+      await t.engine.close();
+      closed = true;
+      return sqliteSubject(t.dataDir);
+    },
+    close: async () => {
+      if (!closed) assert.deepEqual(await t.engine.counterMismatches(), [], 'the counters match the rows');
+      if (!closed) await t.engine.close();
+      t.dispose();
+    },
+  };
+}
+
+test('a chain cancelled by its first job failing is cancelled a bounded part per unit', async () => {
+  await boundedCascade(() => sqliteSubject(), 'chain');
+});
+
+test('a kept job requeued before the pass runs again: its failure is not passed on', async () => {
+  const s = await sqliteSubject();
+  try {
+    await chain(s.engine, 'head', 'chain');
+    await fail(s.engine, 'head');
+    const [kept] = s.keptIds();
+    assert.ok(kept !== undefined);
+    assert.equal((await s.engine.getJob(kept)).state, 'cancelled');
+    await s.engine.requeueJob(kept);
+    const before = await countsOf(s.engine, 'chain');
+    await s.pass();
+    assert.equal(await s.kept(), 0, 'taken');
+    assert.equal((await s.engine.getJob(kept)).state, 'ready');
+    // It left the chain's cancelled jobs for ready; the rest still wait on it.
+    assert.deepEqual(
+      await countsOf(s.engine, 'chain'),
+      { waiting: before.waiting, cancelled: before.cancelled },
+      'no more cancelled',
+    );
+    assert.equal((await s.engine.getQueue('chain'))?.counts.ready, 1);
+  } finally {
+    await s.close();
+  }
+});
