@@ -5,7 +5,10 @@
  * which the last member of a sealed batch ends — or the seal, when nothing is pending —
  * ends the batch and enqueues its completion jobs. The batch moves to `ended` in one
  * statement that checks it was sealed with nothing pending, so exactly one unit does it,
- * also across a crash (docs/decisions/0101-workflows-design.md).
+ * also across a crash (docs/decisions/0101-workflows-design.md). The unit that counts the
+ * first member's death enqueues `on_death` at once, whether the batch is open or sealed:
+ * the statement that counts a death names the batch's first dead member only while none
+ * is named, so exactly one unit finds its own member there.
  */
 import type { BatchMemberRow, BatchRow, Dependencies, MemberState } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
@@ -83,6 +86,7 @@ export class Batches {
   async create(request: CreateBatchRequest, audit?: AuditInput): Promise<BatchAddResult> {
     const onComplete = this.checkCompletion('on_complete', request.onComplete);
     const onSuccess = this.checkCompletion('on_success', request.onSuccess);
+    const onDeath = this.checkCompletion('on_death', request.onDeath);
     const jobs = request.jobs ?? [];
     this.checkJobs(jobs.length, 0);
     if (jobs.length > 0) this.deps.checkRoom();
@@ -97,6 +101,7 @@ export class Batches {
           nowMs: ctx.clock.nowMs(),
           onCompleteJson: onComplete === null ? null : JSON.stringify(onComplete),
           onSuccessJson: onSuccess === null ? null : JSON.stringify(onSuccess),
+          onDeathJson: onDeath === null ? null : JSON.stringify(onDeath),
           owner: request.owner ?? '',
         });
         const results = yield* this.addIn(tx, store, id, jobs, audit);
@@ -214,12 +219,17 @@ export class Batches {
     return { swept: members + batches, more: members === limit || batches === limit };
   }
 
-  /** The end of member `jobId` (in the unit that ended it): counted once; the last one of a sealed batch ends it. */
+  /**
+   * The end of member `jobId` (in the unit that ended it): counted once; the batch's first
+   * death enqueues its on_death job; the last end of a sealed batch ends it.
+   */
   *memberEnded(tx: StoreTx, jobId: string, end: Exclude<MemberState, 'pending'>): Op<void> {
     const store = tx.dependencies;
     if (store === undefined) return;
-    const batchId = yield* store.memberEnded({ jobId, state: end });
-    if (batchId !== null) yield* this.endIfDone(tx, store, batchId);
+    const counted = yield* store.memberEnded({ jobId, state: end });
+    if (counted === null) return;
+    if (counted.firstDeath) yield* this.firstDeath(tx, store, counted.batchId, jobId);
+    yield* this.endIfDone(tx, store, counted.batchId);
   }
 
   private *addIn(
@@ -257,6 +267,22 @@ export class Batches {
     }
   }
 
+  /**
+   * The batch's first member died (`jobId`, counted in `tx`): enqueues its on_death job, if
+   * it has one, with that member's id and last error (null when it has none: an operator
+   * dead-lettered it, or expiry deleted it).
+   */
+  private *firstDeath(tx: StoreTx, store: Dependencies, batchId: string, jobId: string): Op<void> {
+    const row = (yield* store.batch(batchId))!;
+    if (row.on_death_json === null) return;
+    const error = (yield* tx.jobs.get(jobId))?.last_error ?? null;
+    const members = yield* store.batchMembers({ batchId, afterPosition: -1, limit: completionMemberIds });
+    const request = completionRequest(row, row.on_death_json, 'death', members, { jobId, error });
+    const [result] = yield* this.deps.enqueueWithin(tx, [request]);
+    const refused = result?.ok === true ? null : `on_death: ${result?.message ?? 'not enqueued'}`;
+    yield* store.setDeath({ batchId, deathJobId: result?.ok === true ? result.jobId : null, error: refused });
+  }
+
   /** Ends the batch if it is sealed with nothing pending, and enqueues its completion jobs, in `tx`. */
   private *endIfDone(tx: StoreTx, store: Dependencies, batchId: string): Op<void> {
     const row = yield* store.endBatch({ batchId, nowMs: this.deps.ctx.clock.nowMs() });
@@ -266,7 +292,8 @@ export class Batches {
       row.on_complete_json === null && (row.on_success_json === null || !succeeded)
         ? []
         : yield* store.batchMembers({ batchId, afterPosition: -1, limit: completionMemberIds });
-    const errors: string[] = [];
+    // An on_death job refused earlier is told first.
+    const errors: string[] = row.completion_error === null ? [] : [row.completion_error];
     const enqueue = function* (this: Batches, json: string | null, outcome: 'complete' | 'success') {
       if (json === null) return null;
       const [result] = yield* this.deps.enqueueWithin(tx, [completionRequest(row, json, outcome, members)]);
@@ -359,11 +386,16 @@ export class Batches {
   }
 }
 
+/**
+ * A completion job's request: its payload is `{"batch": {...}, "data": ...}`; an on_death
+ * job's batch also tells how many are still pending and which member died first.
+ */
 function completionRequest(
   row: BatchRow,
   json: string,
-  outcome: 'complete' | 'success',
+  outcome: 'complete' | 'success' | 'death',
   members: readonly BatchMemberRow[],
+  firstDead?: { jobId: string; error: string | null },
 ): EnqueueRequest {
   const { data, dataJson, ...request } = JSON.parse(json) as StoredCompletion;
   const batch = {
@@ -374,6 +406,7 @@ function completionRequest(
     cancelled: row.cancelled,
     members: members.map((m) => m.job_id),
     membersOmitted: row.members > members.length,
+    ...(firstDead === undefined ? {} : { pending: row.pending, firstDead }),
   };
   return {
     ...request,
@@ -398,8 +431,11 @@ export function infoOf(row: BatchRow): BatchInfo {
     cancelled: row.cancelled,
     hasOnComplete: row.on_complete_json !== null,
     hasOnSuccess: row.on_success_json !== null,
+    hasOnDeath: row.on_death_json !== null,
     completeJobId: row.complete_job_id,
     successJobId: row.success_job_id,
+    firstDeadId: row.first_dead_id,
+    deathJobId: row.death_job_id,
     completionError: row.completion_error,
     owner: row.owner,
   };
