@@ -166,6 +166,7 @@ describe('workflow CLI', () => {
   test('batch show: state, counts, completion jobs and members; --json', async () => {
     const { batch, results } = await served.client.createBatch({
       onComplete: { queue: 'cw-done', type: 'done' },
+      onDeath: { queue: 'cw-dead', type: 'page' },
       jobs: [
         { queue: 'cw-members', type: 'm' },
         { queue: 'cw-members', type: 'm' },
@@ -179,6 +180,7 @@ describe('workflow CLI', () => {
     assert.match(human.stdout, /^state\s+sealed$/m);
     assert.match(human.stdout, /^members\s+2: 1 pending, 1 completed, 0 dead, 0 cancelled$/m);
     assert.match(human.stdout, /^on complete\s+when it ends$/m);
+    assert.match(human.stdout, /^on death\s+when a member dies$/m);
     assert.match(human.stdout, /^#\s+JOB\s+ENDED AS\s+STATE NOW$/m);
     const json = cliJson<{
       state: string;
@@ -190,6 +192,17 @@ describe('workflow CLI', () => {
       json.memberList.map((m) => m.jobId),
       results.map((r) => (r.ok ? r.id : '')),
     );
+    // A member of an open batch dies: the on_death job and the member are shown.
+    const open = await served.client.createBatch({
+      onDeath: { queue: 'cw-dead', type: 'page' },
+      jobs: [{ queue: 'cw-dying', type: 'm' }],
+    });
+    const [dying] = await served.client.reserve({ queues: ['cw-dying'] });
+    await served.client.nack(dying!, { error: 'boom', deadLetter: true });
+    const { batch: died } = await served.client.getBatch(open.batch.id);
+    const after = await sepp(['batch', 'show', open.batch.id], env);
+    assert.match(after.stdout, new RegExp(`^on death\\s+${died.deathJobId}$`, 'm'));
+    assert.match(after.stdout, new RegExp(`^first dead\\s+${dying!.id}$`, 'm'));
     const bad = await sepp(['batch', 'show', 'nope'], env);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /batch_id/);
