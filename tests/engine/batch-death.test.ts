@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Engine } from '../../src/engine/engine.ts';
-import type { EnqueueRequest, EnqueueResult, LeasedJob } from '../../src/engine/types.ts';
+import type { EnqueueRequest } from '../../src/engine/types.ts';
 import type { BatchCompletionJob } from '../../src/engine/workflow-types.ts';
 import type { Db } from '../../src/store/sqlite/open.ts';
+import { completionPayload, ids, killJob, lease } from '../helpers/batch-members.ts';
 import { bytes, expectCode, job, withEngine, withQueues } from '../helpers/engine.ts';
 
 const deathJobs = (db: Db): number =>
@@ -27,33 +27,6 @@ const onDeath: BatchCompletionJob = {
 };
 const onComplete: BatchCompletionJob = { queue: 'callbacks', type: 'batch-done', payload: new Uint8Array() };
 
-async function lease(engine: Engine, jobId: string): Promise<LeasedJob> {
-  const { queue } = await engine.getJob(jobId);
-  const [leased] = await engine.reserve({ queues: [queue], maxJobs: 1, leaseMs: 60_000 });
-  assert.equal(leased?.id, jobId);
-  return leased;
-}
-
-async function kill(engine: Engine, jobId: string, error = 'boom'): Promise<void> {
-  const leased = await lease(engine, jobId);
-  await engine.nack({ jobId, attempt: leased.attempt, error, directive: { kind: 'dead_letter' } });
-}
-
-const ids = (results: readonly EnqueueResult[]): string[] =>
-  results.map((r) => {
-    assert.ok(r.ok, JSON.stringify(r));
-    return r.jobId;
-  });
-
-async function payloadOf(
-  engine: Engine,
-  jobId: string,
-): Promise<{ batch: Record<string, unknown>; data: unknown }> {
-  const info = await engine.getJob(jobId);
-  assert.equal(info.contentType, 'application/json');
-  return JSON.parse(new TextDecoder().decode(info.payload));
-}
-
 test('the first death enqueues on_death at once, while the rest runs; later deaths enqueue nothing', async () => {
   await withEngine({}, async ({ engine, db }) => {
     const created = await engine.createBatch({
@@ -67,7 +40,7 @@ test('the first death enqueues on_death at once, while the rest runs; later deat
       [created.batch.hasOnDeath, created.batch.deathJobId, created.batch.firstDeadId],
       [true, null, null],
     );
-    await kill(engine, b!, 'row 7 is corrupt');
+    await killJob(engine, b!, 'row 7 is corrupt');
     let { batch } = await engine.getBatch(created.batch.id);
     assert.deepEqual(
       { state: batch.state, pending: batch.pending, dead: batch.dead, firstDeadId: batch.firstDeadId },
@@ -75,7 +48,7 @@ test('the first death enqueues on_death at once, while the rest runs; later deat
     );
     assert.equal(deathJobs(db), 1, 'on_death in the commit that counted the death');
     assert.notEqual(batch.deathJobId, null);
-    assert.deepEqual(await payloadOf(engine, batch.deathJobId!), {
+    assert.deepEqual(await completionPayload(engine, batch.deathJobId!), {
       batch: {
         id: batch.id,
         outcome: 'death',
@@ -90,18 +63,18 @@ test('the first death enqueues on_death at once, while the rest runs; later deat
       data: { team: 'etl' },
     });
     const deathJobId = batch.deathJobId;
-    await kill(engine, a!);
+    await killJob(engine, a!);
     // A dead member requeued and dead again counts once, and enqueues nothing more.
     await engine.requeueDeadLetters({ queue: (await engine.getJob(b!)).queue, jobIds: [b!] });
-    await kill(engine, b!);
-    await kill(engine, c!);
+    await killJob(engine, b!);
+    await killJob(engine, c!);
     batch = (await engine.getBatch(created.batch.id)).batch;
     assert.deepEqual(
       { state: batch.state, dead: batch.dead, deathJobId: batch.deathJobId, firstDeadId: batch.firstDeadId },
       { state: 'ended', dead: 3, deathJobId, firstDeadId: b },
     );
     assert.equal(deathJobs(db), 1, 'once');
-    assert.equal((await payloadOf(engine, batch.completeJobId!)).batch.dead, 3);
+    assert.equal((await completionPayload(engine, batch.completeJobId!)).batch.dead, 3);
   });
 });
 
@@ -115,7 +88,10 @@ test('every way to die counts, in open and sealed batches; a cancel or a complet
       const { batch } = await engine.getBatch(created.batch.id);
       if (batch.deathJobId === null) return null;
       assert.equal(batch.firstDeadId, first);
-      return (await payloadOf(engine, batch.deathJobId)).batch.firstDead as { jobId: string; error: unknown };
+      return (await completionPayload(engine, batch.deathJobId)).batch.firstDead as {
+        jobId: string;
+        error: unknown;
+      };
     };
     // Attempts exhausted, in an open batch: the batch need not be sealed.
     const exhausted = await deathOf([member({ maxAttempts: 1 }), member()], false, async (id) => {
@@ -127,8 +103,7 @@ test('every way to die counts, in open and sealed batches; a cancel or a complet
     const byOperator = await deathOf([member(), member()], true, async (id) => {
       await engine.deadLetterJob(id);
     });
-    assert.deepEqual(byOperator === null ? null : byOperator.error, null);
-    assert.notEqual(byOperator, null);
+    assert.equal(byOperator?.error, null, 'an on_death job (undefined: none), with no error');
     // Expired: the batch counts it dead.
     const expired = await deathOf([member({ ttlMs: 1_000 }), member()], true, async () => {
       clock.advance(2_000);
@@ -173,7 +148,7 @@ test('an on_death its queue refuses is told in completionError, kept at the end'
     await engine.enqueue({ queue: 'alerts', type: 'filler', payload: new Uint8Array() });
     const created = await engine.createBatch({ onDeath, onComplete, jobs: [member()], seal: true });
     const [only] = ids(created.results);
-    await kill(engine, only!);
+    await killJob(engine, only!);
     const { batch } = await engine.getBatch(created.batch.id);
     assert.equal(batch.state, 'ended');
     assert.equal(batch.deathJobId, null);
