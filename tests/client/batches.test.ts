@@ -35,7 +35,17 @@ describe('batches over gRPC', () => {
       jobs: [0, 1, 2].map((part) => ({ queue: 'bd-parts', type: 'part', json: { part } })),
     });
     assert.deepEqual([batch.hasOnDeath, batch.deathJobId, batch.firstDeadId], [true, null, null]);
+    const subscription = served.client.events({ jobIds: [batch.id], kinds: ['batch_first_death'] });
+    await subscription.caughtUp;
     const first = await runOne('bd-parts', true);
+    for await (const event of subscription) {
+      assert.deepEqual(
+        [event.kind, event.queue, event.batch?.firstDeadId, event.batch?.dead],
+        ['batch_first_death', 'bd-alerts', first, 1],
+      );
+      break;
+    }
+    subscription.close();
     await runOne('bd-parts', true);
     const read = await served.client.getBatch(batch.id);
     assert.deepEqual([read.batch.state, read.batch.dead, read.batch.firstDeadId], ['open', 2, first]);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { cliJson, sepp } from '../helpers/cli.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
+import { until } from './helpers.ts';
 
 describe('workflow CLI', () => {
   let env: Record<string, string>;
@@ -192,13 +193,31 @@ describe('workflow CLI', () => {
       json.memberList.map((m) => m.jobId),
       results.map((r) => (r.ok ? r.id : '')),
     );
-    // A member of an open batch dies: the on_death job and the member are shown.
+    // A member of an open batch dies: the on_death job and the member are shown, and
+    // `sepp events` tells the first death.
     const open = await served.client.createBatch({
       onDeath: { queue: 'cw-dead', type: 'page' },
       jobs: [{ queue: 'cw-dying', type: 'm' }],
     });
+    const events = sepp(
+      ['events', '--job', open.batch.id, '--kind', 'batch_first_death', '--count', '1'],
+      env,
+    );
+    await until(
+      () => served.server.server.engine.eventBacklog.subscribers >= 1,
+      'sepp events subscribes',
+      2_000_000,
+    );
     const [dying] = await served.client.reserve({ queues: ['cw-dying'] });
     await served.client.nack(dying!, { error: 'boom', deadLetter: true });
+    const told = await events;
+    assert.equal(told.code, 0, told.stderr);
+    assert.match(
+      told.stdout.trim(),
+      new RegExp(
+        ` batch_first_death +cw-dead/page +${open.batch.id} +batch: job ${dying!.id} died first, 0 pending$`,
+      ),
+    );
     const { batch: died } = await served.client.getBatch(open.batch.id);
     const after = await sepp(['batch', 'show', open.batch.id], env);
     assert.match(after.stdout, new RegExp(`^on death\\s+${died.deathJobId}$`, 'm'));

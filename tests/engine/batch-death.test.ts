@@ -11,6 +11,7 @@ import type { BatchCompletionJob } from '../../src/engine/workflow-types.ts';
 import type { Db } from '../../src/store/sqlite/open.ts';
 import { completionPayload, ids, killJob, lease } from '../helpers/batch-members.ts';
 import { bytes, expectCode, job, withEngine, withQueues } from '../helpers/engine.ts';
+import { collect } from '../helpers/events.ts';
 
 const deathJobs = (db: Db): number =>
   db.prepare<[], number>("SELECT count(*) FROM jobs WHERE queue = 'alerts'").pluck().get() ?? -1;
@@ -156,5 +157,39 @@ test('an on_death its queue refuses is told in completionError, kept at the end'
     assert.notEqual(batch.completeJobId, null, 'the end still enqueues on_complete');
     assert.match(batch.completionError ?? '', /^on_death: /);
     assert.equal(deathJobs(db), 1, 'only the filler');
+  });
+});
+
+test('events: batch_first_death in the commit that counted the death, named by the batch id', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const c = collect(engine, { kinds: ['dead_lettered', 'enqueued', 'batch_first_death'] });
+    const created = await engine.createBatch({ onDeath, jobs: [member(), member()], seal: true });
+    const [a, b] = ids(created.results);
+    await killJob(engine, a!);
+    await killJob(engine, b!);
+    const { batch } = await engine.getBatch(created.batch.id);
+    assert.deepEqual(c.summary().slice(-4), [
+      `dead_lettered:${a}`,
+      `enqueued:${batch.deathJobId}`,
+      `batch_first_death:${batch.id}`,
+      `dead_lettered:${b}`,
+    ]);
+    const died = c.events.find((e) => e.kind === 'batch_first_death');
+    assert.ok(died?.kind === 'batch_first_death');
+    assert.deepEqual([died.queue, died.type], ['alerts', 'page-oncall']);
+    assert.deepEqual(
+      [died.batch.firstDeadId, died.batch.deathJobId, died.batch.dead, died.batch.pending],
+      [a, batch.deathJobId, 1, 1],
+    );
+    // A batch without on_death tells its first death too, with no job.
+    const plain = await engine.createBatch({ jobs: [member()] });
+    const [only] = ids(plain.results);
+    await killJob(engine, only!);
+    const last = c.events.at(-1);
+    assert.ok(last?.kind === 'batch_first_death');
+    assert.deepEqual(
+      [last.jobId, last.queue, last.batch.firstDeadId, last.batch.deathJobId],
+      [plain.batch.id, '', only, null],
+    );
   });
 });

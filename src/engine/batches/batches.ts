@@ -270,17 +270,34 @@ export class Batches {
   /**
    * The batch's first member died (`jobId`, counted in `tx`): enqueues its on_death job, if
    * it has one, with that member's id and last error (null when it has none: an operator
-   * dead-lettered it, or expiry deleted it).
+   * dead-lettered it, or expiry deleted it), and records `batch_first_death`.
    */
   private *firstDeath(tx: StoreTx, store: Dependencies, batchId: string, jobId: string): Op<void> {
-    const row = (yield* store.batch(batchId))!;
-    if (row.on_death_json === null) return;
-    const error = (yield* tx.jobs.get(jobId))?.last_error ?? null;
-    const members = yield* store.batchMembers({ batchId, afterPosition: -1, limit: completionMemberIds });
-    const request = completionRequest(row, row.on_death_json, 'death', members, { jobId, error });
-    const [result] = yield* this.deps.enqueueWithin(tx, [request]);
-    const refused = result?.ok === true ? null : `on_death: ${result?.message ?? 'not enqueued'}`;
-    yield* store.setDeath({ batchId, deathJobId: result?.ok === true ? result.jobId : null, error: refused });
+    const { ctx } = this.deps;
+    let row = (yield* store.batch(batchId))!;
+    if (row.on_death_json !== null) {
+      const error = (yield* tx.jobs.get(jobId))?.last_error ?? null;
+      const members = yield* store.batchMembers({ batchId, afterPosition: -1, limit: completionMemberIds });
+      const request = completionRequest(row, row.on_death_json, 'death', members, { jobId, error });
+      const [result] = yield* this.deps.enqueueWithin(tx, [request]);
+      const deathJobId = result?.ok === true ? result.jobId : null;
+      const refused = result?.ok === true ? null : `on_death: ${result?.message ?? 'not enqueued'}`;
+      yield* store.setDeath({ batchId, deathJobId, error: refused });
+      row = { ...row, death_job_id: deathJobId, completion_error: refused };
+    }
+    if (ctx.events.recording) {
+      const onDeath = row.on_death_json === null ? null : (JSON.parse(row.on_death_json) as StoredCompletion);
+      ctx.record(tx, {
+        sequence: 0,
+        atMs: ctx.clock.nowMs(),
+        jobId: batchId,
+        queue: onDeath?.queue ?? '',
+        type: onDeath?.type ?? '',
+        attempt: 0,
+        kind: 'batch_first_death',
+        batch: infoOf(row),
+      });
+    }
   }
 
   /** Ends the batch if it is sealed with nothing pending, and enqueues its completion jobs, in `tx`. */
