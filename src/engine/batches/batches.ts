@@ -273,7 +273,6 @@ export class Batches {
    * dead-lettered it, or expiry deleted it), and records `batch_first_death`.
    */
   private *firstDeath(tx: StoreTx, store: Dependencies, batchId: string, jobId: string): Op<void> {
-    const { ctx } = this.deps;
     let row = (yield* store.batch(batchId))!;
     if (row.on_death_json !== null) {
       const error = (yield* tx.jobs.get(jobId))?.last_error ?? null;
@@ -285,19 +284,7 @@ export class Batches {
       yield* store.setDeath({ batchId, deathJobId, error: refused });
       row = { ...row, death_job_id: deathJobId, completion_error: refused };
     }
-    if (ctx.events.recording) {
-      const onDeath = row.on_death_json === null ? null : (JSON.parse(row.on_death_json) as StoredCompletion);
-      ctx.record(tx, {
-        sequence: 0,
-        atMs: ctx.clock.nowMs(),
-        jobId: batchId,
-        queue: onDeath?.queue ?? '',
-        type: onDeath?.type ?? '',
-        attempt: 0,
-        kind: 'batch_first_death',
-        batch: infoOf(row),
-      });
-    }
+    this.recordBatch(tx, 'batch_first_death', row.on_death_json, row);
   }
 
   /** Ends the batch if it is sealed with nothing pending, and enqueues its completion jobs, in `tx`. */
@@ -322,26 +309,38 @@ export class Batches {
     const successJobId = succeeded ? yield* enqueue(row.on_success_json, 'success') : null;
     const error = errors.length === 0 ? null : errors.join('; ');
     yield* store.setCompletion({ batchId, completeJobId, successJobId, error });
+    const ended = {
+      ...row,
+      complete_job_id: completeJobId,
+      success_job_id: successJobId,
+      completion_error: error,
+    };
+    this.recordBatch(tx, 'batch_ended', row.on_complete_json, ended);
+  }
+
+  /**
+   * Records a batch's event while someone subscribes: `jobId` is the batch's id, `queue`
+   * and `type` those of the completion job it goes with (`json`; empty without one).
+   */
+  private recordBatch(
+    tx: StoreTx,
+    kind: 'batch_ended' | 'batch_first_death',
+    json: string | null,
+    row: BatchRow,
+  ): void {
     const { ctx } = this.deps;
-    if (ctx.events.recording) {
-      const onComplete =
-        row.on_complete_json === null ? null : (JSON.parse(row.on_complete_json) as StoredCompletion);
-      ctx.record(tx, {
-        sequence: 0,
-        atMs: ctx.clock.nowMs(),
-        jobId: batchId,
-        queue: onComplete?.queue ?? '',
-        type: onComplete?.type ?? '',
-        attempt: 0,
-        kind: 'batch_ended',
-        batch: infoOf({
-          ...row,
-          complete_job_id: completeJobId,
-          success_job_id: successJobId,
-          completion_error: error,
-        }),
-      });
-    }
+    if (!ctx.events.recording) return;
+    const job = json === null ? null : (JSON.parse(json) as StoredCompletion);
+    ctx.record(tx, {
+      sequence: 0,
+      atMs: ctx.clock.nowMs(),
+      jobId: row.id,
+      queue: job?.queue ?? '',
+      type: job?.type ?? '',
+      attempt: 0,
+      kind,
+      batch: infoOf(row),
+    });
   }
 
   private capability(tx: StoreTx): Dependencies {
