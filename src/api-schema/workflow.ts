@@ -64,14 +64,23 @@ export const batchSchema: JsonSchema = {
     cancelled: int,
     hasOnComplete: { type: 'boolean' },
     hasOnSuccess: { type: 'boolean' },
+    hasOnDeath: { type: 'boolean' },
     completeJobId: { type: ['string', 'null'], description: 'the onComplete job the end enqueued' },
     successJobId: {
       type: ['string', 'null'],
       description: 'the onSuccess job (only if every member completed)',
     },
+    firstDeadId: {
+      type: ['string', 'null'],
+      description: 'the member whose death was counted first (null while none died)',
+    },
+    deathJobId: {
+      type: ['string', 'null'],
+      description: 'the onDeath job the first death enqueued',
+    },
     completionError: {
       type: ['string', 'null'],
-      description: 'why a completion job could not be enqueued at the end (its queue refused it)',
+      description: 'why a completion job could not be enqueued (its queue refused it)',
     },
     owner: {
       type: 'string',
@@ -91,8 +100,11 @@ export const batchSchema: JsonSchema = {
     'cancelled',
     'hasOnComplete',
     'hasOnSuccess',
+    'hasOnDeath',
     'completeJobId',
     'successJobId',
+    'firstDeadId',
+    'deathJobId',
     'completionError',
     'owner',
   ],

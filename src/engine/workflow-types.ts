@@ -21,6 +21,11 @@ export interface CreateBatchRequest {
   onComplete?: BatchCompletionJob;
   /** Enqueued when the batch ends only if every member completed. */
   onSuccess?: BatchCompletionJob;
+  /**
+   * Enqueued once, when the first member dies (dead-lettered or expired), in the unit that
+   * counts that death: the batch may still be running.
+   */
+  onDeath?: BatchCompletionJob;
   /** Enqueued as the first members (each on its own merits, as EnqueueBatch). */
   jobs?: readonly EnqueueRequest[];
   /** Seal the batch with these jobs: nothing can be added after, except by its own members. */
@@ -54,11 +59,16 @@ export interface BatchInfo {
   cancelled: number;
   hasOnComplete: boolean;
   hasOnSuccess: boolean;
+  hasOnDeath: boolean;
   /** The on_complete job the end enqueued (null before the end, or without one). */
   completeJobId: string | null;
   /** The on_success job the end enqueued (null unless every member completed). */
   successJobId: string | null;
-  /** Why a completion job could not be enqueued at the end (its queue refused it), or null. */
+  /** The member whose death was counted first (null while none died). */
+  firstDeadId: string | null;
+  /** The on_death job the first death enqueued (null until a member died, or without one). */
+  deathJobId: string | null;
+  /** Why a completion job could not be enqueued (its queue refused it), or null. */
   completionError: string | null;
   /** The API key that created it (`anonymous` over an API without keys, '' in-process). */
   owner: string;

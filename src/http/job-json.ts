@@ -385,6 +385,7 @@ export function eventToJson(event: LifecycleEvent) {
     case 'released':
       return { ...base, state: event.state, runAtMs: event.runAtMs };
     case 'batch_ended':
+    case 'batch_first_death':
       return { ...base, batch: event.batch };
   }
 }

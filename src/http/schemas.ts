@@ -266,7 +266,7 @@ const event: JsonSchema = {
     batch: {
       type: 'object',
       description:
-        '`batch_ended`: the batch (then `jobId` is its id): id, state, members, pending, completed, dead, cancelled, completeJobId, successJobId, completionError',
+        '`batch_ended`, `batch_first_death`: the batch (then `jobId` is its id): id, state, members, pending, completed, dead, cancelled, completeJobId, successJobId, firstDeadId, deathJobId, completionError',
     },
   },
   required: ['sequence', 'kind', 'atMs', 'jobId', 'queue', 'type', 'attempt'],

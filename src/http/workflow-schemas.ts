@@ -136,6 +136,10 @@ export const createBatchRequest: JsonSchema = {
       ...ref('EnqueueJob'),
       description: 'enqueued when the batch ends only if every member completed',
     },
+    onDeath: {
+      ...ref('EnqueueJob'),
+      description: 'enqueued once, when the first member dies (the rest may still run)',
+    },
     jobs: {
       type: 'array',
       items: ref('EnqueueJob'),

@@ -52,6 +52,7 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
       const { batch, results } = await engine.createBatch({
         ...(req.onComplete === undefined ? {} : { onComplete: enqueueRequestFromProto(req.onComplete) }),
         ...(req.onSuccess === undefined ? {} : { onSuccess: enqueueRequestFromProto(req.onSuccess) }),
+        ...(req.onDeath === undefined ? {} : { onDeath: enqueueRequestFromProto(req.onDeath) }),
         jobs,
         seal: req.seal,
         owner: caller.name,
@@ -180,6 +181,9 @@ export function batchToProto(batch: BatchInfo): Batch {
     successJobId: batch.successJobId ?? '',
     completionError: batch.completionError ?? '',
     owner: batch.owner,
+    hasOnDeath: batch.hasOnDeath,
+    firstDeadId: batch.firstDeadId ?? '',
+    deathJobId: batch.deathJobId ?? '',
   };
 }
 

@@ -21,10 +21,11 @@ const kindToProto: Record<LifecycleEventKind, JobEventKind> = {
   cancelled: JobEventKind.CANCELLED,
   released: JobEventKind.RELEASED,
   batch_ended: JobEventKind.BATCH_ENDED,
+  batch_first_death: JobEventKind.BATCH_FIRST_DEATH,
 };
 /**
  * The kinds of the first protocol version: what an empty `kinds` means without
- * `all_kinds` (events.proto). SDKs written before `released` and `batch_ended`
+ * `all_kinds` (events.proto). SDKs written before `released` and the batch kinds
  * stop on a kind they do not know, so later kinds go only to those who ask.
  */
 const firstVersionKinds: readonly LifecycleEventKind[] = [
@@ -143,6 +144,7 @@ export function eventToProto(event: LifecycleEvent): JobEvent {
       message.runAtMs = event.runAtMs;
       break;
     case 'batch_ended':
+    case 'batch_first_death':
       message.batch = batchToProto(event.batch);
       break;
   }

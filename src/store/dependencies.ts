@@ -122,8 +122,14 @@ export interface BatchRow {
   cancelled: number;
   on_complete_json: string | null;
   on_success_json: string | null;
+  /** The on_death job as requested (schema/0028_batch_death.sql); null: none. */
+  on_death_json: string | null;
   complete_job_id: string | null;
   success_job_id: string | null;
+  /** The member whose death was counted first; null while none died. */
+  first_dead_id: string | null;
+  /** The on_death job that first death enqueued. */
+  death_job_id: string | null;
   completion_error: string | null;
   /** The API key that created it ('' without one). */
   owner: string;
@@ -264,6 +270,7 @@ export interface Dependencies extends DependencyReads {
     nowMs: number;
     onCompleteJson: string | null;
     onSuccessJson: string | null;
+    onDeathJson: string | null;
     /** The API key that created it ('' without one). */
     owner: string;
   }): Op<void>;
@@ -274,10 +281,14 @@ export interface Dependencies extends DependencyReads {
   /** An open batch → sealed; returns whether it was open. */
   seal(p: { batchId: string; nowMs: number }): Op<boolean>;
   /**
-   * Counts the end of member `jobId` if it is still pending; returns its batch's id, or
-   * null when it was counted already.
+   * Counts the end of member `jobId` if it is still pending; returns its batch's id, and
+   * whether this was the batch's first death (`first_dead_id` set to `jobId` by this call,
+   * so exactly one unit sees it), or null when it was counted already.
    */
-  memberEnded(p: { jobId: string; state: Exclude<MemberState, 'pending'> }): Op<string | null>;
+  memberEnded(p: {
+    jobId: string;
+    state: Exclude<MemberState, 'pending'>;
+  }): Op<{ batchId: string; firstDeath: boolean } | null>;
   /**
    * A sealed batch with no pending member → ended; returns its row when this call ended it
    * (so exactly one unit does), undefined otherwise.
@@ -290,6 +301,8 @@ export interface Dependencies extends DependencyReads {
    * deleted only once it has no member row left.
    */
   sweepBatches(p: { beforeMs: number; limit: number }): Op<{ members: number; batches: number }>;
+  /** What a batch's first death enqueued (its on_death job), or why it could not. */
+  setDeath(p: { batchId: string; deathJobId: string | null; error: string | null }): Op<void>;
   /** What the end of a batch enqueued. */
   setCompletion(p: {
     batchId: string;

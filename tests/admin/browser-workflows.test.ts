@@ -179,6 +179,7 @@ test('the batch page: counts, bar and members; an operator cancels it and it end
   const { batch, results } = await engine.createBatch({
     onComplete: { queue: 'callbacks', type: 'import-done', payload: enc('{}') },
     onSuccess: { queue: 'callbacks', type: 'import-ok', payload: enc('{}') },
+    onDeath: { queue: 'callbacks', type: 'import-failed', payload: enc('{}') },
     jobs: Array.from({ length: 8 }, (_, i) => ({
       queue: `rows-${i}`,
       type: 'import-row',
@@ -197,6 +198,12 @@ test('the batch page: counts, bar and members; an operator cancels it and it end
   const rows = page.getByRole('table', { name: "the batch's members" }).getByRole('row');
   assert.equal(await rows.count(), 9);
   assert.match((await rows.nth(4).textContent()) ?? '', /dead/);
+  // The first death enqueued on_death at once: both it and the member are links.
+  const died = (await engine.getBatch(batch.id)).batch;
+  const facts = page.locator('.facts');
+  assert.match((await facts.textContent()) ?? '', /On death.*First dead/);
+  assert.equal(await facts.getByRole('link', { name: /^job / }).count(), 2, 'on death, first dead');
+  assert.equal(died.firstDeadId, members[3]);
   assert.equal(await sidewaysOverflow(page), 0);
   await shot(page, 'workflow-batch-desktop');
   await page.setViewportSize(phone);
@@ -218,8 +225,11 @@ test('the batch page: counts, bar and members; an operator cancels it and it end
   await page.locator('.badge-batch-ended').waitFor();
   assert.equal(await page.getByTestId('batch-ended').textContent(), '8 of 8 ended');
   // The on-complete job ran (a link to it); on-success did not: not every member completed.
-  const facts = page.locator('.facts');
-  assert.equal(await facts.getByRole('link', { name: /^job / }).count(), 1);
+  assert.equal(
+    await facts.getByRole('link', { name: /^job / }).count(),
+    3,
+    'on complete, on death, first dead',
+  );
   assert.match((await facts.textContent()) ?? '', /not run: not every member completed/);
   await shot(page, 'workflow-batch-ended-desktop');
   const [entry] = (await engine.listAudit({ pageSize: 1 })).items;

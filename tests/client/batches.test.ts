@@ -29,6 +29,41 @@ describe('batches over gRPC', () => {
     assert.fail('the call should have failed');
   }
 
+  test('onDeath comes once, when the first member dies, naming it', async () => {
+    const { batch } = await served.client.createBatch({
+      onDeath: { queue: 'bd-alerts', type: 'page', json: { team: 'etl' } },
+      jobs: [0, 1, 2].map((part) => ({ queue: 'bd-parts', type: 'part', json: { part } })),
+    });
+    assert.deepEqual([batch.hasOnDeath, batch.deathJobId, batch.firstDeadId], [true, null, null]);
+    const subscription = served.client.events({ jobIds: [batch.id], kinds: ['batch_first_death'] });
+    await subscription.caughtUp;
+    const first = await runOne('bd-parts', true);
+    for await (const event of subscription) {
+      assert.deepEqual(
+        [event.kind, event.queue, event.batch?.firstDeadId, event.batch?.dead],
+        ['batch_first_death', 'bd-alerts', first, 1],
+      );
+      break;
+    }
+    subscription.close();
+    await runOne('bd-parts', true);
+    const read = await served.client.getBatch(batch.id);
+    assert.deepEqual([read.batch.state, read.batch.dead, read.batch.firstDeadId], ['open', 2, first]);
+    const alerts = await served.client.reserve({ queues: ['bd-alerts'], maxJobs: 10 });
+    assert.deepEqual(
+      alerts.map((job) => job.id),
+      [read.batch.deathJobId],
+    );
+    const { batch: told, data } = alerts[0]!.json() as {
+      batch: { outcome: string; pending: number; firstDead: unknown };
+      data: unknown;
+    };
+    assert.deepEqual(
+      [told.outcome, told.pending, told.firstDead, data],
+      ['death', 2, { jobId: first, error: 'boom' }, { team: 'etl' }],
+    );
+  });
+
   test('a sealed batch: the completion job comes once the last member ended, with counts and members', async () => {
     const { batch, results } = await served.client.createBatch({
       onComplete: { queue: 'b-done', type: 'summarize', json: { day: '2026-12-05' } },

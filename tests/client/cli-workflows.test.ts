@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { cliJson, sepp } from '../helpers/cli.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
+import { until } from './helpers.ts';
 
 describe('workflow CLI', () => {
   let env: Record<string, string>;
@@ -166,6 +167,7 @@ describe('workflow CLI', () => {
   test('batch show: state, counts, completion jobs and members; --json', async () => {
     const { batch, results } = await served.client.createBatch({
       onComplete: { queue: 'cw-done', type: 'done' },
+      onDeath: { queue: 'cw-dead', type: 'page' },
       jobs: [
         { queue: 'cw-members', type: 'm' },
         { queue: 'cw-members', type: 'm' },
@@ -179,6 +181,7 @@ describe('workflow CLI', () => {
     assert.match(human.stdout, /^state\s+sealed$/m);
     assert.match(human.stdout, /^members\s+2: 1 pending, 1 completed, 0 dead, 0 cancelled$/m);
     assert.match(human.stdout, /^on complete\s+when it ends$/m);
+    assert.match(human.stdout, /^on death\s+when a member dies$/m);
     assert.match(human.stdout, /^#\s+JOB\s+ENDED AS\s+STATE NOW$/m);
     const json = cliJson<{
       state: string;
@@ -190,6 +193,35 @@ describe('workflow CLI', () => {
       json.memberList.map((m) => m.jobId),
       results.map((r) => (r.ok ? r.id : '')),
     );
+    // A member of an open batch dies: the on_death job and the member are shown, and
+    // `sepp events` tells the first death.
+    const open = await served.client.createBatch({
+      onDeath: { queue: 'cw-dead', type: 'page' },
+      jobs: [{ queue: 'cw-dying', type: 'm' }],
+    });
+    const events = sepp(
+      ['events', '--job', open.batch.id, '--kind', 'batch_first_death', '--count', '1'],
+      env,
+    );
+    await until(
+      () => served.server.server.engine.eventBacklog.subscribers >= 1,
+      'sepp events subscribes',
+      2_000_000,
+    );
+    const [dying] = await served.client.reserve({ queues: ['cw-dying'] });
+    await served.client.nack(dying!, { error: 'boom', deadLetter: true });
+    const told = await events;
+    assert.equal(told.code, 0, told.stderr);
+    assert.match(
+      told.stdout.trim(),
+      new RegExp(
+        ` batch_first_death +cw-dead/page +${open.batch.id} +batch: job ${dying!.id} died first, 0 pending$`,
+      ),
+    );
+    const { batch: died } = await served.client.getBatch(open.batch.id);
+    const after = await sepp(['batch', 'show', open.batch.id], env);
+    assert.match(after.stdout, new RegExp(`^on death\\s+${died.deathJobId}$`, 'm'));
+    assert.match(after.stdout, new RegExp(`^first dead\\s+${dying!.id}$`, 'm'));
     const bad = await sepp(['batch', 'show', 'nope'], env);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /batch_id/);

@@ -24,7 +24,7 @@ const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (
 const served = serverAndClient();
 
 test('docs/workflows.md: every example runs and prints what the page shows', async () => {
-  assert.equal(examples.length, 4, 'the page has four examples, each followed by its output');
+  assert.equal(examples.length, 5, 'the page has five examples, each followed by its output');
   for (const { code, output } of examples) {
     const lines: string[] = [];
     const run = new AsyncFunction('client', 'Flow', 'console', code);

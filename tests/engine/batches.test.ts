@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Engine } from '../../src/engine/engine.ts';
-import type { EnqueueRequest, EnqueueResult, LeasedJob } from '../../src/engine/types.ts';
+import type { EnqueueRequest } from '../../src/engine/types.ts';
 import type { BatchCompletionJob } from '../../src/engine/workflow-types.ts';
 import type { Db } from '../../src/store/sqlite/open.ts';
+import { complete, completionPayload, ids, killJob, lease } from '../helpers/batch-members.ts';
 import { bytes, expectCode, job, withEngine } from '../helpers/engine.ts';
 import { collect } from '../helpers/events.ts';
 
@@ -29,42 +29,6 @@ const onSuccess: BatchCompletionJob = { queue: 'callbacks', type: 'batch-ok', pa
 
 /** A member on a queue of its own, so a reserve of that queue leases exactly it. */
 const member = (extra: Partial<EnqueueRequest> = {}): EnqueueRequest => job(fresh(), extra);
-
-async function lease(engine: Engine, jobId: string): Promise<LeasedJob> {
-  const { queue } = await engine.getJob(jobId);
-  const leased = await engine.reserve({ queues: [queue], maxJobs: 10, leaseMs: 60_000 });
-  assert.deepEqual(
-    leased.map((l) => l.id),
-    [jobId],
-  );
-  return leased[0]!;
-}
-
-async function complete(engine: Engine, jobId: string): Promise<void> {
-  const leased = await lease(engine, jobId);
-  await engine.ack({ jobId, attempt: leased.attempt });
-}
-
-async function killJob(engine: Engine, jobId: string): Promise<void> {
-  const leased = await lease(engine, jobId);
-  await engine.nack({ jobId, attempt: leased.attempt, error: 'boom', directive: { kind: 'dead_letter' } });
-}
-
-const ids = (results: readonly EnqueueResult[]): string[] =>
-  results.map((r) => {
-    assert.ok(r.ok, JSON.stringify(r));
-    return r.jobId;
-  });
-
-/** The payload of a completion job, decoded. */
-async function completionPayload(
-  engine: Engine,
-  jobId: string,
-): Promise<{ batch: Record<string, unknown>; data: unknown }> {
-  const info = await engine.getJob(jobId);
-  assert.equal(info.contentType, 'application/json');
-  return JSON.parse(new TextDecoder().decode(info.payload));
-}
 
 test('a sealed batch: the completion jobs are enqueued in the commit that ends its last member, once', async () => {
   await withEngine({}, async ({ engine, db }) => {

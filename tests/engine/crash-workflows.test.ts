@@ -10,7 +10,9 @@
  *   its parts had not completed (the workers check the dependency results at each lease);
  * - no job is left waiting;
  * - every batch ended, and has exactly one completion job (found by the batch id in the
- *   completion jobs' payloads): expected, found and doubled are printed.
+ *   completion jobs' payloads): expected, found and doubled are printed;
+ * - every batch with a dead member has exactly one on_death job, naming its first dead
+ *   member, and no other batch has one.
  *
  * Real time (processes are killed), bounded: SEPP_CRASH_CYCLES (default 8, at most 30) kills.
  * Each lands once the child's ledger has grown by a random number of bytes (up to twice an
@@ -295,6 +297,28 @@ function checkEnd(dataDir: string, ledger: Ledger, log: string[]): void {
         );
     }
     assert.ok(batches.every((b) => b.complete_job_id !== null));
+
+    // on_death: one per batch with a dead member, naming the member counted dead first.
+    const deaths = new Map<string, string[]>();
+    for (const row of db
+      .prepare<[], Buffer>("SELECT payload FROM jobs WHERE queue = 'wf-death'")
+      .pluck()
+      .all()) {
+      const { batch } = JSON.parse(row.toString()) as { batch: { id: string; firstDead: { jobId: string } } };
+      deaths.set(batch.id, [...(deaths.get(batch.id) ?? []), batch.firstDead.jobId]);
+    }
+    const dead = db
+      .prepare<[], { id: string; first_dead_id: string | null; death_job_id: string | null }>(
+        'SELECT id, first_dead_id, death_job_id FROM batches WHERE dead > 0',
+      )
+      .all();
+    log.push(`on_death: ${dead.length} batches with a dead member, ${deaths.size} with an on_death job`);
+    assert.ok(dead.length > 0, 'some member died');
+    for (const b of dead) {
+      assert.deepEqual(deaths.get(b.id), [b.first_dead_id], `batch ${b.id}: one on_death`);
+      assert.notEqual(b.death_job_id, null);
+    }
+    assert.equal(deaths.size, dead.length, 'no on_death for a batch without a dead member');
   } finally {
     db.close();
   }

@@ -3,9 +3,10 @@
  * (tests/engine/workflows-model.test.ts on SQLite, workflows-model-postgres.test.ts):
  * random steps — jobs that depend on random earlier jobs under a random failure policy,
  * completions, dead letters, cancels, requeues from the dead letters, sealed batches with
- * an on_complete job — run against the engine and a small reference model side by side.
- * After every step each job's state agrees with the model, each batch's state and its
- * completion jobs (one once ended, none before) agree; every 50 steps the per-queue
+ * an on_complete and an on_death job — run against the engine and a small reference model
+ * side by side. After every step each job's state agrees with the model, each batch's state
+ * and its completion jobs (on_complete once ended, none before; on_death once its first
+ * member died, naming that member, none before) agree; every 50 steps the per-queue
  * counters match the rows. With `ackBatches`, completions are AckBatch calls of up to 8
  * jobs, half of them among acks of unknown jobs (10 acks at least: the multi-row path, whose
  * jobs others wait on are released together; the other half takes it from 2 acks, as a server
@@ -45,6 +46,8 @@ interface ModelBatch {
   id: string;
   members: ModelJob[];
   ended: boolean;
+  /** The member counted dead first. */
+  firstDead: string | null;
 }
 
 /** The reference: what a job's end does to the jobs waiting on it and to its batch. */
@@ -61,6 +64,7 @@ class Model {
     if (job.batch !== null && !job.counted) {
       job.counted = true;
       const batch = job.batch;
+      if (outcome === 'dead' && batch.firstDead === null) batch.firstDead = job.id;
       if (!batch.ended && batch.members.every((m) => m.counted)) batch.ended = true;
     }
     for (const child of this.children(job.id)) {
@@ -92,9 +96,14 @@ async function check(rows: WorkflowRows, model: Model, step: string, ackBatches:
     assert.equal(states.get(job.id), job.state, `${step}: job ${job.id} (${job.policy})`);
   }
   const completions = new Map<string, number>();
+  const deaths = new Map<string, string[]>();
   for (const payload of await rows.completionPayloads()) {
-    const id = (JSON.parse(new TextDecoder().decode(payload)) as { batch: { id: string } }).batch.id;
-    completions.set(id, (completions.get(id) ?? 0) + 1);
+    const { batch } = JSON.parse(new TextDecoder().decode(payload)) as {
+      batch: { id: string; outcome: string; firstDead?: { jobId: string } };
+    };
+    if (batch.outcome === 'death')
+      deaths.set(batch.id, [...(deaths.get(batch.id) ?? []), batch.firstDead!.jobId]);
+    else completions.set(batch.id, (completions.get(batch.id) ?? 0) + 1);
   }
   for (const batch of model.batches) {
     assert.equal(
@@ -106,6 +115,11 @@ async function check(rows: WorkflowRows, model: Model, step: string, ackBatches:
       completions.get(batch.id) ?? 0,
       batch.ended ? 1 : 0,
       `${step}: completion jobs of ${batch.id}`,
+    );
+    assert.deepEqual(
+      deaths.get(batch.id) ?? [],
+      batch.firstDead === null ? [] : [batch.firstDead],
+      `${step}: on_death jobs of ${batch.id}`,
     );
   }
 }
@@ -235,7 +249,7 @@ export async function runWorkflowsModel(
       job.state = 'ready';
     } else {
       what = 'batch';
-      const batch: ModelBatch = { id: '', members: [], ended: false };
+      const batch: ModelBatch = { id: '', members: [], ended: false, firstDead: null };
       const members = Array.from({ length: int(1, 3) }, () => newJob('cancel', batch));
       const created = await engine.createBatch({
         onComplete: {
@@ -244,6 +258,7 @@ export async function runWorkflowsModel(
           payload: bytes('{}'),
           contentType: 'application/json',
         },
+        onDeath: { queue: 'callbacks', type: 'died', payload: new Uint8Array() },
         jobs: members.map((m) => ({ queue: m.queue, type: 't', payload: bytes('x') })),
         seal: true,
       });

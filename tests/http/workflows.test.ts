@@ -169,6 +169,38 @@ test('a batch: created, filled, ended by its last ack, its completion job enqueu
   assert.equal(late.status, 409, late.text);
 });
 
+test('a batch with onDeath: the first dead member enqueues it, getBatch names both', async () => {
+  const created = await call('/v1/batches', {
+    body: {
+      onDeath: { queue: 'etl-alerts', type: 'page', payload: { team: 'etl' } },
+      jobs: [
+        { queue: 'etl-dying', type: 'row' },
+        { queue: 'etl-dying', type: 'row' },
+      ],
+      seal: true,
+    },
+  });
+  assert.equal(created.status, 200, created.text);
+  assert.deepEqual(
+    [created.json.batch.hasOnDeath, created.json.batch.deathJobId, created.json.batch.firstDeadId],
+    [true, null, null],
+  );
+  const job = await reserveOne('etl-dying');
+  const nack = await call(`/v1/jobs/${job.jobId}/nack`, {
+    body: { attempt: job.attempt, errorMessage: 'bad row', deadLetter: true },
+  });
+  assert.equal(nack.status, 200, nack.text);
+  const read = await call(`/v1/batches/${created.json.batch.id}`);
+  assert.deepEqual(
+    [read.json.batch.state, read.json.batch.pending, read.json.batch.firstDeadId],
+    ['sealed', 1, job.jobId],
+  );
+  const alert = await reserveOne('etl-alerts');
+  assert.equal(alert.jobId, read.json.batch.deathJobId);
+  assert.deepEqual(alert.payload.batch.firstDead, { jobId: job.jobId, error: 'bad row' });
+  assert.deepEqual(alert.payload.data, { team: 'etl' });
+});
+
 test('a scoped key is refused what spans queues; bad input is a 400 naming the field', async () => {
   const parent = await call('/v1/jobs', { body: { queue: 'etl-s', type: 't' } });
   const refusals = [

@@ -118,6 +118,26 @@ def test_a_batch_ends_once_with_its_completion_job(client: sepp.Client, queue: s
     client.ack(done)
 
 
+def test_the_first_death_enqueues_on_death_once(client: sepp.Client, queue: str) -> None:
+    added = client.create_batch(
+        on_death=sepp.JobSpec(f"{queue}-dead", "page", json={"team": "etl"}),
+        jobs=[sepp.JobSpec(queue, "part", json={"part": p}) for p in range(3)],
+        seal=True,
+    )
+    assert added.batch.has_on_death and added.batch.death_job_id is None
+    first = lease_one(client, queue)
+    client.nack(first, error="corrupt", dead_letter=True)
+    client.nack(lease_one(client, queue), error="again", dead_letter=True)
+    batch, _ = client.get_batch(added.batch.id)
+    assert (batch.state, batch.dead, batch.pending, batch.first_dead_id) == ("sealed", 2, 1, first.id)
+    dead = lease_one(client, f"{queue}-dead")
+    assert dead.id == batch.death_job_id
+    assert dead.json()["batch"]["firstDead"] == {"jobId": first.id, "error": "corrupt"}
+    assert dead.json()["data"] == {"team": "etl"}
+    assert client.reserve([f"{queue}-dead"]) == [], "one on_death"
+    client.ack(dead)
+
+
 def test_a_running_member_fans_out_into_its_sealed_batch(client: sepp.Client, queue: str) -> None:
     added = client.create_batch(on_complete=sepp.JobSpec(f"{queue}-done", "done"), jobs=[sepp.JobSpec(queue, "fan")],
                                 seal=True)

@@ -1,10 +1,12 @@
 /**
  * Batches (issue 33): a set of jobs with completion jobs — `onComplete` when the batch
- * ends, `onSuccess` only if every member completed. Jobs are added while it is open
+ * ends, `onSuccess` only if every member completed, `onDeath` once when the first member
+ * dies (while the rest may still run). Jobs are added while it is open
  * (and by its own running members once sealed, `fromMember`); it ends when it is sealed
  * and every member ended, and the server enqueues the completion jobs exactly once, in
  * the transaction that ends the last member. A completion job's payload is JSON:
- * `{ batch: { id, outcome, completed, dead, cancelled, members, membersOmitted }, data }`.
+ * `{ batch: { id, outcome, completed, dead, cancelled, members, membersOmitted }, data }`;
+ * an `onDeath` job's `batch` also has `pending` and `firstDead: { jobId, error }`.
  *
  *   const { batch } = await client.createBatch({
  *     onComplete: { queue: 'reports', type: 'summarize', json: { day } },
@@ -33,6 +35,11 @@ export interface BatchSpec {
   onComplete?: JobSpec;
   /** Enqueued when the batch ends only if every member completed. */
   onSuccess?: JobSpec;
+  /**
+   * Enqueued once, when the first member dies (dead-lettered, attempts exhausted, expired),
+   * in the transaction that counts that death: the rest of the batch may still run.
+   */
+  onDeath?: JobSpec;
   /** The first members, each on its own merits (as `enqueueBatch`). */
   jobs?: readonly JobSpec[];
   /** Seal the batch with these jobs. */
@@ -56,11 +63,16 @@ export interface BatchInfo {
   cancelled: number;
   hasOnComplete: boolean;
   hasOnSuccess: boolean;
+  hasOnDeath: boolean;
   /** The on_complete job the end enqueued. */
   completeJobId: string | null;
   /** The on_success job the end enqueued (only if every member completed). */
   successJobId: string | null;
-  /** Why a completion job could not be enqueued at the end, or null. */
+  /** The member whose death was counted first (null while none died). */
+  firstDeadId: string | null;
+  /** The on_death job the first death enqueued. */
+  deathJobId: string | null;
+  /** Why a completion job could not be enqueued (its queue refused it), or null. */
   completionError: string | null;
   /** The name of the API key that created it (`anonymous` on a server without keys). */
   owner: string;
@@ -128,8 +140,11 @@ export function batchOf(batch: ProtoBatch | undefined): BatchInfo {
     cancelled: batch.cancelled,
     hasOnComplete: batch.hasOnComplete,
     hasOnSuccess: batch.hasOnSuccess,
+    hasOnDeath: batch.hasOnDeath,
     completeJobId: batch.completeJobId || null,
     successJobId: batch.successJobId || null,
+    firstDeadId: batch.firstDeadId || null,
+    deathJobId: batch.deathJobId || null,
     completionError: batch.completionError || null,
     owner: batch.owner,
   };
@@ -160,6 +175,7 @@ export async function createBatchCall(
     {
       onComplete: spec.onComplete === undefined ? undefined : jobFromSpec(spec.onComplete),
       onSuccess: spec.onSuccess === undefined ? undefined : jobFromSpec(spec.onSuccess),
+      onDeath: spec.onDeath === undefined ? undefined : jobFromSpec(spec.onDeath),
       jobs: (spec.jobs ?? []).map(jobFromSpec),
       seal: spec.seal === true,
     },

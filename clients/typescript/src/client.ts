@@ -249,7 +249,8 @@ export class SeppClient {
   /**
    * Creates a batch (batches.ts): its completion jobs, its first members (each on its
    * own merits), sealed at once with `seal`. The server enqueues `onComplete` (and
-   * `onSuccess` if every member completed) once, when the sealed batch's last member ends.
+   * `onSuccess` if every member completed) once, when the sealed batch's last member ends,
+   * and `onDeath` once, when the first member dies.
    */
   createBatch(spec: BatchSpec, options: CallOptions = {}): Promise<BatchAdded> {
     return createBatchCall(this.connection, spec, options);

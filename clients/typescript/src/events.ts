@@ -43,7 +43,9 @@ export type JobEventKind =
   /** A waiting job's dependencies all resolved: now ready or scheduled. */
   | 'released'
   /** A batch ended (`jobId` is its id; `batch` its counts); its completion jobs were enqueued. */
-  | 'batch_ended';
+  | 'batch_ended'
+  /** A batch's first member died (`jobId` is the batch's id; `batch.firstDeadId` the member); its on_death job was enqueued. */
+  | 'batch_first_death';
 
 const kindToProto: Record<JobEventKind, ProtoKind> = {
   enqueued: ProtoKind.ENQUEUED,
@@ -55,6 +57,7 @@ const kindToProto: Record<JobEventKind, ProtoKind> = {
   cancelled: ProtoKind.CANCELLED,
   released: ProtoKind.RELEASED,
   batch_ended: ProtoKind.BATCH_ENDED,
+  batch_first_death: ProtoKind.BATCH_FIRST_DEATH,
 };
 const kindNames = new Map<ProtoKind, JobEventKind>(
   Object.entries(kindToProto).map(([name, value]) => [value, name as JobEventKind]),
@@ -97,7 +100,7 @@ export interface JobEvent {
   deadReason: DeadReason | null;
   /** `cancelled`: the state the job was removed from. */
   previousState: JobState | null;
-  /** `batch_ended`: the batch as it ended. */
+  /** `batch_ended`: the batch as it ended; `batch_first_death`: the batch when its first member died. */
   batch: BatchInfo | null;
 }
 

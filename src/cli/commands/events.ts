@@ -19,6 +19,7 @@ const kinds: readonly JobEventKind[] = [
   'cancelled',
   'released',
   'batch_ended',
+  'batch_first_death',
 ];
 
 /** What a line says after the job, by kind. */
@@ -51,6 +52,10 @@ function detail(event: JobEvent): string {
       const b = event.batch;
       return b === null ? '' : `batch: ${b.completed} completed, ${b.dead} dead, ${b.cancelled} cancelled`;
     }
+    case 'batch_first_death': {
+      const b = event.batch;
+      return b === null ? '' : `batch: job ${b.firstDeadId ?? '?'} died first, ${b.pending} pending`;
+    }
     case 'released':
       return event.state === 'scheduled'
         ? `dependencies done, scheduled for ${time(event.runAt)}`
@@ -69,7 +74,7 @@ const asList = (value: unknown): string[] =>
 export function registerEventsCommand(parser: Argv, io: CliIo): void {
   parser.command(
     'events',
-    'Stream job events (enqueued, leased, progress, completed, retry_scheduled, dead_lettered, cancelled, released, batch_ended) as they are committed',
+    'Stream job events (enqueued, leased, progress, completed, retry_scheduled, dead_lettered, cancelled, released, batch_ended, batch_first_death) as they are committed',
     (y) =>
       withConnection(io, y)
         .option('queue', { type: 'string', array: true, describe: 'Only this queue (repeat for more)' })

@@ -66,7 +66,14 @@ function describeBatch(batch: BatchInfo, members: readonly BatchMember[]): strin
         ? (batch.successJobId ?? (batch.state === 'ended' ? 'not run' : 'if all complete'))
         : '-',
     ],
+    [
+      'on death',
+      batch.hasOnDeath
+        ? (batch.deathJobId ?? (batch.firstDeadId === null ? 'when a member dies' : 'not enqueued'))
+        : '-',
+    ],
   ];
+  if (batch.firstDeadId !== null) rows.push(['first dead', batch.firstDeadId]);
   if (batch.completionError !== null) rows.push(['completion error', batch.completionError]);
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);

@@ -5,7 +5,10 @@
  * which the last member of a sealed batch ends — or the seal, when nothing is pending —
  * ends the batch and enqueues its completion jobs. The batch moves to `ended` in one
  * statement that checks it was sealed with nothing pending, so exactly one unit does it,
- * also across a crash (docs/decisions/0101-workflows-design.md).
+ * also across a crash (docs/decisions/0101-workflows-design.md). The unit that counts the
+ * first member's death enqueues `on_death` at once, whether the batch is open or sealed:
+ * the statement that counts a death names the batch's first dead member only while none
+ * is named, so exactly one unit finds its own member there.
  */
 import type { BatchMemberRow, BatchRow, Dependencies, MemberState } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
@@ -84,6 +87,7 @@ export class Batches {
   async create(request: CreateBatchRequest, audit?: AuditInput): Promise<BatchAddResult> {
     const onComplete = this.checkCompletion('on_complete', request.onComplete);
     const onSuccess = this.checkCompletion('on_success', request.onSuccess);
+    const onDeath = this.checkCompletion('on_death', request.onDeath);
     const jobs = request.jobs ?? [];
     this.checkJobs(jobs.length, 0);
     if (jobs.length > 0) this.deps.checkRoom();
@@ -98,6 +102,7 @@ export class Batches {
           nowMs: ctx.clock.nowMs(),
           onCompleteJson: onComplete === null ? null : JSON.stringify(onComplete),
           onSuccessJson: onSuccess === null ? null : JSON.stringify(onSuccess),
+          onDeathJson: onDeath === null ? null : JSON.stringify(onDeath),
           owner: request.owner ?? '',
         });
         const results = yield* this.addIn(tx, store, id, jobs, audit);
@@ -215,12 +220,17 @@ export class Batches {
     return { swept: members + batches, more: members === limit || batches === limit };
   }
 
-  /** The end of member `jobId` (in the unit that ended it): counted once; the last one of a sealed batch ends it. */
+  /**
+   * The end of member `jobId` (in the unit that ended it): counted once; the batch's first
+   * death enqueues its on_death job; the last end of a sealed batch ends it.
+   */
   *memberEnded(tx: StoreTx, jobId: string, end: Exclude<MemberState, 'pending'>): Op<void> {
     const store = tx.dependencies;
     if (store === undefined) return;
-    const batchId = yield* store.memberEnded({ jobId, state: end });
-    if (batchId !== null) yield* this.endIfDone(tx, store, batchId);
+    const counted = yield* store.memberEnded({ jobId, state: end });
+    if (counted === null) return;
+    if (counted.firstDeath) yield* this.firstDeath(tx, store, counted.batchId, jobId);
+    yield* this.endIfDone(tx, store, counted.batchId);
   }
 
   private *addIn(
@@ -258,6 +268,26 @@ export class Batches {
     }
   }
 
+  /**
+   * The batch's first member died (`jobId`, counted in `tx`): enqueues its on_death job, if
+   * it has one, with that member's id and last error (null when it has none: an operator
+   * dead-lettered it, or expiry deleted it), and records `batch_first_death`.
+   */
+  private *firstDeath(tx: StoreTx, store: Dependencies, batchId: string, jobId: string): Op<void> {
+    let row = (yield* store.batch(batchId))!;
+    if (row.on_death_json !== null) {
+      const error = (yield* tx.jobs.get(jobId))?.last_error ?? null;
+      const members = yield* store.batchMembers({ batchId, afterPosition: -1, limit: completionMemberIds });
+      const request = completionRequest(row, row.on_death_json, 'death', members, { jobId, error });
+      const [result] = yield* this.deps.enqueueWithin(tx, [request]);
+      const deathJobId = result?.ok === true ? result.jobId : null;
+      const refused = result?.ok === true ? null : `on_death: ${result?.message ?? 'not enqueued'}`;
+      yield* store.setDeath({ batchId, deathJobId, error: refused });
+      row = { ...row, death_job_id: deathJobId, completion_error: refused };
+    }
+    this.recordBatch(tx, 'batch_first_death', row.on_death_json, row);
+  }
+
   /** Ends the batch if it is sealed with nothing pending, and enqueues its completion jobs, in `tx`. */
   private *endIfDone(tx: StoreTx, store: Dependencies, batchId: string): Op<void> {
     const row = yield* store.endBatch({ batchId, nowMs: this.deps.ctx.clock.nowMs() });
@@ -267,7 +297,8 @@ export class Batches {
       row.on_complete_json === null && (row.on_success_json === null || !succeeded)
         ? []
         : yield* store.batchMembers({ batchId, afterPosition: -1, limit: completionMemberIds });
-    const errors: string[] = [];
+    // An on_death job refused earlier is told first.
+    const errors: string[] = row.completion_error === null ? [] : [row.completion_error];
     const enqueue = function* (this: Batches, json: string | null, outcome: 'complete' | 'success') {
       if (json === null) return null;
       const [result] = yield* this.deps.enqueueWithin(tx, [completionRequest(row, json, outcome, members)]);
@@ -279,26 +310,38 @@ export class Batches {
     const successJobId = succeeded ? yield* enqueue(row.on_success_json, 'success') : null;
     const error = errors.length === 0 ? null : errors.join('; ');
     yield* store.setCompletion({ batchId, completeJobId, successJobId, error });
+    const ended = {
+      ...row,
+      complete_job_id: completeJobId,
+      success_job_id: successJobId,
+      completion_error: error,
+    };
+    this.recordBatch(tx, 'batch_ended', row.on_complete_json, ended);
+  }
+
+  /**
+   * Records a batch's event while someone subscribes: `jobId` is the batch's id, `queue`
+   * and `type` those of the completion job it goes with (`json`; empty without one).
+   */
+  private recordBatch(
+    tx: StoreTx,
+    kind: 'batch_ended' | 'batch_first_death',
+    json: string | null,
+    row: BatchRow,
+  ): void {
     const { ctx } = this.deps;
-    if (ctx.events.recording) {
-      const onComplete =
-        row.on_complete_json === null ? null : (JSON.parse(row.on_complete_json) as StoredCompletion);
-      ctx.record(tx, {
-        sequence: 0,
-        atMs: ctx.clock.nowMs(),
-        jobId: batchId,
-        queue: onComplete?.queue ?? '',
-        type: onComplete?.type ?? '',
-        attempt: 0,
-        kind: 'batch_ended',
-        batch: infoOf({
-          ...row,
-          complete_job_id: completeJobId,
-          success_job_id: successJobId,
-          completion_error: error,
-        }),
-      });
-    }
+    if (!ctx.events.recording) return;
+    const job = json === null ? null : (JSON.parse(json) as StoredCompletion);
+    ctx.record(tx, {
+      sequence: 0,
+      atMs: ctx.clock.nowMs(),
+      jobId: row.id,
+      queue: job?.queue ?? '',
+      type: job?.type ?? '',
+      attempt: 0,
+      kind,
+      batch: infoOf(row),
+    });
   }
 
   private capability(tx: StoreTx): Dependencies {
@@ -360,11 +403,16 @@ export class Batches {
   }
 }
 
+/**
+ * A completion job's request: its payload is `{"batch": {...}, "data": ...}`; an on_death
+ * job's batch also tells how many are still pending and which member died first.
+ */
 function completionRequest(
   row: BatchRow,
   json: string,
-  outcome: 'complete' | 'success',
+  outcome: 'complete' | 'success' | 'death',
   members: readonly BatchMemberRow[],
+  firstDead?: { jobId: string; error: string | null },
 ): EnqueueRequest {
   const { data, dataJson, ...request } = JSON.parse(json) as StoredCompletion;
   const batch = {
@@ -375,6 +423,7 @@ function completionRequest(
     cancelled: row.cancelled,
     members: members.map((m) => m.job_id),
     membersOmitted: row.members > members.length,
+    ...(firstDead === undefined ? {} : { pending: row.pending, firstDead }),
   };
   return {
     ...request,
@@ -399,8 +448,11 @@ export function infoOf(row: BatchRow): BatchInfo {
     cancelled: row.cancelled,
     hasOnComplete: row.on_complete_json !== null,
     hasOnSuccess: row.on_success_json !== null,
+    hasOnDeath: row.on_death_json !== null,
     completeJobId: row.complete_job_id,
     successJobId: row.success_job_id,
+    firstDeadId: row.first_dead_id,
+    deathJobId: row.death_job_id,
     completionError: row.completion_error,
     owner: row.owner,
   };

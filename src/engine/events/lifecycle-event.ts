@@ -19,7 +19,8 @@ export type LifecycleEventKind =
   | 'dead_lettered'
   | 'cancelled'
   | 'released'
-  | 'batch_ended';
+  | 'batch_ended'
+  | 'batch_first_death';
 
 export const lifecycleEventKinds: readonly LifecycleEventKind[] = [
   'enqueued',
@@ -31,6 +32,7 @@ export const lifecycleEventKinds: readonly LifecycleEventKind[] = [
   'cancelled',
   'released',
   'batch_ended',
+  'batch_first_death',
 ];
 
 interface EventBase {
@@ -76,7 +78,13 @@ export type LifecycleEvent =
    * A batch ended, in the commit that enqueued its completion jobs: `jobId` is the batch's id,
    * `queue` and `type` its on_complete job's (empty without one), `batch` its counts then.
    */
-  | (EventBase & { kind: 'batch_ended'; batch: BatchInfo });
+  | (EventBase & { kind: 'batch_ended'; batch: BatchInfo })
+  /**
+   * A batch's first member died, in the commit that counted it (and enqueued its on_death
+   * job): `jobId` is the batch's id, `queue` and `type` its on_death job's (empty without
+   * one), `batch` its counts then, `firstDeadId` the member.
+   */
+  | (EventBase & { kind: 'batch_first_death'; batch: BatchInfo });
 
 /** The fields every lifecycle event of `job` shares (its sequence is assigned when published). */
 export function eventAbout(job: { id: string; queue: string; type: string; attempt: number }, atMs: number) {

@@ -171,7 +171,8 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       summary: 'Create a batch: its completion jobs, its first members, sealed at once if asked',
       description:
         '`onComplete` is enqueued once when the sealed batch has no member left pending, `onSuccess` only if ' +
-        'every member completed; each gets the counts and member ids (docs/workflows.md#batches).',
+        'every member completed, `onDeath` once when the first member dies; each gets the counts and member ids ' +
+        '(docs/workflows.md#batches).',
       body: createBatchRequest,
       response: batchAddResponse,
       errors: ['failed_precondition'],
@@ -180,9 +181,11 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
         const input = body(request);
         const onComplete = input.object('onComplete');
         const onSuccess = input.object('onSuccess');
+        const onDeath = input.object('onDeath');
         const { batch, results } = await engine().createBatch({
           ...(onComplete === undefined ? {} : { onComplete: enqueueRequestFromJson(onComplete) }),
           ...(onSuccess === undefined ? {} : { onSuccess: enqueueRequestFromJson(onSuccess) }),
+          ...(onDeath === undefined ? {} : { onDeath: enqueueRequestFromJson(onDeath) }),
           jobs: jobsOf(request),
           seal: input.boolean('seal') === true,
           owner: request.caller.name,

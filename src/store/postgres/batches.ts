@@ -41,8 +41,8 @@ const batchMembers = statement(
 const membership = statement('SELECT batch_id, state FROM batch_members WHERE job_id = $1');
 const unendedBatches = statement("SELECT count(*) AS v FROM batches WHERE state <> 'ended'");
 const createBatch = statement(
-  `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json, owner)
-   VALUES ($1, 'open', $2, $3, $4, $5)`,
+  `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json, owner, on_death_json)
+   VALUES ($1, 'open', $2, $3, $4, $5, $6)`,
 );
 /** The advisory-lock class of batch owners: two servers creating one key's batches count one after the other. */
 const ownerLockClass = 24221;
@@ -66,20 +66,27 @@ const addMembers = statement(
 const seal = statement(
   "UPDATE batches SET state = 'sealed', sealed_at_ms = $2 WHERE id = $1 AND state = 'open'",
 );
-/** The member's row and its batch's counts in one statement; the batch's id when it was pending. */
+/**
+ * The member's row and its batch's counts in one statement; the batch's id when it was
+ * pending, and whether this death is the batch's first: `first_dead_id` is set only while
+ * NULL, and a second server's UPDATE waiting on the row lock re-reads it after the first's
+ * commit, so only one unit finds its own member there (schema/postgres/0013).
+ */
 const memberEnded = statement(
   `WITH m AS (
      UPDATE batch_members SET state = $2 WHERE job_id = $1 AND state = 'pending' RETURNING batch_id)
    UPDATE batches b SET pending = pending - 1,
           completed = completed + ($2 = 'completed')::int, dead = dead + ($2 = 'dead')::int,
-          cancelled = cancelled + ($2 = 'cancelled')::int
+          cancelled = cancelled + ($2 = 'cancelled')::int,
+          first_dead_id = CASE WHEN $2 = 'dead' THEN coalesce(b.first_dead_id, $1) ELSE b.first_dead_id END
      FROM m WHERE b.id = m.batch_id
-   RETURNING b.id AS v`,
+   RETURNING b.id AS batch_id, coalesce($2 = 'dead' AND b.first_dead_id = $1, false) AS first_death`,
 );
 const endBatch = statement(
   `UPDATE batches SET state = 'ended', ended_at_ms = $2
     WHERE id = $1 AND state = 'sealed' AND pending = 0 RETURNING *`,
 );
+const setDeath = statement('UPDATE batches SET death_job_id = $2, completion_error = $3 WHERE id = $1');
 const setCompletion = statement(
   `UPDATE batches SET complete_job_id = $2, success_job_id = $3, completion_error = $4 WHERE id = $1`,
 );
@@ -133,6 +140,7 @@ type BatchOps = Pick<
   | 'seal'
   | 'memberEnded'
   | 'endBatch'
+  | 'setDeath'
   | 'setCompletion'
   | 'listBatches'
   | 'sweepBatches'
@@ -156,7 +164,14 @@ export function batchOps(c: Connection): BatchOps {
       return (yield* value<number>(c, unendedBatches, [])) ?? 0;
     },
     *createBatch(p) {
-      yield* changes(c, createBatch, [p.id, p.nowMs, p.onCompleteJson, p.onSuccessJson, p.owner]);
+      yield* changes(c, createBatch, [
+        p.id,
+        p.nowMs,
+        p.onCompleteJson,
+        p.onSuccessJson,
+        p.owner,
+        p.onDeathJson,
+      ]);
     },
     *unendedBatchesOf(p) {
       if (writing(c)) yield* changes(c, lockOwner, [p.owner]);
@@ -170,10 +185,14 @@ export function batchOps(c: Connection): BatchOps {
       return (yield* changes(c, seal, [p.batchId, p.nowMs])) > 0;
     },
     *memberEnded({ jobId, state }) {
-      return (yield* value<string>(c, memberEnded, [jobId, state])) ?? null;
+      const row = yield* firstRow<{ batch_id: string; first_death: boolean }>(c, memberEnded, [jobId, state]);
+      return row === undefined ? null : { batchId: row.batch_id, firstDeath: row.first_death };
     },
     *endBatch(p) {
       return yield* firstRow<BatchRow>(c, endBatch, [p.batchId, p.nowMs]);
+    },
+    *setDeath(p) {
+      yield* sendAhead(c, setDeath, [p.batchId, p.deathJobId, p.error]);
     },
     *setCompletion(p) {
       yield* sendAhead(c, setCompletion, [p.batchId, p.completeJobId, p.successJobId, p.error]);

@@ -257,8 +257,8 @@ export function prepareDependencyStatements(db: Preparer) {
         },
       ]
     >(
-      `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json, owner)
-        VALUES (@id, 'open', @nowMs, @onCompleteJson, @onSuccessJson, @owner)`,
+      `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json, on_death_json, owner)
+        VALUES (@id, 'open', @nowMs, @onCompleteJson, @onSuccessJson, @onDeathJson, @owner)`,
     ),
     unendedBatchesOf: db
       .prepare<[{ owner: string; limit: number }], number>(
@@ -288,6 +288,10 @@ export function prepareDependencyStatements(db: Preparer) {
       `UPDATE batches SET pending = pending - 1, completed = completed + @completed, dead = dead + @dead,
               cancelled = cancelled + @cancelled
         WHERE id = @batchId`,
+    ),
+    /** The batch's first dead member (schema/0028_batch_death.sql): set once, while NULL. */
+    firstDeath: db.prepare<[{ batchId: string; jobId: string }]>(
+      'UPDATE batches SET first_dead_id = @jobId WHERE id = @batchId AND first_dead_id IS NULL',
     ),
     endBatch: db.prepare<[{ batchId: string; nowMs: number }], BatchRow>(
       `UPDATE batches SET state = 'ended', ended_at_ms = @nowMs
@@ -331,6 +335,9 @@ export function prepareDependencyStatements(db: Preparer) {
           WHERE b.state = 'ended' AND b.ended_at_ms < @beforeMs
             AND NOT EXISTS (SELECT 1 FROM batch_members m INDEXED BY batch_members_batch WHERE m.batch_id = b.id)
           ORDER BY b.ended_at_ms LIMIT @limit)`,
+    ),
+    setDeath: db.prepare<[{ batchId: string; deathJobId: string | null; error: string | null }]>(
+      'UPDATE batches SET death_job_id = @deathJobId, completion_error = @error WHERE id = @batchId',
     ),
     setCompletion: db.prepare<
       [{ batchId: string; completeJobId: string | null; successJobId: string | null; error: string | null }]
@@ -470,10 +477,15 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
         dead: state === 'dead' ? 1 : 0,
         cancelled: state === 'cancelled' ? 1 : 0,
       });
-      return batchId;
+      // The first death of the batch: only the unit that finds first_dead_id NULL sets it.
+      const firstDeath = state === 'dead' && sql.firstDeath.run({ batchId, jobId }).changes > 0;
+      return { batchId, firstDeath };
     },
     *endBatch(p) {
       return sql.endBatch.get(p);
+    },
+    *setDeath(p) {
+      sql.setDeath.run(p);
     },
     *setCompletion(p) {
       sql.setCompletion.run(p);

@@ -320,6 +320,17 @@ export function BatchPageView({ id, session }: { id: string; session: Session })
                       : 'if every member completes',
                   ),
                 ],
+                [
+                  'On death',
+                  completion(
+                    batch.deathJobId,
+                    batch.hasOnDeath,
+                    batch.firstDeadId === null ? 'when the first member dies' : 'not enqueued: see the error',
+                  ),
+                ],
+                ...(batch.firstDeadId === null
+                  ? []
+                  : [['First dead', <JobIdLink id={batch.firstDeadId} />] as [string, ComponentChildren]]),
                 ...(batch.completionError === null
                   ? []
                   : [

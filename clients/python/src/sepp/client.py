@@ -442,13 +442,16 @@ class Client:
         return _workflows.enqueue_flow(self._conn, self._batcher, flow, deadline_ms)
 
     def create_batch(self, *, on_complete: JobSpec | None = None, on_success: JobSpec | None = None,
-                     jobs: Iterable[JobSpec] = (), seal: bool = False,
+                     on_death: JobSpec | None = None, jobs: Iterable[JobSpec] = (), seal: bool = False,
                      deadline_ms: int | None = None) -> BatchAdded:
         """Creates a batch with its completion jobs (their payload, if any, JSON) and first members
         (each on its own merits). Once it is sealed and its last member ended, the server enqueues
         `on_complete`, and `on_success` if every member completed, exactly once; their data is
-        `{"batch": {id, outcome, completed, dead, cancelled, members, membersOmitted}, "data": ...}`."""
-        return _workflows.create_batch(self._conn, on_complete, on_success, list(jobs), seal, deadline_ms)
+        `{"batch": {id, outcome, completed, dead, cancelled, members, membersOmitted}, "data": ...}`.
+        `on_death` is enqueued once, when the first member dies (the rest may still run); its
+        `batch` also has `pending` and `firstDead` ({jobId, error})."""
+        return _workflows.create_batch(self._conn, on_complete, on_success, on_death, list(jobs), seal,
+                                       deadline_ms)
 
     def add_to_batch(self, batch_id: str, jobs: Iterable[JobSpec], *, seal: bool = False,
                      from_member: str | None = None, deadline_ms: int | None = None) -> BatchAdded:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 JobEventKind = Literal[
     "enqueued", "leased", "progress", "completed", "retry_scheduled", "dead_lettered", "cancelled", "released",
-    "batch_ended",
+    "batch_ended", "batch_first_death",
 ]
 """What happened to a job."""
 
@@ -47,6 +47,7 @@ _KIND_TO_PROTO: dict[JobEventKind, events_pb2.JobEventKind] = {
     "cancelled": events_pb2.JOB_EVENT_KIND_CANCELLED,
     "released": events_pb2.JOB_EVENT_KIND_RELEASED,
     "batch_ended": events_pb2.JOB_EVENT_KIND_BATCH_ENDED,
+    "batch_first_death": events_pb2.JOB_EVENT_KIND_BATCH_FIRST_DEATH,
 }
 _KIND_NAMES: dict[int, JobEventKind] = {value: name for name, value in _KIND_TO_PROTO.items()}
 _DEAD_REASONS: dict[int, DeadReason] = {
@@ -91,7 +92,8 @@ class JobEvent:
     previous_state: JobState | None
     """`cancelled`: the state it was removed from."""
     batch: Batch | None = None
-    """`batch_ended`: the batch as it ended (then `job_id` is the batch's id)."""
+    """`batch_ended`: the batch as it ended; `batch_first_death`: the batch when its first member died
+    (`first_dead_id`); for both, `job_id` is the batch's id."""
     priority: int | None = None
     """`enqueued`: the job's priority, 0 to 9 (9 first); None for the other kinds."""
 

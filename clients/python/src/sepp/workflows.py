@@ -79,9 +79,14 @@ class Batch:
     success_job_id: str | None
     """The on_success job the end enqueued (only if every member completed)."""
     completion_error: str | None
-    """Why a completion job could not be enqueued at the end, or None."""
+    """Why a completion job could not be enqueued (its queue refused it), or None."""
     owner: str = ""
     """The name of the API key that created it (`anonymous` on a server without keys)."""
+    has_on_death: bool = False
+    first_dead_id: str | None = None
+    """The member whose death was counted first (None while none died)."""
+    death_job_id: str | None = None
+    """The on_death job the first death enqueued."""
 
     @staticmethod
     def from_proto(b: batch_pb2.Batch) -> Batch:
@@ -106,6 +111,9 @@ class Batch:
             success_job_id=b.success_job_id or None,
             completion_error=b.completion_error or None,
             owner=b.owner,
+            has_on_death=b.has_on_death,
+            first_dead_id=b.first_dead_id or None,
+            death_job_id=b.death_job_id or None,
         )
 
 
@@ -213,12 +221,15 @@ def _added(answer: batch_pb2.CreateBatchResponse | batch_pb2.AddToBatchResponse)
 
 
 def create_batch(conn: Connection, on_complete: JobSpec | None, on_success: JobSpec | None,
-                 jobs: Sequence[JobSpec], seal: bool, deadline_ms: int | None) -> BatchAdded:
+                 on_death: JobSpec | None, jobs: Sequence[JobSpec], seal: bool,
+                 deadline_ms: int | None) -> BatchAdded:
     request = batch_pb2.CreateBatchRequest(jobs=[job_from_spec(j) for j in jobs], seal=seal)
     if on_complete is not None:
         request.on_complete.CopyFrom(job_from_spec(on_complete))
     if on_success is not None:
         request.on_success.CopyFrom(job_from_spec(on_success))
+    if on_death is not None:
+        request.on_death.CopyFrom(job_from_spec(on_death))
     return _added(conn.invoke(conn.stub.CreateBatch, request, deadline_ms=deadline_ms, retry_safe=False))
 
 

@@ -424,6 +424,61 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    name: 'batches: the first death enqueues on_death once, with its error; a last member dying first ends both',
+    async run(h) {
+      const { engine } = await h.engine();
+      const queue = fresh();
+      const alerts = fresh();
+      const member = (): EnqueueRequest => ({ queue, type: 'm', payload: bytes('') });
+      const kill = async (error: string) => {
+        const [leased] = await engine.reserve({ queues: [queue], maxJobs: 1 });
+        assert.ok(leased, 'a member is ready');
+        await engine.nack({
+          jobId: leased.id,
+          attempt: leased.attempt,
+          error,
+          directive: { kind: 'dead_letter' },
+        });
+        return leased.id;
+      };
+      const created = await engine.createBatch({
+        onDeath: { queue: alerts, type: 'death', payload: bytes('{"n":1}') },
+        jobs: [member(), member()],
+      });
+      const first = await kill('disk on fire');
+      await kill('again');
+      const { batch } = await engine.getBatch(created.batch.id);
+      assert.deepEqual([batch.state, batch.dead, batch.firstDeadId], ['open', 2, first]);
+      const deaths = await engine.reserve({ queues: [alerts], maxJobs: 10 });
+      assert.deepEqual(
+        deaths.map((l) => l.id),
+        [batch.deathJobId],
+      );
+      const payload = JSON.parse(new TextDecoder().decode(deaths[0]!.payload)) as {
+        batch: { outcome: string; firstDead: unknown; pending: number };
+        data: unknown;
+      };
+      assert.deepEqual(
+        [payload.batch.outcome, payload.batch.firstDead, payload.batch.pending, payload.data],
+        ['death', { jobId: first, error: 'disk on fire' }, 1, { n: 1 }],
+      );
+      // The only member of a sealed batch dies: on_death, then the end's on_complete, in one unit.
+      const lone = await engine.createBatch({
+        onDeath: { queue: alerts, type: 'death', payload: bytes('') },
+        onComplete: { queue: alerts, type: 'complete', payload: bytes('') },
+        jobs: [member()],
+        seal: true,
+      });
+      await kill('alone');
+      const ended = (await engine.getBatch(lone.batch.id)).batch;
+      assert.equal(ended.state, 'ended');
+      assert.ok(ended.deathJobId !== null && ended.completeJobId !== null);
+      assert.equal(ended.completionError, null);
+      const types = (await engine.reserve({ queues: [alerts], maxJobs: 10 })).map((l) => l.type).sort();
+      assert.deepEqual(types, ['complete', 'death']);
+    },
+  },
+  {
     name: 'workflows: a flow and a batch are cancelled as one act; their counts and states follow',
     async run(h) {
       const { engine } = await h.engine();

@@ -37,15 +37,18 @@ class AddToBatchResponse(_message.Message):
     def __init__(self, batch: _Optional[_Union[Batch, _Mapping]] = ..., results: _Optional[_Iterable[_Union[_job_pb2.EnqueueResult, _Mapping]]] = ...) -> None: ...
 
 class Batch(_message.Message):
-    __slots__ = ["cancelled", "complete_job_id", "completed", "completion_error", "created_at_ms", "dead", "ended_at_ms", "has_on_complete", "has_on_success", "id", "members", "owner", "pending", "sealed_at_ms", "state", "success_job_id"]
+    __slots__ = ["cancelled", "complete_job_id", "completed", "completion_error", "created_at_ms", "dead", "death_job_id", "ended_at_ms", "first_dead_id", "has_on_complete", "has_on_death", "has_on_success", "id", "members", "owner", "pending", "sealed_at_ms", "state", "success_job_id"]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
     COMPLETE_JOB_ID_FIELD_NUMBER: _ClassVar[int]
     COMPLETION_ERROR_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     DEAD_FIELD_NUMBER: _ClassVar[int]
+    DEATH_JOB_ID_FIELD_NUMBER: _ClassVar[int]
     ENDED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_DEAD_ID_FIELD_NUMBER: _ClassVar[int]
     HAS_ON_COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    HAS_ON_DEATH_FIELD_NUMBER: _ClassVar[int]
     HAS_ON_SUCCESS_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     MEMBERS_FIELD_NUMBER: _ClassVar[int]
@@ -60,8 +63,11 @@ class Batch(_message.Message):
     completion_error: str
     created_at_ms: int
     dead: int
+    death_job_id: str
     ended_at_ms: int
+    first_dead_id: str
     has_on_complete: bool
+    has_on_death: bool
     has_on_success: bool
     id: str
     members: int
@@ -70,7 +76,7 @@ class Batch(_message.Message):
     sealed_at_ms: int
     state: BatchState
     success_job_id: str
-    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[BatchState, str]] = ..., created_at_ms: _Optional[int] = ..., sealed_at_ms: _Optional[int] = ..., ended_at_ms: _Optional[int] = ..., members: _Optional[int] = ..., pending: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ..., cancelled: _Optional[int] = ..., has_on_complete: bool = ..., has_on_success: bool = ..., complete_job_id: _Optional[str] = ..., success_job_id: _Optional[str] = ..., completion_error: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[BatchState, str]] = ..., created_at_ms: _Optional[int] = ..., sealed_at_ms: _Optional[int] = ..., ended_at_ms: _Optional[int] = ..., members: _Optional[int] = ..., pending: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ..., cancelled: _Optional[int] = ..., has_on_complete: bool = ..., has_on_success: bool = ..., complete_job_id: _Optional[str] = ..., success_job_id: _Optional[str] = ..., completion_error: _Optional[str] = ..., owner: _Optional[str] = ..., has_on_death: bool = ..., first_dead_id: _Optional[str] = ..., death_job_id: _Optional[str] = ...) -> None: ...
 
 class BatchMember(_message.Message):
     __slots__ = ["job_id", "job_state", "member_state", "position"]
@@ -99,16 +105,18 @@ class CancelBatchResponse(_message.Message):
     def __init__(self, cancelled: _Optional[int] = ..., cancel_requested: _Optional[int] = ...) -> None: ...
 
 class CreateBatchRequest(_message.Message):
-    __slots__ = ["jobs", "on_complete", "on_success", "seal"]
+    __slots__ = ["jobs", "on_complete", "on_death", "on_success", "seal"]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     ON_COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    ON_DEATH_FIELD_NUMBER: _ClassVar[int]
     ON_SUCCESS_FIELD_NUMBER: _ClassVar[int]
     SEAL_FIELD_NUMBER: _ClassVar[int]
     jobs: _containers.RepeatedCompositeFieldContainer[_job_pb2.EnqueueJob]
     on_complete: _job_pb2.EnqueueJob
+    on_death: _job_pb2.EnqueueJob
     on_success: _job_pb2.EnqueueJob
     seal: bool
-    def __init__(self, on_complete: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ..., on_success: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., seal: bool = ...) -> None: ...
+    def __init__(self, on_complete: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ..., on_success: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., seal: bool = ..., on_death: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ...) -> None: ...
 
 class CreateBatchResponse(_message.Message):
     __slots__ = ["batch", "results"]

@@ -8,6 +8,7 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 
 DESCRIPTOR: _descriptor.FileDescriptor
 JOB_EVENT_KIND_BATCH_ENDED: JobEventKind
+JOB_EVENT_KIND_BATCH_FIRST_DEATH: JobEventKind
 JOB_EVENT_KIND_CANCELLED: JobEventKind
 JOB_EVENT_KIND_COMPLETED: JobEventKind
 JOB_EVENT_KIND_DEAD_LETTERED: JobEventKind

@@ -12,12 +12,15 @@ export const protobufFileName = "sepp/v1/batch.proto";
 /**
  * Batches (issue 33): a set of jobs with completion jobs. `on_complete` is
  * enqueued when the batch ends, whatever its members ended as; `on_success`
- * only when every member completed. A batch ends once it is sealed and every
+ * only when every member completed; `on_death` once, in the transaction that
+ * counts the first member dead (dead-lettered or expired), while the rest may
+ * still run. A batch ends once it is sealed and every
  * member has ended (completed, dead, cancelled); its completion jobs are
  * enqueued in the transaction that ends the last member (or seals a batch with
  * nothing pending), exactly once. A completion job's payload is JSON:
  * {"batch": {"id", "outcome", "completed", "dead", "cancelled", "members",
- * "membersOmitted"}, "data": <the payload given, JSON, or null>}
+ * "membersOmitted"}, "data": <the payload given, JSON, or null>}; an on_death
+ * job's batch also has "pending" and "firstDead": {"jobId", "error"}
  * (docs/workflows.md#batches).
  */
 
@@ -148,8 +151,8 @@ export interface Batch {
   /** The on_success job the end enqueued; empty unless every member completed. */
   successJobId: string;
   /**
-   * Why a completion job could not be enqueued at the end (its queue refused
-   * it: full, the queue limit); empty when none was refused.
+   * Why a completion job could not be enqueued (its queue refused it: full,
+   * the queue limit), on_death's first; empty when none was refused.
    */
   completionError: string;
   /**
@@ -157,6 +160,14 @@ export interface Batch {
    * without API keys, empty for one created in-process.
    */
   owner: string;
+  hasOnDeath: boolean;
+  /** The member whose death was counted first; empty while none died. */
+  firstDeadId: string;
+  /**
+   * The on_death job that first death enqueued; empty until then (or if its
+   * queue refused it: see completion_error).
+   */
+  deathJobId: string;
 }
 
 export interface BatchMember {
@@ -170,9 +181,10 @@ export interface BatchMember {
 
 export interface CreateBatchRequest {
   /**
-   * The completion jobs, either or both or none. Their payload, if any, must
-   * be JSON; they take no depends_on, idempotency key, run_at_ms or
-   * expires_at_ms (delay_ms and ttl_ms count from the end of the batch).
+   * The completion jobs, any or none. Their payload, if any, must be JSON;
+   * they take no depends_on, idempotency key, run_at_ms or expires_at_ms
+   * (delay_ms and ttl_ms count from the end of the batch, or for on_death from
+   * the first death).
    */
   onComplete?: EnqueueJob | undefined;
   onSuccess?:
@@ -185,6 +197,8 @@ export interface CreateBatchRequest {
   jobs: EnqueueJob[];
   /** Seal the batch with these jobs. */
   seal: boolean;
+  /** Enqueued once, when the first member dies. */
+  onDeath?: EnqueueJob | undefined;
 }
 
 export interface CreateBatchResponse {
@@ -303,6 +317,9 @@ function createBaseBatch(): Batch {
     successJobId: "",
     completionError: "",
     owner: "",
+    hasOnDeath: false,
+    firstDeadId: "",
+    deathJobId: "",
   };
 }
 
@@ -355,6 +372,15 @@ export const Batch: MessageFns<Batch> = {
     }
     if (message.owner !== "") {
       writer.uint32(130).string(message.owner);
+    }
+    if (message.hasOnDeath !== false) {
+      writer.uint32(136).bool(message.hasOnDeath);
+    }
+    if (message.firstDeadId !== "") {
+      writer.uint32(146).string(message.firstDeadId);
+    }
+    if (message.deathJobId !== "") {
+      writer.uint32(154).string(message.deathJobId);
     }
     return writer;
   },
@@ -500,6 +526,30 @@ export const Batch: MessageFns<Batch> = {
             message.owner = reader.string();
             continue;
           }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.hasOnDeath = reader.bool();
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.firstDeadId = reader.string();
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.deathJobId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -562,6 +612,21 @@ export const Batch: MessageFns<Batch> = {
         ? globalThis.String(object.completion_error)
         : "",
       owner: isSet(object.owner) ? globalThis.String(object.owner) : "",
+      hasOnDeath: isSet(object.hasOnDeath)
+        ? globalThis.Boolean(object.hasOnDeath)
+        : isSet(object.has_on_death)
+        ? globalThis.Boolean(object.has_on_death)
+        : false,
+      firstDeadId: isSet(object.firstDeadId)
+        ? globalThis.String(object.firstDeadId)
+        : isSet(object.first_dead_id)
+        ? globalThis.String(object.first_dead_id)
+        : "",
+      deathJobId: isSet(object.deathJobId)
+        ? globalThis.String(object.deathJobId)
+        : isSet(object.death_job_id)
+        ? globalThis.String(object.death_job_id)
+        : "",
     };
   },
 
@@ -615,6 +680,15 @@ export const Batch: MessageFns<Batch> = {
     if (message.owner !== "") {
       obj.owner = message.owner;
     }
+    if (message.hasOnDeath !== false) {
+      obj.hasOnDeath = message.hasOnDeath;
+    }
+    if (message.firstDeadId !== "") {
+      obj.firstDeadId = message.firstDeadId;
+    }
+    if (message.deathJobId !== "") {
+      obj.deathJobId = message.deathJobId;
+    }
     return obj;
   },
 
@@ -639,6 +713,9 @@ export const Batch: MessageFns<Batch> = {
     message.successJobId = object.successJobId ?? "";
     message.completionError = object.completionError ?? "";
     message.owner = object.owner ?? "";
+    message.hasOnDeath = object.hasOnDeath ?? false;
+    message.firstDeadId = object.firstDeadId ?? "";
+    message.deathJobId = object.deathJobId ?? "";
     return message;
   },
 };
@@ -773,7 +850,7 @@ export const BatchMember: MessageFns<BatchMember> = {
 };
 
 function createBaseCreateBatchRequest(): CreateBatchRequest {
-  return { onComplete: undefined, onSuccess: undefined, jobs: [], seal: false };
+  return { onComplete: undefined, onSuccess: undefined, jobs: [], seal: false, onDeath: undefined };
 }
 
 export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
@@ -789,6 +866,9 @@ export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
     }
     if (message.seal !== false) {
       writer.uint32(32).bool(message.seal);
+    }
+    if (message.onDeath !== undefined) {
+      EnqueueJob.encode(message.onDeath, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -838,6 +918,14 @@ export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
             message.seal = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.onDeath = EnqueueJob.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -864,6 +952,11 @@ export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
         : undefined,
       jobs: globalThis.Array.isArray(object?.jobs) ? object.jobs.map((e: any) => EnqueueJob.fromJSON(e)) : [],
       seal: isSet(object.seal) ? globalThis.Boolean(object.seal) : false,
+      onDeath: isSet(object.onDeath)
+        ? EnqueueJob.fromJSON(object.onDeath)
+        : isSet(object.on_death)
+        ? EnqueueJob.fromJSON(object.on_death)
+        : undefined,
     };
   },
 
@@ -881,6 +974,9 @@ export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
     if (message.seal !== false) {
       obj.seal = message.seal;
     }
+    if (message.onDeath !== undefined) {
+      obj.onDeath = EnqueueJob.toJSON(message.onDeath);
+    }
     return obj;
   },
 
@@ -897,6 +993,9 @@ export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
       : undefined;
     message.jobs = object.jobs?.map((e) => EnqueueJob.fromPartial(e)) || [];
     message.seal = object.seal ?? false;
+    message.onDeath = (object.onDeath !== undefined && object.onDeath !== null)
+      ? EnqueueJob.fromPartial(object.onDeath)
+      : undefined;
     return message;
   },
 };

@@ -92,6 +92,13 @@ export enum JobEventKind {
    * (empty without one), `batch` its state and counts then.
    */
   BATCH_ENDED = 51,
+  /**
+   * BATCH_FIRST_DEATH - A batch's first member died (dead-lettered or expired), in the commit
+   * that counted it and enqueued the batch's on_death job: `job_id` is the
+   * batch's id, `queue` and `type` its on_death job's (empty without one),
+   * `batch` its state and counts then (`first_dead_id` the member).
+   */
+  BATCH_FIRST_DEATH = 52,
   UNRECOGNIZED = -1,
 }
 
@@ -127,6 +134,9 @@ export function jobEventKindFromJSON(object: any): JobEventKind {
     case 51:
     case "JOB_EVENT_KIND_BATCH_ENDED":
       return JobEventKind.BATCH_ENDED;
+    case 52:
+    case "JOB_EVENT_KIND_BATCH_FIRST_DEATH":
+      return JobEventKind.BATCH_FIRST_DEATH;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -156,6 +166,8 @@ export function jobEventKindToJSON(object: JobEventKind): string {
       return "JOB_EVENT_KIND_RELEASED";
     case JobEventKind.BATCH_ENDED:
       return "JOB_EVENT_KIND_BATCH_ENDED";
+    case JobEventKind.BATCH_FIRST_DEATH:
+      return "JOB_EVENT_KIND_BATCH_FIRST_DEATH";
     case JobEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -214,7 +226,7 @@ export interface JobEvent {
   deadReason: DeadReason;
   /** CANCELLED: the state the job was removed from. */
   previousState: JobState;
-  /** BATCH_ENDED: the batch (issue 33). */
+  /** BATCH_ENDED, BATCH_FIRST_DEATH: the batch (issue 33). */
   batch?: Batch | undefined;
 }
 
@@ -231,8 +243,8 @@ export interface EventsRequest {
   /**
    * Only these kinds. Empty: every kind when `all_kinds` is set; without it,
    * the seven kinds every SDK knows (ENQUEUED … CANCELLED), so that a client
-   * written before RELEASED and BATCH_ENDED existed is never sent a kind it
-   * cannot read. Name RELEASED or BATCH_ENDED here, or set `all_kinds`, to get them.
+   * written before RELEASED, BATCH_ENDED and BATCH_FIRST_DEATH existed is never
+   * sent a kind it cannot read. Name them here, or set `all_kinds`, to get them.
    */
   kinds: JobEventKind[];
   /**
