@@ -21,6 +21,14 @@ export const inBatch = (flags: number): boolean => (flags & batchMember) !== 0;
 /** Whether a job with these `dependency_flags` waited on other jobs. */
 export const waitsOnOthers = (flags: number): boolean => (flags & waitsOnJobs) !== 0;
 
+/** `leftovers`' lines from the counts of rows left by deleted jobs. */
+export function leftoverLines(counts: number, edges: number): string[] {
+  return [
+    ...(counts > 0 ? [`job_dependents: ${counts} counts of dependents of jobs not stored`] : []),
+    ...(edges > 0 ? [`job_dependencies: ${edges} edges of waiting jobs not stored`] : []),
+  ];
+}
+
 /** What a failed dependency does to the job waiting on it. */
 export type DependencyPolicy = 'cancel' | 'run' | 'wait';
 
@@ -193,6 +201,13 @@ export interface DependencyReads {
   queuesWithDependencies(): Op<string[]>;
   /** Up to `limit` jobs that depend on `parentId`, oldest first. */
   dependentsOf(p: { parentId: string; limit: number }): Op<DependentRow[]>;
+  /**
+   * Rows a deleted job left behind, one line per table that has some (`job_dependents: N counts
+   * of jobs not stored`); empty when none. Every path that deletes a job takes its edges (as the
+   * waiting job) and its count of dependents with it. For tests and diagnostics: it reads both
+   * tables whole.
+   */
+  leftovers(): Op<string[]>;
 }
 
 export interface Dependencies extends DependencyReads {
@@ -214,7 +229,7 @@ export interface Dependencies extends DependencyReads {
    * a flow made to its own jobs before their rows were stored (`parentMarked`) are not counted
    * here, and they are all a job can have before its first count (at most the limit: the flow's
    * shape is checked), so `targets` reads the edges of a job without a count instead, once.
-   * A job's count is kept while it is, and dropped by the retention sweep that deletes it.
+   * A job's count is kept while it is, and dropped with it by whatever deletes it.
    */
   countDependents(counts: ReadonlyMap<string, number>): Op<void>;
   /** Marks a queue as one that has had a job waiting on others. */
@@ -237,8 +252,13 @@ export interface Dependencies extends DependencyReads {
    * ahead, and one awaited). Optional: without it the engine releases job by job.
    */
   releaseCompleted?(p: { parentIds: readonly string[]; nowMs: number }): Op<ReleasedRow[]>;
-  /** Forgets the edges of a job that is being deleted. */
+  /** Forgets the edges of a job that is being deleted (one that waited on others: waitsOnJobs). */
   forget(childSeq: number): Op<void>;
+  /**
+   * Forgets the count of dependents of a job that is being deleted (one others waited on:
+   * jobsWaitOnIt; schema/0026_job_dependents.sql), so that the count goes with its job.
+   */
+  forgetDependents(parentId: string): Op<void>;
   /** Stores a new batch, open or sealed, with no members. */
   createBatch(p: {
     id: string;

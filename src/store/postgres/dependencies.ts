@@ -44,7 +44,7 @@
  *
  * Round trips: one statement per operation; the ones that take lists (`targets`, `add`'s
  * edges, `addMembers`) take them as arrays. What answers nothing (`add`, `release`,
- * `markQueue`, `forget`, `addMembers`, `setCompletion`) is sent ahead on the writer's
+ * `markQueue`, `forget`, `forgetDependents`, `addMembers`, `setCompletion`) is sent ahead on the writer's
  * pipelined connection (sql.ts `sendAhead`): it travels with the next statement a unit
  * waits for, so a flow's edges and a fan-out's releases cost no round trip each. `resolve`
  * also answers whether the job has another pending edge, kept for the `anyPending` that
@@ -59,6 +59,7 @@ import {
   type FlowJobRow,
   type JobResultRow,
   jobsWaitOnIt,
+  leftoverLines,
   type ReleasedRow,
   type WaitingChildRow,
   waitsOnJobs,
@@ -228,6 +229,14 @@ const anyPending = statement(
 );
 const release = statement("UPDATE jobs SET state = $2 WHERE seq = $1 AND state = 'waiting'");
 const forget = statement('DELETE FROM job_dependencies WHERE child_seq = $1');
+const forgetDependents = statement('DELETE FROM job_dependents WHERE parent_id = $1');
+/** Rows of deleted jobs (tests and diagnostics: it reads both tables whole). */
+const leftovers = statement(
+  `SELECT (SELECT count(*) FROM job_dependents n WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = n.parent_id))::integer
+            AS counts,
+          (SELECT count(*) FROM job_dependencies d WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = d.child_seq))::integer
+            AS edges`,
+);
 const queuesWithDependencies = statement('SELECT name FROM queues WHERE has_dependencies ORDER BY name');
 const markQueue = statement(
   'UPDATE queues SET has_dependencies = true WHERE name = $1 AND NOT has_dependencies',
@@ -392,6 +401,13 @@ export function dependencyOps(c: Connection): Dependencies {
     },
     *forget(childSeq) {
       yield* sendAhead(c, forget, [childSeq]);
+    },
+    *forgetDependents(parentId) {
+      yield* sendAhead(c, forgetDependents, [parentId]);
+    },
+    *leftovers() {
+      const left = yield* firstRow<{ counts: number; edges: number }>(c, leftovers, []);
+      return leftoverLines(left?.counts ?? 0, left?.edges ?? 0);
     },
     *queuesWithDependencies() {
       return (yield* rows<{ name: string }>(c, queuesWithDependencies, [])).map((row) => row.name);

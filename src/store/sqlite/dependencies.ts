@@ -15,6 +15,7 @@ import {
   type FlowJobRow,
   type JobResultRow,
   jobsWaitOnIt,
+  leftoverLines,
   type MemberState,
   type ReleasedRow,
   type WaitingChildRow,
@@ -201,6 +202,18 @@ export function prepareDependencyStatements(db: Preparer) {
         RETURNING seq, id, queue, type, attempt, state, run_at_ms`,
     ),
     forget: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
+    forgetDependents: db.prepare<[string]>('DELETE FROM job_dependents WHERE parent_id = ?'),
+    // Rows of deleted jobs (tests and diagnostics: each reads its table whole).
+    countsLeft: db
+      .prepare<[], number>(
+        'SELECT count(*) FROM job_dependents n WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = n.parent_id)',
+      )
+      .pluck(),
+    edgesLeft: db
+      .prepare<[], number>(
+        'SELECT count(*) FROM job_dependencies d WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = d.child_seq)',
+      )
+      .pluck(),
     queuesWithDependencies: db
       .prepare<[], string>('SELECT name FROM queues WHERE has_dependencies = 1')
       .pluck(),
@@ -410,6 +423,12 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *forget(childSeq) {
       sql.forget.run(childSeq);
+    },
+    *forgetDependents(parentId) {
+      sql.forgetDependents.run(parentId);
+    },
+    *leftovers() {
+      return leftoverLines(sql.countsLeft.get() ?? 0, sql.edgesLeft.get() ?? 0);
     },
     *flowJobs(p) {
       return sql.flowJobs.all(p);
