@@ -238,6 +238,17 @@ export interface Dependencies extends DependencyReads {
   pendingChildren(parentId: string): Op<WaitingChildRow[]>;
   /** Resolves the edge parent → child if it is pending; returns whether it was. */
   resolve(p: { parentId: string; childSeq: number; state: 'completed' | 'failed' }): Op<boolean>;
+  /**
+   * Resolves as failed the pending edges from `parentId`, which just failed, to jobs no longer
+   * waiting (cancelled before it ended): what they waited on failed, whoever ended first. Edges
+   * to waiting jobs are the release's (`pendingChildren`, `resolve`: their policy decides).
+   */
+  failToEnded(parentId: string): Op<void>;
+  /**
+   * Resolves as failed the pending edges of the waiting job `childSeq`, being cancelled, from
+   * jobs that failed already (dead or cancelled: the `wait` policy kept it waiting on them).
+   */
+  failFromFailed(childSeq: number): Op<void>;
   /** Whether any edge of a job is still pending (one index seek, however many edges it has). */
   anyPending(childSeq: number): Op<boolean>;
   /** A waiting job → ready or scheduled. */

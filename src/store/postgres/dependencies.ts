@@ -44,7 +44,7 @@
  *
  * Round trips: one statement per operation; the ones that take lists (`targets`, `add`'s
  * edges, `addMembers`) take them as arrays. What answers nothing (`add`, `release`,
- * `markQueue`, `forget`, `forgetDependents`, `addMembers`, `setCompletion`) is sent ahead on the writer's
+ * `failToEnded`, `failFromFailed`, `markQueue`, `forget`, `forgetDependents`, `addMembers`, `setCompletion`) is sent ahead on the writer's
  * pipelined connection (sql.ts `sendAhead`): it travels with the next statement a unit
  * waits for, so a flow's edges and a fan-out's releases cost no round trip each. `resolve`
  * also answers whether the job has another pending edge, kept for the `anyPending` that
@@ -224,6 +224,22 @@ const releasedRow = (r: unknown[]): ReleasedRow => ({
   state: r[5] as ReleasedRow['state'],
   run_at_ms: r[6] as number,
 });
+/**
+ * A failed job's pending edges to jobs that are not waiting, and a cancelled waiting job's
+ * pending edges from failed ones. Neither decides anything (no job moves): a unit on another
+ * server cancelling the waiting job while this one fails the other, each before the other's
+ * commit, leaves their edge pending, drawn as before.
+ */
+const failToEnded = statement(
+  `UPDATE job_dependencies d SET state = 'failed'
+    WHERE d.parent_id = $1 AND d.state = 'pending'
+      AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.seq = d.child_seq AND c.state = 'waiting')`,
+);
+const failFromFailed = statement(
+  `UPDATE job_dependencies d SET state = 'failed'
+    WHERE d.child_seq = $1 AND d.state = 'pending'
+      AND EXISTS (SELECT 1 FROM jobs p WHERE p.id = d.parent_id AND p.state IN ('dead', 'cancelled'))`,
+);
 const anyPending = statement(
   "SELECT EXISTS (SELECT 1 FROM job_dependencies WHERE child_seq = $1 AND state = 'pending') AS v",
 );
@@ -390,6 +406,12 @@ export function dependencyOps(c: Connection): Dependencies {
     },
     *release(p) {
       yield* sendAhead(c, release, [p.seq, p.state]);
+    },
+    *failToEnded(parentId) {
+      yield* sendAhead(c, failToEnded, [parentId]);
+    },
+    *failFromFailed(childSeq) {
+      yield* sendAhead(c, failFromFailed, [childSeq]);
     },
     *releaseCompleted({ parentIds, nowMs }) {
       if (parentIds.length === 0) return [];

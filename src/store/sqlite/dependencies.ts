@@ -172,6 +172,18 @@ export function prepareDependencyStatements(db: Preparer) {
       `UPDATE job_dependencies SET state = @state
         WHERE child_seq = @childSeq AND parent_id = @parentId AND state = 'pending'`,
     ),
+    // A failed job's pending edges to jobs that are not waiting (job_dependencies_pending), and a
+    // cancelled waiting job's pending edges from failed ones (job_dependencies_pending_child).
+    failToEnded: db.prepare<[string]>(
+      `UPDATE job_dependencies SET state = 'failed'
+        WHERE parent_id = ? AND state = 'pending'
+          AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.seq = child_seq AND c.state = 'waiting')`,
+    ),
+    failFromFailed: db.prepare<[number]>(
+      `UPDATE job_dependencies SET state = 'failed'
+        WHERE child_seq = ? AND state = 'pending'
+          AND EXISTS (SELECT 1 FROM jobs p WHERE p.id = parent_id AND p.state IN ('dead', 'cancelled'))`,
+    ),
     anyPending: db
       .prepare<[number], number>(
         `SELECT EXISTS (SELECT 1 FROM job_dependencies INDEXED BY job_dependencies_pending_child
@@ -399,6 +411,12 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *resolve(p) {
       return sql.resolve.run(p).changes > 0;
+    },
+    *failToEnded(parentId) {
+      sql.failToEnded.run(parentId);
+    },
+    *failFromFailed(childSeq) {
+      sql.failFromFailed.run(childSeq);
     },
     *anyPending(childSeq) {
       return sql.anyPending.get(childSeq) === 1;
