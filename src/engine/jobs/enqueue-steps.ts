@@ -79,7 +79,8 @@ export class EnqueueSteps {
     yield* this.ctx.queueExists(tx, queue);
   }
 
-  validate(request: EnqueueRequest, nowMs: number): ValidJob | JobRejection {
+  /** Checks a job of an enqueue, or of a flow (`after`: the jobs of the flow it runs after). */
+  validate(request: EnqueueRequest & { after?: readonly string[] }, nowMs: number): ValidJob | JobRejection {
     return validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
   }
 

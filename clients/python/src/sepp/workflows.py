@@ -183,7 +183,8 @@ def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline
     (batcher.submit_flow), else the unary EnqueueFlow; the same answer and errors either way,
     never retried."""
     request = flow_pb2.EnqueueFlowRequest(
-        jobs=[flow_pb2.FlowJob(name=name, job=job_from_spec(spec), after=list(after)) for name, spec, after in flow.jobs]
+        jobs=[flow_pb2.FlowJob(name=name, job=job_from_spec(spec, after), after=list(after))
+              for name, spec, after in flow.jobs]
     )
     size = sum(approx_encoded_bytes(j.job) + len(j.name) + 8 + sum(len(n) + 4 for n in [*j.after, *j.job.depends_on])
                for j in request.jobs)
