@@ -39,8 +39,12 @@ export const flowGraph: JsonSchema = {
           queue: str,
           type: str,
           state: { type: 'string', enum: [...jobStates] },
+          name: {
+            ...strOrNull,
+            description: 'its name in the flow that stored it; null for a job no flow named',
+          },
         },
-        required: ['id', 'queue', 'type', 'state'],
+        required: ['id', 'queue', 'type', 'state', 'name'],
       },
     },
     edges: {

@@ -99,8 +99,17 @@ export const flowResponse: JsonSchema = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { jobId, queue: str, type: str, state: { type: 'string', enum: [...jobStates] } },
-        required: ['jobId', 'queue', 'type', 'state'],
+        properties: {
+          jobId,
+          queue: str,
+          type: str,
+          state: { type: 'string', enum: [...jobStates] },
+          name: {
+            ...strOrNull,
+            description: 'its name in the flow that stored it; null for a job no flow named',
+          },
+        },
+        required: ['jobId', 'queue', 'type', 'state', 'name'],
       },
     },
     edges: {

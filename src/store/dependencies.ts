@@ -152,6 +152,8 @@ export interface FlowJobRow {
   queue: string;
   type: string;
   state: string;
+  /** Its name in the flow that stored it (schema/0027_flow_names.sql); null outside flows. */
+  flow_name: string | null;
 }
 
 export interface DependencyReads {

@@ -48,6 +48,8 @@ def test_a_flow_is_stored_at_once_and_runs_in_order(client: sepp.Client, queue: 
         ("load", "waiting"),
     ]
     assert len(graph.edges) == 6 and not graph.truncated
+    # Every job's name in the flow, the final one's too (no edge names it).
+    assert [j.name for j in graph.jobs] == ["extract", "transform-0", "transform-1", "transform-2", "load"]
     ran = []
     while True:
         jobs = client.reserve([queue], max_jobs=10, lease_ms=60_000)

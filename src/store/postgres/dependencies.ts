@@ -272,7 +272,7 @@ const flowJobs = statement(
      UNION
      SELECT l.b FROM flow f JOIN links l ON l.a = f.id
    )
-   SELECT j.id, j.seq, j.queue, j.type, j.state
+   SELECT j.id, j.seq, j.queue, j.type, j.state, j.flow_name
      FROM (SELECT id FROM flow LIMIT $2) f JOIN jobs j ON j.id = f.id
     ORDER BY j.id <> $1`,
 );

@@ -242,7 +242,7 @@ export function prepareDependencyStatements(db: Preparer) {
            JOIN jobs c ON c.seq = d.child_seq
          LIMIT @limit
        )
-       SELECT j.id, j.seq, j.queue, j.type, j.state FROM flow f JOIN jobs j ON j.id = f.id`,
+       SELECT j.id, j.seq, j.queue, j.type, j.state, j.flow_name FROM flow f JOIN jobs j ON j.id = f.id`,
     ),
     pendingMembers: db
       .prepare<[{ batchId: string; limit: number }], string>(

@@ -155,6 +155,9 @@ class FlowNode:
     queue: str
     type: str
     state: JobState
+    name: str | None = None
+    """Its name in the flow that stored it; None for a job no flow named (or from a server that
+    does not say)."""
 
 
 @dataclass(frozen=True)
@@ -281,7 +284,7 @@ def get_flow(conn: Connection, job_id: str, limit: int, deadline_ms: int | None)
     answer = conn.invoke(conn.stub.GetFlow, flow_pb2.GetFlowRequest(job_id=job_id, limit=limit),
                          deadline_ms=deadline_ms, retry_safe=True)
     return FlowGraph(
-        jobs=tuple(FlowNode(j.job_id, j.queue, j.type, job_state_name(j.state)) for j in answer.jobs),
+        jobs=tuple(FlowNode(j.job_id, j.queue, j.type, job_state_name(j.state), j.name or None) for j in answer.jobs),
         edges=tuple(FlowEdge(e.job_id, e.depends_on, edge_state_name(e.state), e.name or None) for e in answer.edges),
         truncated=answer.truncated,
     )

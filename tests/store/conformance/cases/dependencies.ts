@@ -460,6 +460,35 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    name: "workflows: GetFlow names every job of a flow, its final job's too; a job no flow named has none",
+    async run(h) {
+      const { engine } = await h.engine();
+      const queue = fresh();
+      const alone = await add(engine);
+      const ids = committed(
+        await engine.enqueueFlow([
+          flowJobIn(queue)('extract'),
+          flowJobIn(queue)('load', { after: ['extract'], dependsOn: [alone.id] }),
+        ]),
+      );
+      const { jobs } = await engine.getFlow(ids.load!);
+      assert.deepEqual(
+        jobs.map((j) => [j.id, j.name]),
+        [
+          [alone.id, null],
+          [ids.extract, 'extract'],
+          [ids.load, 'load'],
+        ],
+      );
+      // A flow of one job: nothing names it on an edge.
+      const single = committed(await engine.enqueueFlow([flowJobIn(queue)('only')]));
+      assert.deepEqual(
+        (await engine.getFlow(single.only!)).jobs.map((j) => j.name),
+        ['only'],
+      );
+    },
+  },
+  {
     name: 'workflows: the edges of a cancelled flow say failed — jobs it cancelled, a running one once it stops',
     async run(h) {
       const { engine } = await h.engine();
