@@ -7,11 +7,11 @@ import {
   batchMemberSchema,
   batchSchema,
   edgeState,
+  flowNodeSchema,
   jobLinkSchema,
   jobStateOrNull,
 } from '../api-schema/workflow.ts';
 import type { DependencyPolicy } from '../engine/types.ts';
-import { jobStates } from '../engine/types.ts';
 import {
   indexedRejections,
   type JsonSchema,
@@ -97,20 +97,7 @@ export const flowResponse: JsonSchema = {
   properties: {
     jobs: {
       type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          jobId,
-          queue: str,
-          type: str,
-          state: { type: 'string', enum: [...jobStates] },
-          name: {
-            ...strOrNull,
-            description: 'its name in the flow that stored it; null for a job no flow named',
-          },
-        },
-        required: ['jobId', 'queue', 'type', 'state', 'name'],
-      },
+      items: flowNodeSchema('jobId'),
     },
     edges: {
       type: 'array',
