@@ -2,10 +2,9 @@
  * JSON Schemas of workflows in the API (issue 33): a job's links, a flow's graph, a batch's
  * members (a link, a batch and a member are src/api-schema/workflow.ts, the HTTP API's too).
  */
-import { batchMemberSchema, edgeState, jobLinkSchema } from '../api-schema/workflow.ts';
-import { jobStates } from '../engine/types.ts';
+import { batchMemberSchema, edgeState, flowNodeSchema, jobLinkSchema } from '../api-schema/workflow.ts';
 import type { JsonSchema } from './route-spec.ts';
-import { str, strOrNull, uuid } from './schema-primitives.ts';
+import { strOrNull, uuid } from './schema-primitives.ts';
 
 /** A job this job depends on, or one that depends on it (GetJob's links). */
 export const jobLink = jobLinkSchema('id');
@@ -32,16 +31,7 @@ export const flowGraph: JsonSchema = {
   properties: {
     jobs: {
       type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          id: uuid,
-          queue: str,
-          type: str,
-          state: { type: 'string', enum: [...jobStates] },
-        },
-        required: ['id', 'queue', 'type', 'state'],
-      },
+      items: flowNodeSchema('id'),
     },
     edges: {
       type: 'array',

@@ -38,6 +38,19 @@ export const jobLinkSchema = (idField: 'id' | 'jobId'): JsonSchema => ({
   required: [idField, 'queue', 'type', 'state', 'edge', 'name'],
 });
 
+/** A job of a flow (GetFlow); the admin API names its id `id`, the HTTP API `jobId`. */
+export const flowNodeSchema = (idField: 'id' | 'jobId'): JsonSchema => ({
+  type: 'object',
+  properties: {
+    [idField]: uuid,
+    queue: { type: 'string' },
+    type: { type: 'string' },
+    state: { type: 'string', enum: [...jobStates] },
+    name: { ...strOrNull, description: 'its name in the flow that stored it; null for a job no flow named' },
+  },
+  required: [idField, 'queue', 'type', 'state', 'name'],
+});
+
 export const batchMemberSchema: JsonSchema = {
   type: 'object',
   properties: {

@@ -632,9 +632,17 @@ export class Engine {
 
   // ---------------------------------------------------------------- health and shutdown (lifecycle.ts)
 
-  /** Per-queue counters that disagree with the rows (empty when healthy): for tests and diagnostics. */
+  /**
+   * Per-queue counters that disagree with the rows, and rows of the workflow tables that deleted
+   * jobs left (empty when healthy): for tests and diagnostics.
+   */
   counterMismatches(): Promise<string[]> {
-    return this.parts.ctx.read((view) => view.counts.mismatches());
+    return this.parts.ctx.read(function* (view) {
+      const counts = yield* view.counts.mismatches();
+      return view.dependencies === undefined
+        ? counts
+        : [...counts, ...(yield* view.dependencies.leftovers())];
+    });
   }
 
   /**

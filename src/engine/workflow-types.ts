@@ -111,6 +111,11 @@ export interface FlowNode {
   queue: string;
   type: string;
   state: JobState;
+  /**
+   * Its name in the flow that stored it; for a job stored before names were kept with jobs, the
+   * name an edge gives it; null for a job no flow named (enqueued alone, named by id).
+   */
+  name: string | null;
 }
 
 /** An edge of a flow: `jobId` waits on `dependsOn`. */

@@ -7,11 +7,11 @@ import {
   batchMemberSchema,
   batchSchema,
   edgeState,
+  flowNodeSchema,
   jobLinkSchema,
   jobStateOrNull,
 } from '../api-schema/workflow.ts';
 import type { DependencyPolicy } from '../engine/types.ts';
-import { jobStates } from '../engine/types.ts';
 import {
   indexedRejections,
   type JsonSchema,
@@ -97,11 +97,7 @@ export const flowResponse: JsonSchema = {
   properties: {
     jobs: {
       type: 'array',
-      items: {
-        type: 'object',
-        properties: { jobId, queue: str, type: str, state: { type: 'string', enum: [...jobStates] } },
-        required: ['jobId', 'queue', 'type', 'state'],
-      },
+      items: flowNodeSchema('jobId'),
     },
     edges: {
       type: 'array',

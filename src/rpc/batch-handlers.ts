@@ -114,6 +114,7 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
           queue: j.queue,
           type: j.type,
           state: jobStateToProto(j.state),
+          name: j.name ?? '',
         })),
         edges: flow.edges.map((e) => ({
           jobId: e.jobId,

@@ -21,6 +21,14 @@ export const inBatch = (flags: number): boolean => (flags & batchMember) !== 0;
 /** Whether a job with these `dependency_flags` waited on other jobs. */
 export const waitsOnOthers = (flags: number): boolean => (flags & waitsOnJobs) !== 0;
 
+/** `leftovers`' lines from the counts of rows left by deleted jobs. */
+export function leftoverLines(counts: number, edges: number): string[] {
+  return [
+    ...(counts > 0 ? [`job_dependents: ${counts} counts of dependents of jobs not stored`] : []),
+    ...(edges > 0 ? [`job_dependencies: ${edges} edges of waiting jobs not stored`] : []),
+  ];
+}
+
 /** What a failed dependency does to the job waiting on it. */
 export type DependencyPolicy = 'cancel' | 'run' | 'wait';
 
@@ -156,6 +164,8 @@ export interface FlowJobRow {
   queue: string;
   type: string;
   state: string;
+  /** Its name in the flow that stored it (schema/0029_flow_names.sql); null outside flows. */
+  flow_name: string | null;
 }
 
 export interface DependencyReads {
@@ -205,6 +215,13 @@ export interface DependencyReads {
   queuesWithDependencies(): Op<string[]>;
   /** Up to `limit` jobs that depend on `parentId`, oldest first. */
   dependentsOf(p: { parentId: string; limit: number }): Op<DependentRow[]>;
+  /**
+   * Rows a deleted job left behind, one line per table that has some (`job_dependents: N counts
+   * of jobs not stored`); empty when none. Every path that deletes a job takes its edges (as the
+   * waiting job) and its count of dependents with it. For tests and diagnostics: it reads both
+   * tables whole.
+   */
+  leftovers(): Op<string[]>;
 }
 
 export interface Dependencies extends DependencyReads {
@@ -226,7 +243,7 @@ export interface Dependencies extends DependencyReads {
    * a flow made to its own jobs before their rows were stored (`parentMarked`) are not counted
    * here, and they are all a job can have before its first count (at most the limit: the flow's
    * shape is checked), so `targets` reads the edges of a job without a count instead, once.
-   * A job's count is kept while it is, and dropped by the retention sweep that deletes it.
+   * A job's count is kept while it is, and dropped with it by whatever deletes it.
    */
   countDependents(counts: ReadonlyMap<string, number>): Op<void>;
   /** Marks a queue as one that has had a job waiting on others. */
@@ -235,6 +252,17 @@ export interface Dependencies extends DependencyReads {
   pendingChildren(parentId: string): Op<WaitingChildRow[]>;
   /** Resolves the edge parent → child if it is pending; returns whether it was. */
   resolve(p: { parentId: string; childSeq: number; state: 'completed' | 'failed' }): Op<boolean>;
+  /**
+   * Resolves as failed the pending edges from `parentId`, which just failed, to jobs no longer
+   * waiting (cancelled before it ended): what they waited on failed, whoever ended first. Edges
+   * to waiting jobs are the release's (`pendingChildren`, `resolve`: their policy decides).
+   */
+  failToEnded(parentId: string): Op<void>;
+  /**
+   * Resolves as failed the pending edges of the waiting job `childSeq`, being cancelled, from
+   * jobs that failed already (dead or cancelled: the `wait` policy kept it waiting on them).
+   */
+  failFromFailed(childSeq: number): Op<void>;
   /** Whether any edge of a job is still pending (one index seek, however many edges it has). */
   anyPending(childSeq: number): Op<boolean>;
   /** A waiting job → ready or scheduled. */
@@ -249,7 +277,7 @@ export interface Dependencies extends DependencyReads {
    * ahead, and one awaited). Optional: without it the engine releases job by job.
    */
   releaseCompleted?(p: { parentIds: readonly string[]; nowMs: number }): Op<ReleasedRow[]>;
-  /** Forgets the edges of a job that is being deleted. */
+  /** Forgets the edges of a job that is being deleted (one that waited on others: waitsOnJobs). */
   forget(childSeq: number): Op<void>;
   /**
    * Keeps jobs whose failure is still to pass on to the jobs waiting on them
@@ -264,6 +292,11 @@ export interface Dependencies extends DependencyReads {
    * units at once never take the same job.
    */
   takeFailures(limit: number): Op<KeptFailureRow[]>;
+  /**
+   * Forgets the count of dependents of a job that is being deleted (one others waited on:
+   * jobsWaitOnIt; schema/0026_job_dependents.sql), so that the count goes with its job.
+   */
+  forgetDependents(parentId: string): Op<void>;
   /** Stores a new batch, open or sealed, with no members. */
   createBatch(p: {
     id: string;

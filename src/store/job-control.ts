@@ -138,6 +138,12 @@ export interface Bulk extends BulkReads {
 
 // ---------------------------------------------------------------- dead letters
 
+/** A dead letter deleted by id. */
+export interface DeletedDeadRow extends KeyedJobRow {
+  seq: number;
+  dependency_flags: number;
+}
+
 /** A position in a queue's dead letters, by (failed_at_ms, seq). */
 export interface DeadPosition {
   failedAtMs: number;
@@ -182,6 +188,6 @@ export interface ErrorGroupsRow {
 export interface DeadLetters extends DeadLetterReads {
   /** One dead letter → ready now, fresh attempt budget; returns whether it changed. */
   requeue(p: { queue: string; id: string; nowMs: number }): Op<boolean>;
-  /** Deletes one dead letter. */
-  delete(p: { queue: string; id: string }): Op<KeyedJobRow | undefined>;
+  /** Deletes one dead letter; its key comes back to be released, its seq and flags for its workflow's rows. */
+  delete(p: { queue: string; id: string }): Op<DeletedDeadRow | undefined>;
 }

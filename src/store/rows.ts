@@ -178,6 +178,8 @@ export type NewJobRow = Pick<
    * on may carry `jobsWaitOnIt`, so that its edges' `add` need not write its row again.
    */
   dependency_flags?: number;
+  /** Its name in the flow that stored it (schema/0029_flow_names.sql); absent or null outside flows. */
+  flow_name?: string | null;
 };
 
 /** A deleted (or released) job, as far as releasing its idempotency key needs it. */

@@ -79,18 +79,24 @@ describe('workflow CLI', () => {
       new RegExp(`^${ids.extract!.id}\\s+extract\\s+cw-flow\\s+extract\\s+ready\\s+-$`),
     );
     assert.match(lines[2]!, /\s+transform\s+cw-flow\s+transform\s+waiting\s+extract$/);
-    // A name is kept on the edges, so a job nothing waits on shows none.
-    assert.match(lines[3]!, /\s+-\s+cw-flow\s+load\s+waiting\s+transform$/);
+    // A name is kept with its job, so the job nothing waits on has its name too.
+    assert.match(lines[3]!, /\s+load\s+cw-flow\s+load\s+waiting\s+transform$/);
     assert.equal(lines[4], '3 jobs: 1 ready, 2 waiting');
     const job = await sepp(['job', ids.transform!.id], env);
     assert.match(job.stdout, /^depends on\s+extract \(ready\)$/m);
     assert.match(job.stdout, new RegExp(`^dependents\\s+${ids.load!.id} \\(waiting\\)$`, 'm'));
-    const json = cliJson<{ jobs: { id: string; state: string }[]; edges: unknown[]; truncated: boolean }>(
-      await sepp(['flow', 'show', ids.extract!.id, '--json'], env),
-    );
+    const json = cliJson<{
+      jobs: { id: string; state: string; name: string | null }[];
+      edges: unknown[];
+      truncated: boolean;
+    }>(await sepp(['flow', 'show', ids.extract!.id, '--json'], env));
     assert.deepEqual(
-      json.jobs.map((j) => j.id),
-      [ids.extract!.id, ids.transform!.id, ids.load!.id],
+      json.jobs.map((j) => [j.id, j.name]),
+      [
+        [ids.extract!.id, 'extract'],
+        [ids.transform!.id, 'transform'],
+        [ids.load!.id, 'load'],
+      ],
     );
     assert.equal(json.edges.length, 2);
     assert.equal(json.truncated, false);

@@ -81,6 +81,33 @@ describe('workflows over gRPC', () => {
     assert.equal(limits.maxDependentsPerJob, 10_000);
   });
 
+  test('onDependencyFailure without dependencies: INVALID_ARGUMENT before anything is sent', async () => {
+    const lone = (error: unknown) => {
+      assert.ok(!(error instanceof JobRejectedError), 'refused by the SDK, not the server');
+      assert.equal((error as SeppError).code, 'invalid_argument');
+      assert.match(String(error), /onDependencyFailure is given but the job has no dependencies/);
+      return true;
+    };
+    await assert.rejects(
+      served.client.enqueue('wf-lone', 't', undefined, { onDependencyFailure: 'run' }),
+      lone,
+    );
+    await assert.rejects(
+      served.client.enqueueFlow(
+        new Flow().add('a', { queue: 'wf-lone', type: 't', onDependencyFailure: 'wait' }),
+      ),
+      lone,
+    );
+    assert.deepEqual(await served.client.reserve({ queues: ['wf-lone'] }), [], 'nothing was sent');
+    // In a flow, `after` is what it is about.
+    const ids = await served.client.enqueueFlow(
+      new Flow()
+        .add('a', { queue: 'wf-lone', type: 't' })
+        .add('b', { queue: 'wf-lone', type: 't', after: ['a'], onDependencyFailure: 'run' }),
+    );
+    assert.equal((await served.client.getJob(ids.b!.id)).state, 'waiting');
+  });
+
   test('a flow: ids by name, released in order; a cycle is refused with INVALID_ARGUMENT', async () => {
     const flow = new Flow()
       .add('split', { queue: 'wf-split', type: 'split' })

@@ -372,6 +372,27 @@ test('depends_on at enqueue: unknown, failed, completed, duplicated and too many
         'invalid_argument',
       );
       assert.match(many.message, /limits\.max_dependencies_per_job/);
+
+      // A policy without dependencies would be accepted and ignored: refused, in a flow too
+      // (where `after` is what it is about).
+      const lone = await expectCode(
+        engine.enqueue(job(fresh(), { onDependencyFailure: 'run' })),
+        'invalid_argument',
+      );
+      assert.equal(lone.rejection?.reason, 'invalid_job');
+      assert.match(
+        lone.message,
+        /on_dependency_failure is run but the job has no dependencies: .*give depends_on/,
+      );
+      const queue = fresh();
+      const root = await engine.enqueueFlow([{ ...job(queue), name: 'a', onDependencyFailure: 'wait' }]);
+      assert.equal(root.committed, false);
+      assert.match(root.committed ? '' : root.rejections[0]!.message, /no dependencies/);
+      const flow = await engine.enqueueFlow([
+        { ...job(queue), name: 'a' },
+        { ...job(queue), name: 'b', after: ['a'], onDependencyFailure: 'run' },
+      ]);
+      assert.equal(flow.committed, true);
     },
   );
 });

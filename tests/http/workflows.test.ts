@@ -232,6 +232,7 @@ test('a scoped key is refused what spans queues; bad input is a 400 naming the f
   const bad = [
     await call('/v1/jobs', { body: { queue: 'etl-s', type: 't', dependsOn: ['x'] } }),
     await call('/v1/jobs', { body: { queue: 'etl-s', type: 't', onDependencyFailure: 'later' } }),
+    await call('/v1/jobs', { body: { queue: 'etl-s', type: 't', onDependencyFailure: 'run' } }),
     await call('/v1/flows', { body: { jobs: [{ name: 'a' }] } }),
     await call('/v1/flows', {
       body: { jobs: [{ name: 'a', job: { queue: 'etl-s', type: 't' }, later: 1 }] },
@@ -240,12 +241,13 @@ test('a scoped key is refused what spans queues; bad input is a 400 naming the f
   ];
   assert.deepEqual(
     bad.map((r) => r.status),
-    [400, 400, 400, 400, 400],
+    [400, 400, 400, 400, 400, 400],
   );
   assert.match(bad[0]!.json.error.message, /dependsOn\[0\]/);
   assert.match(bad[1]!.json.error.message, /onDependencyFailure/);
-  assert.match(bad[2]!.json.error.message, /jobs\[0\]\.job: required/);
-  assert.match(bad[3]!.json.error.message, /jobs\[0\]\.later: unknown field/);
+  assert.match(bad[2]!.json.error.message, /on_dependency_failure is run but the job has no dependencies/);
+  assert.match(bad[3]!.json.error.message, /jobs\[0\]\.job: required/);
+  assert.match(bad[4]!.json.error.message, /jobs\[0\]\.later: unknown field/);
   const missing = await call(`/v1/jobs/${crypto.randomUUID()}`);
   assert.equal(missing.status, 404);
 });

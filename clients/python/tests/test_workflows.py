@@ -48,6 +48,8 @@ def test_a_flow_is_stored_at_once_and_runs_in_order(client: sepp.Client, queue: 
         ("load", "waiting"),
     ]
     assert len(graph.edges) == 6 and not graph.truncated
+    # Every job's name in the flow, the final one's too (no edge names it).
+    assert [j.name for j in graph.jobs] == ["extract", "transform-0", "transform-1", "transform-2", "load"]
     ran = []
     while True:
         jobs = client.reserve([queue], max_jobs=10, lease_ms=60_000)
@@ -191,3 +193,18 @@ def test_batches_are_listed_newest_first_and_a_producer_sees_its_own(
     with pytest.raises(ValueError):
         client.list_batches(state="done")  # type: ignore[arg-type]
     assert client.get_server_info().limits.batch_retention_ms == 7 * 86_400_000
+
+
+def test_a_dependency_policy_without_dependencies_is_refused_before_sending(client: sepp.Client, queue: str) -> None:
+    with pytest.raises(sepp.SeppError) as raised:
+        client.enqueue(queue, "t", on_dependency_failure="run")
+    assert raised.value.code == "invalid_argument"
+    assert "on_dependency_failure" in str(raised.value) and "depends_on" in str(raised.value)
+    with pytest.raises(sepp.SeppError) as in_flow:
+        client.enqueue_flow(sepp.Flow().add("a", sepp.JobSpec(queue, "a", on_dependency_failure="wait")))
+    assert in_flow.value.code == "invalid_argument"
+    assert client.reserve([queue]) == [], "nothing was sent"
+    # In a flow, `after` is what the policy is about.
+    ids = client.enqueue_flow(sepp.Flow().add("a", sepp.JobSpec(queue, "a"))
+                              .add("b", sepp.JobSpec(queue, "b", on_dependency_failure="run"), after=["a"]))
+    assert client.get_job(ids["b"].id).state == "waiting"

@@ -277,6 +277,8 @@ export interface FlowNode {
   queue: string;
   type: string;
   state: JobState;
+  /** Its name in the flow that stored it; null for a job no flow named (or from a server that does not say). */
+  name: string | null;
 }
 
 /** An edge of a flow: `jobId` waits on `dependsOn`. */
@@ -312,6 +314,7 @@ export async function getFlowCall(
       queue: j.queue,
       type: j.type,
       state: jobStateName(j.state),
+      name: j.name === '' ? null : j.name,
     })),
     edges: answer.edges.map((e) => ({
       jobId: e.jobId,

@@ -57,14 +57,28 @@ export function timeMs(value: TimeInput, field: string): number {
   return msArgument(ms, field);
 }
 
-/** Builds the protocol's job from the SDK's arguments; throws INVALID_ARGUMENT for what the server could not make sense of. */
+/**
+ * Builds the protocol's job from the SDK's arguments; throws INVALID_ARGUMENT for what the server
+ * could not make sense of. `after`: the names of the flow's jobs it runs after (a flow's job).
+ */
 export function toEnqueueJob(
   queue: string,
   type: string,
   payload: Buffer,
   contentType: string,
   options: EnqueueOptions,
+  after: readonly string[] = [],
 ): EnqueueJob {
+  if (
+    options.onDependencyFailure !== undefined &&
+    (options.dependsOn ?? []).length === 0 &&
+    after.length === 0
+  ) {
+    // The server refuses it too: accepted and ignored, it would read as if the job waited on something.
+    throw invalid(
+      'onDependencyFailure is given but the job has no dependencies: give dependsOn (in a flow, or after), or leave onDependencyFailure out',
+    );
+  }
   let schedule: EnqueueJob['schedule'];
   if (options.runAt !== undefined && options.delayMs !== undefined) {
     throw invalid('give runAt or delayMs, not both');
@@ -127,35 +141,49 @@ function dependencyPolicyOf(policy: EnqueueOptions['onDependencyFailure']): Depe
   return proto;
 }
 
-/** `enqueue(queue, type, payload, options)` → the protocol's job. */
+/** `enqueue(queue, type, payload, options)` → the protocol's job (`after`: in a flow, as toEnqueueJob). */
 export function jobFromArgs(
   queue: string,
   type: string,
   payload: Payload | undefined,
   options: EnqueueOptions,
+  after: readonly string[] = [],
 ): EnqueueJob {
   const contentType = options.contentType ?? (typeof payload === 'string' ? textType : '');
-  return toEnqueueJob(queue, type, payloadBytes(payload), contentType, options);
+  return toEnqueueJob(queue, type, payloadBytes(payload), contentType, options, after);
 }
 
-/** `enqueueJson(queue, type, value, options)` → the protocol's job. */
+/** `enqueueJson(queue, type, value, options)` → the protocol's job (`after`: in a flow, as toEnqueueJob). */
 export function jobFromJson(
   queue: string,
   type: string,
   value: unknown,
   options: EnqueueOptions,
+  after: readonly string[] = [],
 ): EnqueueJob {
   const text = JSON.stringify(value);
   if (text === undefined) throw invalid('json: the value has no JSON form (undefined or a function)');
-  return toEnqueueJob(queue, type, Buffer.from(text, 'utf8'), options.contentType ?? jsonType, options);
+  return toEnqueueJob(
+    queue,
+    type,
+    Buffer.from(text, 'utf8'),
+    options.contentType ?? jsonType,
+    options,
+    after,
+  );
 }
 
 /** A batch job spec → the protocol's job. */
 export function jobFromSpec(spec: JobSpec): EnqueueJob {
+  return flowJobFromSpec(spec, []);
+}
+
+/** A flow job's spec → the protocol's job; `after`: the names of the flow's jobs it runs after. */
+export function flowJobFromSpec(spec: JobSpec, after: readonly string[]): EnqueueJob {
   if (spec.json !== undefined && spec.payload !== undefined) throw invalid('give payload or json, not both');
   return spec.json !== undefined
-    ? jobFromJson(spec.queue, spec.type, spec.json, spec)
-    : jobFromArgs(spec.queue, spec.type, spec.payload, spec);
+    ? jobFromJson(spec.queue, spec.type, spec.json, spec, after)
+    : jobFromArgs(spec.queue, spec.type, spec.payload, spec, after);
 }
 
 /** A rough upper bound of a job's encoded size, to keep Produce messages under the server's limit. */

@@ -11,7 +11,7 @@
 import { status } from '@grpc/grpc-js';
 import type { BatchSender } from './batch-senders.ts';
 import type { Connection } from './connection.ts';
-import { approxEncodedBytes, jobFromSpec, rejectionName } from './convert.ts';
+import { approxEncodedBytes, flowJobFromSpec, rejectionName } from './convert.ts';
 import { JobRejectedError, SeppError, statusOfRejection } from './errors.ts';
 import type { CallOptions, Enqueued, JobSpec } from './job-types.ts';
 
@@ -47,8 +47,8 @@ export async function enqueueFlowCall(
   let bytes = 0;
   const request = {
     jobs: jobs.map((spec) => {
-      const job = jobFromSpec(spec);
       const after = [...(spec.after ?? [])];
+      const job = flowJobFromSpec(spec, after);
       bytes += approxEncodedBytes(job) + spec.name.length + 8;
       for (const name of [...after, ...job.dependsOn]) bytes += name.length + 4;
       return { name: spec.name, job, after };

@@ -78,7 +78,8 @@ export interface EnqueueOptions {
   /**
    * What a failed dependency (dead, cancelled, expired) does to this job:
    * `cancel` (the default) cancels it, `run` runs it anyway, `wait` keeps it
-   * waiting until the failed job is requeued and completes.
+   * waiting until the failed job is requeued and completes. Only with `dependsOn`
+   * (in a flow, or `after`): without them the call throws INVALID_ARGUMENT.
    */
   onDependencyFailure?: 'cancel' | 'run' | 'wait';
   /**

@@ -27,9 +27,11 @@ import { type Paging, pagingOf, printNextPage, withPaging } from './paging.ts';
 function describeFlow(flow: FlowGraph): string {
   const waitsOn = new Map<string, string[]>();
   const nameOf = new Map<string, string>();
+  for (const job of flow.jobs) if (job.name !== null) nameOf.set(job.id, job.name);
   for (const edge of flow.edges) {
     waitsOn.set(edge.jobId, [...(waitsOn.get(edge.jobId) ?? []), edge.dependsOn]);
-    if (edge.name !== null) nameOf.set(edge.dependsOn, edge.name);
+    // A server that does not name jobs (GetFlow's name is newer): the edges' names.
+    if (edge.name !== null && !nameOf.has(edge.dependsOn)) nameOf.set(edge.dependsOn, edge.name);
   }
   const label = (id: string) => nameOf.get(id) ?? id;
   const rows = flow.jobs.map((job) => [

@@ -4,12 +4,12 @@
  * matching jobs as a change by id would: counts, keys released, events, the cancel
  * notices of leased jobs, and what waits on a workflow job that ended.
  */
-import { waitsOnOthers } from '../../store/dependencies.ts';
 import type { BulkEndedRow, BulkResidual } from '../../store/job-control.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import type { BulkAction, CancelNotice, JobChanges } from '../control-types.ts';
+import { forgetDeletedJob } from '../dependencies/index.ts';
 import { eventAbout } from '../events/index.ts';
 import type { JobState } from '../types.ts';
 import type { ScanStep } from './bulk-scan.ts';
@@ -113,7 +113,8 @@ export class BulkActions {
   /**
    * Jobs in workflows that a bulk cancel or delete ended (`ended`) pass their end on, as a cancel
    * by id does: what waits on them goes on by its policy, their batch counts them cancelled. A
-   * deleted job that waited on others forgets its edges (`deleted`), as the retention sweep does.
+   * deleted job takes its edges and its count of dependents with it (`deleted`), as the retention
+   * sweep does.
    */
   private *passEndsOn(
     tx: StoreTx,
@@ -124,9 +125,8 @@ export class BulkActions {
       const flags = row.dependency_flags ?? 0;
       if (flags === 0) continue;
       if (how.ended) yield* this.ctx.jobEnded(tx, { id: row.id, flags }, 'cancelled');
-      if (how.deleted && waitsOnOthers(flags) && row.seq !== undefined && tx.dependencies !== undefined) {
-        yield* tx.dependencies.forget(row.seq);
-      }
+      if (how.deleted && row.seq !== undefined)
+        yield* forgetDeletedJob(tx, { seq: row.seq, id: row.id, flags });
     }
   }
 

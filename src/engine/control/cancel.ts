@@ -96,6 +96,10 @@ export class Canceller {
       case 'ready':
       case 'waiting':
         yield* tx.control.cancelWaiting({ seq: row.seq, nowMs, by });
+        // Edges it kept pending on failed jobs (the `wait` policy) say they failed; those on jobs
+        // that have not ended say so when they end (releaseDependents).
+        if (previousState === 'waiting' && tx.dependencies !== undefined)
+          yield* tx.dependencies.failFromFailed(row.seq);
         yield* this.ctx.count(tx, row.queue, previousState, 'cancelled', 1);
         yield* this.ctx.releaseKey(tx, row.queue, row.idempotency_key, row.id);
         this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });

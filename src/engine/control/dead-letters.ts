@@ -12,6 +12,7 @@ import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import type { JobFilter } from '../control-types.ts';
+import { forgetDeletedJob } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { jobInfoFromRow } from '../jobs/index.ts';
 import { checkQueueName } from '../queues/index.ts';
@@ -134,6 +135,7 @@ export class DeadLetters {
       const deleted = yield* tx.deadLetters.delete({ queue, id });
       if (deleted === undefined) continue;
       yield* this.ctx.releaseKey(tx, queue, deleted.idempotency_key, deleted.id);
+      yield* forgetDeletedJob(tx, { seq: deleted.seq, id: deleted.id, flags: deleted.dependency_flags });
       changed++;
     }
     yield* this.ctx.count(tx, queue, 'dead', action === 'requeue' ? 'ready' : null, changed);

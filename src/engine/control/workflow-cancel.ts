@@ -133,7 +133,8 @@ function* readFlow(deps: DependencyReads, jobId: string, bound: number, bytesMax
         name: edge.name,
       }),
     );
-    let size = job.id.length + job.queue.length + job.type.length + flowEntryBytes;
+    let size =
+      job.id.length + job.queue.length + job.type.length + (job.flow_name?.length ?? 0) + flowEntryBytes;
     for (const edge of own)
       size += edge.jobId.length + edge.dependsOn.length + (edge.name?.length ?? 0) + flowEntryBytes;
     // At least the first job, whatever its size (at most 100 edges: about 40 KB).
@@ -145,8 +146,17 @@ function* readFlow(deps: DependencyReads, jobId: string, bound: number, bytesMax
     jobs.push(job);
     edges.push(...own);
   }
+  // A job stored before names were kept with jobs has the name the edges naming it give it.
+  const edgeNames = new Map<string, string>();
+  for (const edge of edges) if (edge.name !== null) edgeNames.set(edge.dependsOn, edge.name);
   return {
-    jobs: jobs.map((j) => ({ id: j.id, queue: j.queue, type: j.type, state: j.state as JobState })),
+    jobs: jobs.map((j) => ({
+      id: j.id,
+      queue: j.queue,
+      type: j.type,
+      state: j.state as JobState,
+      name: j.flow_name ?? edgeNames.get(j.id) ?? null,
+    })),
     edges,
     truncated,
   };

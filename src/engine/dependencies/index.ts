@@ -2,6 +2,8 @@
  * Job dependencies (issue 33): what an enqueue's depends_on becomes (edges.ts) and the
  * release of the jobs waiting on a job that ended (release.ts).
  */
+
+export { forgetDeletedJob } from './deleted.ts';
 export {
   type DependencyEdges,
   type DependentsBound,

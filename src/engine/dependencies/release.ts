@@ -96,6 +96,9 @@ function* releaseEnded(
       }
       if (!(yield* deps.anyPending(child.seq))) yield* release(ctx, tx, child);
     }
+    // Jobs cancelled before it failed (by id, or by a flow's cancel, newest first): their edges
+    // say it failed, as those of the jobs its failure cancelled here do.
+    if (next.outcome === 'failed') yield* deps.failToEnded(next.id);
   }
 }
 

@@ -85,7 +85,8 @@ export class EnqueueSteps {
     yield* this.ctx.queueExists(tx, queue);
   }
 
-  validate(request: EnqueueRequest, nowMs: number): ValidJob | JobRejection {
+  /** Checks a job of an enqueue, or of a flow (`after`: the jobs of the flow it runs after). */
+  validate(request: EnqueueRequest & { after?: readonly string[] }, nowMs: number): ValidJob | JobRejection {
     return validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
   }
 
@@ -239,6 +240,7 @@ export class EnqueueSteps {
   /**
    * Adds a new job to `added` (its queue exists in this transaction); the caller has checked
    * it is not a duplicate, and stores `added` once done. Keys are remembered with the rows.
+   * `flowName`: its name in the flow that stores it, kept with it (GetFlow).
    */
   insert(
     tx: StoreTx,
@@ -246,6 +248,7 @@ export class EnqueueSteps {
     nowMs: number,
     added: AddedJobs,
     edges: DependencyEdges | null,
+    flowName?: string,
   ): EnqueueAccepted {
     const id = this.ids.next(nowMs);
     const waiting = edges !== null && edges.pending > 0;
@@ -271,6 +274,7 @@ export class EnqueueSteps {
       group_key: job.group,
       // Its edges (added.depend) are stored after it: its row says it waits on them from its INSERT on.
       dependency_flags: edges === null ? 0 : waitsOnJobs,
+      flow_name: flowName ?? null,
     });
     if (job.group !== null) added.grouped(job.queue);
     if (IdempotencyKeys.remembers(job)) added.remember(job, id, nowMs);

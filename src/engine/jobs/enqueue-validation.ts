@@ -41,15 +41,25 @@ export interface ValidJob {
 
 const dependencyPolicies: readonly DependencyPolicy[] = ['cancel', 'run', 'wait'];
 
+/** A job to validate: one of an enqueue, or of a flow (whose `after` names jobs of the same flow). */
+type JobToValidate = EnqueueRequest & { after?: readonly string[] };
+
 /** depends_on and its policy, checked without the store (that the jobs exist is the enqueue's). */
 function checkDependencies(
-  job: EnqueueRequest,
+  job: JobToValidate,
   limits: EngineLimits,
 ): ValidJob['dependencies'] | JobRejection {
   const ids = job.dependsOn ?? [];
   const policy = job.onDependencyFailure ?? 'cancel';
   if (!dependencyPolicies.includes(policy)) {
     return reject('invalid_job', `on_dependency_failure is ${String(policy)}; give cancel, run or wait`);
+  }
+  if (ids.length === 0 && (job.after ?? []).length === 0 && job.onDependencyFailure !== undefined) {
+    // Accepted and ignored, it would read as if the job waited on something.
+    return reject(
+      'invalid_job',
+      `on_dependency_failure is ${policy} but the job has no dependencies: it says what a failed dependency does to a job; give depends_on (in a flow, or after), or leave on_dependency_failure out`,
+    );
   }
   if (ids.length === 0) return null;
   if (ids.length > limits.maxDependenciesPerJob) {
@@ -86,7 +96,7 @@ function reject(reason: RejectionReason, message: string): JobRejection {
 }
 
 export function validateJob(
-  job: EnqueueRequest,
+  job: JobToValidate,
   nowMs: number,
   queues: QueueRegistry,
   limits: EngineLimits,

@@ -206,7 +206,7 @@ export class FlowEnqueuer {
         created.add(job.queue);
       }
       const position = added.count;
-      const accepted = steps.insert(tx, job, nowMs, added, edges);
+      const accepted = steps.insert(tx, job, nowMs, added, edges, jobs[index]!.name);
       // Its edges to stored jobs are `added`'s now.
       if (byId !== null) admitted.add(byId.edges, -1);
       results[index] = accepted;

@@ -17,6 +17,7 @@ import type { Op } from '../../store/op.ts';
 import type { ExpiredRow, LeasedRow } from '../../store/rows.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
+import { forgetDeletedJob } from '../dependencies/index.ts';
 import { eventAbout } from '../events/index.ts';
 import { deadOutcome } from '../finished-outcomes.ts';
 import type { JobState } from '../types.ts';
@@ -82,8 +83,12 @@ export class Expiry {
       const attempt = undoLease ? row.attempt - 1 : row.attempt;
       this.ctx.keepOutcome(tx, deadOutcome(row, attempt, nowMs, error, 'expired'));
     }
+    // A job just leased carries no `dependency_flags`: read them (an expiry at lease time is rare),
+    // before a delete takes the row.
+    const flags = row.dependency_flags ?? (yield* tx.jobs.attempt(row.id))?.dependency_flags ?? 0;
     if (settings.expiredAction === 'delete') {
       yield* tx.jobs.delete(row.seq);
+      yield* forgetDeletedJob(tx, { seq: row.seq, id: row.id, flags });
       yield* this.ctx.count(tx, queue, from, null, 1);
       yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
     } else {
@@ -108,8 +113,6 @@ export class Expiry {
       });
     }
     this.ctx.emit(tx, { kind: 'ttl_expired', queue, count: 1 });
-    // A job just leased carries no `dependency_flags`: read them (an expiry at lease time is rare).
-    const flags = row.dependency_flags ?? (yield* tx.jobs.attempt(row.id))?.dependency_flags ?? 0;
     if (flags !== 0) yield* this.ctx.jobEnded(tx, { id: row.id, flags }, 'dead');
   }
 }

@@ -7,11 +7,12 @@
  * an extend is refused with `job_cancelled`.
  */
 
-import { dependedOn, waitsOnOthers } from '../../store/dependencies.ts';
+import { dependedOn } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { AckedRow, AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
+import { forgetDeletedJob } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { deadOutcome, type FinishedOutcome } from '../finished-outcomes.ts';
 import { appendError, errorEntry, maxErrorClassChars } from '../jobs/index.ts';
@@ -141,7 +142,7 @@ export class Settler {
     } else if (row!.dependency_flags !== 0) {
       // A job in a workflow (the one-statement ack leaves it alone): its edges go with it.
       yield* tx.jobs.delete(row!.seq);
-      if (waitsOnOthers(row!.dependency_flags)) yield* tx.dependencies!.forget(row!.seq);
+      yield* forgetDeletedJob(tx, { seq: row!.seq, id: jobId, flags: row!.dependency_flags });
       yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
       if (this.ctx.outcomes.enabled) this.ctx.keepOutcome(tx, completedOutcome(ack, row!, clock.nowMs()));
     } else {

@@ -133,7 +133,13 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           limit === undefined || limit === 0 ? undefined : limit,
         );
         return {
-          jobs: flow.jobs.map((j) => ({ jobId: j.id, queue: j.queue, type: j.type, state: j.state })),
+          jobs: flow.jobs.map((j) => ({
+            jobId: j.id,
+            queue: j.queue,
+            type: j.type,
+            state: j.state,
+            name: j.name,
+          })),
           edges: flow.edges,
           truncated: flow.truncated,
         };

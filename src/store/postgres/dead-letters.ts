@@ -3,8 +3,8 @@
  * and jobs_dead_reason), and requeue or delete by id. $2 is the reason (null: any).
  */
 
-import type { DeadLetters, ErrorGroupsRow } from '../job-control.ts';
-import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
+import type { DeadLetters, DeletedDeadRow, ErrorGroupsRow } from '../job-control.ts';
+import type { JobRow, JobSummaryRow } from '../rows.ts';
 import { jobColumns, summaryColumns } from './jobs.ts';
 import { type Connection, changes, firstRow, rows, statement, value } from './sql.ts';
 
@@ -47,7 +47,7 @@ const summariesAsc = summaries('>', 'ASC');
 const summariesDesc = summaries('<', 'DESC');
 const requeueById = statement(`UPDATE jobs SET ${fresh} WHERE id = $2 AND queue = $1 AND state = 'dead'`);
 const deleteById = statement(
-  "DELETE FROM jobs WHERE id = $2 AND queue = $1 AND state = 'dead' RETURNING id, idempotency_key",
+  "DELETE FROM jobs WHERE id = $2 AND queue = $1 AND state = 'dead' RETURNING id, idempotency_key, seq, dependency_flags",
 );
 
 export function deadLetterOps(c: Connection): DeadLetters {
@@ -84,7 +84,7 @@ export function deadLetterOps(c: Connection): DeadLetters {
       return (yield* changes(c, requeueById, [p.queue, p.id, p.nowMs])) > 0;
     },
     *delete(p) {
-      return yield* firstRow<KeyedJobRow>(c, deleteById, [p.queue, p.id]);
+      return yield* firstRow<DeletedDeadRow>(c, deleteById, [p.queue, p.id]);
     },
   };
 }

@@ -44,7 +44,7 @@
  *
  * Round trips: one statement per operation; the ones that take lists (`targets`, `add`'s
  * edges, `addMembers`) take them as arrays. What answers nothing (`add`, `release`,
- * `markQueue`, `forget`, `addMembers`, `setCompletion`) is sent ahead on the writer's
+ * `failToEnded`, `failFromFailed`, `markQueue`, `forget`, `forgetDependents`, `addMembers`, `setCompletion`) is sent ahead on the writer's
  * pipelined connection (sql.ts `sendAhead`): it travels with the next statement a unit
  * waits for, so a flow's edges and a fan-out's releases cost no round trip each. `resolve`
  * also answers whether the job has another pending edge, kept for the `anyPending` that
@@ -60,6 +60,7 @@ import {
   type JobResultRow,
   jobsWaitOnIt,
   type KeptFailureRow,
+  leftoverLines,
   type ReleasedRow,
   type WaitingChildRow,
   waitsOnJobs,
@@ -224,6 +225,22 @@ const releasedRow = (r: unknown[]): ReleasedRow => ({
   state: r[5] as ReleasedRow['state'],
   run_at_ms: r[6] as number,
 });
+/**
+ * A failed job's pending edges to jobs that are not waiting, and a cancelled waiting job's
+ * pending edges from failed ones. Neither decides anything (no job moves): a unit on another
+ * server cancelling the waiting job while this one fails the other, each before the other's
+ * commit, leaves their edge pending, drawn as before.
+ */
+const failToEnded = statement(
+  `UPDATE job_dependencies d SET state = 'failed'
+    WHERE d.parent_id = $1 AND d.state = 'pending'
+      AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.seq = d.child_seq AND c.state = 'waiting')`,
+);
+const failFromFailed = statement(
+  `UPDATE job_dependencies d SET state = 'failed'
+    WHERE d.child_seq = $1 AND d.state = 'pending'
+      AND EXISTS (SELECT 1 FROM jobs p WHERE p.id = d.parent_id AND p.state IN ('dead', 'cancelled'))`,
+);
 const anyPending = statement(
   "SELECT EXISTS (SELECT 1 FROM job_dependencies WHERE child_seq = $1 AND state = 'pending') AS v",
 );
@@ -244,6 +261,14 @@ const takeFailures = statement(
      RETURNING job_id)
    SELECT t.job_id AS id, j.state FROM taken t LEFT JOIN jobs j ON j.id = t.job_id ORDER BY t.job_id`,
 );
+const forgetDependents = statement('DELETE FROM job_dependents WHERE parent_id = $1');
+/** Rows of deleted jobs (tests and diagnostics: it reads both tables whole). */
+const leftovers = statement(
+  `SELECT (SELECT count(*) FROM job_dependents n WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = n.parent_id))::integer
+            AS counts,
+          (SELECT count(*) FROM job_dependencies d WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = d.child_seq))::integer
+            AS edges`,
+);
 const queuesWithDependencies = statement('SELECT name FROM queues WHERE has_dependencies ORDER BY name');
 const markQueue = statement(
   'UPDATE queues SET has_dependencies = true WHERE name = $1 AND NOT has_dependencies',
@@ -263,7 +288,7 @@ const flowJobs = statement(
      UNION
      SELECT l.b FROM flow f JOIN links l ON l.a = f.id
    )
-   SELECT j.id, j.seq, j.queue, j.type, j.state
+   SELECT j.id, j.seq, j.queue, j.type, j.state, j.flow_name
      FROM (SELECT id FROM flow LIMIT $2) f JOIN jobs j ON j.id = f.id
     ORDER BY j.id <> $1`,
 );
@@ -398,6 +423,12 @@ export function dependencyOps(c: Connection): Dependencies {
     *release(p) {
       yield* sendAhead(c, release, [p.seq, p.state]);
     },
+    *failToEnded(parentId) {
+      yield* sendAhead(c, failToEnded, [parentId]);
+    },
+    *failFromFailed(childSeq) {
+      yield* sendAhead(c, failFromFailed, [childSeq]);
+    },
     *releaseCompleted({ parentIds, nowMs }) {
       if (parentIds.length === 0) return [];
       // The locks first, in a statement of their own: the release's snapshot then comes after
@@ -414,6 +445,13 @@ export function dependencyOps(c: Connection): Dependencies {
     },
     *takeFailures(limit) {
       return yield* rows<KeptFailureRow>(c, takeFailures, [limit]);
+    },
+    *forgetDependents(parentId) {
+      yield* sendAhead(c, forgetDependents, [parentId]);
+    },
+    *leftovers() {
+      const left = yield* firstRow<{ counts: number; edges: number }>(c, leftovers, []);
+      return leftoverLines(left?.counts ?? 0, left?.edges ?? 0);
     },
     *queuesWithDependencies() {
       return (yield* rows<{ name: string }>(c, queuesWithDependencies, [])).map((row) => row.name);

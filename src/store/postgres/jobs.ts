@@ -11,7 +11,7 @@ import type { AttemptRow, ControlRow, DebounceTargetRow, JobRow, JobSummaryRow, 
 import { attemptColumns } from './leases.ts';
 import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
-/** Every column of NewJobRow but its dependency flags, with its array type, in statement order. */
+/** Every column of NewJobRow but its dependency flags and flow name, with its array type, in statement order. */
 const columns = [
   ['id', 'text'],
   ['queue', 'text'],
@@ -32,17 +32,18 @@ const columns = [
   ['group_key', 'text'],
   ['timeout_ms', 'bigint'],
 ] as const satisfies readonly (readonly [keyof NewJobRow, string])[];
-type Listed = (typeof columns)[number][0] | 'dependency_flags';
+type Listed = (typeof columns)[number][0] | 'dependency_flags' | 'flow_name';
 // A field added to NewJobRow but not to `columns` fails the typecheck here, rather than being dropped.
 const everyColumnListed: [Exclude<keyof NewJobRow, Listed>] extends [never] ? true : never = true;
 
 /**
  * Inserts the rows in the order given (their seqs follow it): one statement, one array per
- * column; with `flagged`, dependency_flags too (most jobs have none: the column keeps its default 0).
+ * column; with `flagged`, dependency_flags and flow_name too (a job in a workflow: most jobs
+ * have neither, and the columns keep their defaults, 0 and NULL).
  */
 const insertStatement = (flagged: boolean) => {
   const listed: readonly (readonly [string, string])[] = flagged
-    ? [...columns, ['dependency_flags', 'integer']]
+    ? [...columns, ['dependency_flags', 'integer'], ['flow_name', 'text']]
     : columns;
   const names = listed.map(([name]) => name).join(', ');
   return statement(
@@ -167,9 +168,13 @@ export function jobOps(c: Connection): Jobs {
     *insert(jobs) {
       if (jobs.length === 0) return;
       const arrays: unknown[] = columns.map(([name]) => jobs.map((job) => job[name]));
-      // Jobs outside workflows have no flags: their rows go through the INSERT without the column.
-      if (!jobs.some((job) => (job.dependency_flags ?? 0) !== 0)) yield* changes(c, insertJobs, arrays);
-      else yield* changes(c, insertFlaggedJobs, [...arrays, jobs.map((job) => job.dependency_flags ?? 0)]);
+      // Jobs outside workflows have no flags nor flow name: their rows go through the INSERT without those columns.
+      if (!jobs.some((job) => (job.dependency_flags ?? 0) !== 0 || (job.flow_name ?? null) !== null)) {
+        yield* changes(c, insertJobs, arrays);
+      } else {
+        const flags = jobs.map((job) => job.dependency_flags ?? 0);
+        yield* changes(c, insertFlaggedJobs, [...arrays, flags, jobs.map((job) => job.flow_name ?? null)]);
+      }
     },
     *delete(seq) {
       yield* changes(c, deleteJob, [seq]);

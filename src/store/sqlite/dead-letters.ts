@@ -4,8 +4,8 @@
  * or delete by id or in chunks of @limit, oldest failure first.
  */
 
-import type { DeadLetters, ErrorGroupsRow } from '../job-control.ts';
-import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
+import type { DeadLetters, DeletedDeadRow, ErrorGroupsRow } from '../job-control.ts';
+import type { JobRow, JobSummaryRow } from '../rows.ts';
 import { summaryColumns } from './jobs.ts';
 import type { Preparer } from './prepare-on-use.ts';
 
@@ -68,9 +68,9 @@ export function prepareDeadLetterStatements(db: Preparer) {
     requeueDeadById: db.prepare<[{ queue: string; id: string; nowMs: number }]>(
       `UPDATE jobs SET ${fresh} WHERE id = @id AND queue = @queue AND state = 'dead'`,
     ),
-    /** Deletes one dead letter; its key comes back so it can be released. */
-    deleteDeadById: db.prepare<[{ queue: string; id: string }], KeyedJobRow>(
-      "DELETE FROM jobs WHERE id = @id AND queue = @queue AND state = 'dead' RETURNING id, idempotency_key",
+    /** Deletes one dead letter; its key comes back so it can be released, its seq and flags for its edges. */
+    deleteDeadById: db.prepare<[{ queue: string; id: string }], DeletedDeadRow>(
+      "DELETE FROM jobs WHERE id = @id AND queue = @queue AND state = 'dead' RETURNING id, idempotency_key, seq, dependency_flags",
     ),
   };
 }

@@ -16,6 +16,7 @@ import {
   type JobResultRow,
   jobsWaitOnIt,
   type KeptFailureRow,
+  leftoverLines,
   type MemberState,
   type ReleasedRow,
   type WaitingChildRow,
@@ -172,6 +173,18 @@ export function prepareDependencyStatements(db: Preparer) {
       `UPDATE job_dependencies SET state = @state
         WHERE child_seq = @childSeq AND parent_id = @parentId AND state = 'pending'`,
     ),
+    // A failed job's pending edges to jobs that are not waiting (job_dependencies_pending), and a
+    // cancelled waiting job's pending edges from failed ones (job_dependencies_pending_child).
+    failToEnded: db.prepare<[string]>(
+      `UPDATE job_dependencies SET state = 'failed'
+        WHERE parent_id = ? AND state = 'pending'
+          AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.seq = child_seq AND c.state = 'waiting')`,
+    ),
+    failFromFailed: db.prepare<[number]>(
+      `UPDATE job_dependencies SET state = 'failed'
+        WHERE child_seq = ? AND state = 'pending'
+          AND EXISTS (SELECT 1 FROM jobs p WHERE p.id = parent_id AND p.state IN ('dead', 'cancelled'))`,
+    ),
     anyPending: db
       .prepare<[number], number>(
         `SELECT EXISTS (SELECT 1 FROM job_dependencies INDEXED BY job_dependencies_pending_child
@@ -209,6 +222,18 @@ export function prepareDependencyStatements(db: Preparer) {
         ORDER BY f.job_id LIMIT ?`,
     ),
     forgetFailure: db.prepare<[string]>('DELETE FROM dependency_failures WHERE job_id = ?'),
+    forgetDependents: db.prepare<[string]>('DELETE FROM job_dependents WHERE parent_id = ?'),
+    // Rows of deleted jobs (tests and diagnostics: each reads its table whole).
+    countsLeft: db
+      .prepare<[], number>(
+        'SELECT count(*) FROM job_dependents n WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = n.parent_id)',
+      )
+      .pluck(),
+    edgesLeft: db
+      .prepare<[], number>(
+        'SELECT count(*) FROM job_dependencies d WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = d.child_seq)',
+      )
+      .pluck(),
     queuesWithDependencies: db
       .prepare<[], string>('SELECT name FROM queues WHERE has_dependencies = 1')
       .pluck(),
@@ -225,7 +250,7 @@ export function prepareDependencyStatements(db: Preparer) {
            JOIN jobs c ON c.seq = d.child_seq
          LIMIT @limit
        )
-       SELECT j.id, j.seq, j.queue, j.type, j.state FROM flow f JOIN jobs j ON j.id = f.id`,
+       SELECT j.id, j.seq, j.queue, j.type, j.state, j.flow_name FROM flow f JOIN jobs j ON j.id = f.id`,
     ),
     pendingMembers: db
       .prepare<[{ batchId: string; limit: number }], string>(
@@ -402,6 +427,12 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     *resolve(p) {
       return sql.resolve.run(p).changes > 0;
     },
+    *failToEnded(parentId) {
+      sql.failToEnded.run(parentId);
+    },
+    *failFromFailed(childSeq) {
+      sql.failFromFailed.run(childSeq);
+    },
     *anyPending(childSeq) {
       return sql.anyPending.get(childSeq) === 1;
     },
@@ -433,6 +464,12 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       const taken = sql.keptFailures.all(limit);
       for (const { id } of taken) sql.forgetFailure.run(id);
       return taken;
+    },
+    *forgetDependents(parentId) {
+      sql.forgetDependents.run(parentId);
+    },
+    *leftovers() {
+      return leftoverLines(sql.countsLeft.get() ?? 0, sql.edgesLeft.get() ?? 0);
     },
     *flowJobs(p) {
       return sql.flowJobs.all(p);

@@ -44,37 +44,45 @@ const optionalColumns = [
   'group_key',
   'timeout_ms',
 ] as const satisfies readonly (keyof NewJobRow)[];
-type Listed = (typeof requiredColumns)[number] | (typeof optionalColumns)[number] | 'dependency_flags';
+type Listed =
+  | (typeof requiredColumns)[number]
+  | (typeof optionalColumns)[number]
+  | 'dependency_flags'
+  | 'flow_name';
 // A field added to NewJobRow but not to a list fails the typecheck here, rather than being dropped.
 const everyColumnListed: [Exclude<keyof NewJobRow, Listed>] extends [never] ? true : never = true;
 
 /**
  * Which INSERT a batch of jobs goes through: with its optional columns (`full`) or without them
- * (`lean`: every one null in every row, the common job), and with dependency flags (`flagged`:
- * some row has them) or without (the column keeps its default 0). Each value a statement binds
+ * (`lean`: every one null in every row, the common job), and with dependency flags and flow
+ * names (`flagged`: some row has either, a job in a workflow) or without (the columns keep
+ * their defaults, 0 and NULL). Each value a statement binds
  * costs: the eight nulls of a plain job were ~0.4 µs of a W5 job's 3.5 µs INSERT (measured,
  * bench/results/w5enq-2026-12-07.md).
  */
 type InsertKind = `${'full' | 'lean'}-${'plain' | 'flagged'}`;
 type JobInserts = Record<InsertKind, MultiRowStatement<NewJobRow, never>>;
 
-/** The INSERT of the required columns, then the optional ones unless `lean`, then dependency_flags when `flagged`. */
+/** The INSERT of the required columns, then the optional ones unless `lean`, then dependency_flags and flow_name when `flagged`. */
 function prepareJobInsert(
   db: Preparer,
   lean: boolean,
   flagged: boolean,
 ): MultiRowStatement<NewJobRow, never> {
-  const columns: readonly Exclude<Listed, 'dependency_flags'>[] = lean
+  const columns: readonly Exclude<Listed, 'dependency_flags' | 'flow_name'>[] = lean
     ? requiredColumns
     : [...requiredColumns, ...optionalColumns];
-  const listed = flagged ? [...columns, 'dependency_flags'] : columns;
+  const listed = flagged ? [...columns, 'dependency_flags', 'flow_name'] : columns;
   return new MultiRowStatement<NewJobRow, never>(
     db,
     listed.length,
     (tuples) => `INSERT INTO jobs (${listed.join(', ')}) VALUES ${tuples}`,
     (values, offset, job) => {
       for (let c = 0; c < columns.length; c++) values[offset + c] = job[columns[c]!];
-      if (flagged) values[offset + columns.length] = job.dependency_flags ?? 0;
+      if (flagged) {
+        values[offset + columns.length] = job.dependency_flags ?? 0;
+        values[offset + columns.length + 1] = job.flow_name ?? null;
+      }
     },
     'exact',
   );
@@ -206,7 +214,7 @@ export function jobOps(sql: JobStatements, inserts: JobInserts): Jobs {
       let flagged = false;
       let full = false;
       for (const row of rows) {
-        if ((row.dependency_flags ?? 0) !== 0) flagged = true;
+        if ((row.dependency_flags ?? 0) !== 0 || (row.flow_name ?? null) !== null) flagged = true;
         if (!full && hasOptional(row)) full = true;
       }
       inserts[`${full ? 'full' : 'lean'}-${flagged ? 'flagged' : 'plain'}`].run(rows);

@@ -63,10 +63,14 @@ export class Harness {
     return this.store.write(unit);
   }
 
-  /** After the case: the counts agree with the rows, on the data as stored. */
+  /** After the case: the counts agree with the rows, and deleted jobs left no workflow rows, on the data as stored. */
   async checkCounts(): Promise<void> {
     const store = await this.restart();
     assert.deepEqual(await store.read((view) => view.counts.mismatches()), [], 'counts = rows');
+    const leftovers = await store.read(function* (view) {
+      return view.dependencies === undefined ? [] : yield* view.dependencies.leftovers();
+    });
+    assert.deepEqual(leftovers, [], 'no workflow rows of deleted jobs');
   }
 
   async dispose(): Promise<void> {

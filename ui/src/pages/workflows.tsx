@@ -104,8 +104,8 @@ export function FlowPage({ id, session }: { id: string; session: Session }) {
   const open = (flow?.jobs ?? []).filter((j) => unended.has(j.state)).length;
   const names = new Map<string, string>();
   const waitsOn = new Map<string, string[]>();
+  for (const job of flow?.jobs ?? []) if (job.name !== null) names.set(job.id, job.name);
   for (const edge of flow?.edges ?? []) {
-    if (edge.name !== null) names.set(edge.dependsOn, edge.name);
     waitsOn.set(edge.jobId, [...(waitsOn.get(edge.jobId) ?? []), edge.dependsOn]);
   }
 

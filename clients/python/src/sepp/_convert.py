@@ -84,9 +84,14 @@ def _whole_ms(value: Any, name: str) -> int:
     return round(value)
 
 
-def job_from_spec(spec: JobSpec) -> job_pb2.EnqueueJob:
+def job_from_spec(spec: JobSpec, after: Sequence[str] = ()) -> job_pb2.EnqueueJob:
     """The protocol's job from the client's; raises INVALID_ARGUMENT for what the server could
-    not make sense of (the server validates the rest)."""
+    not make sense of (the server validates the rest). `after`: in a flow, the names of the
+    flow's jobs it runs after."""
+    if spec.on_dependency_failure is not None and not spec.depends_on and not after:
+        # The server refuses it too: accepted and ignored, it would read as if the job waited on something.
+        raise invalid("on_dependency_failure is given but the job has no dependencies: give depends_on "
+                      "(in a flow, or after), or leave on_dependency_failure out")
     if spec.json is not UNSET and spec.payload is not None:
         raise invalid("give payload or json, not both")
     if spec.json is not UNSET:

@@ -115,7 +115,8 @@ class JobSpec:
     """Ids of jobs this job waits for: it is stored `waiting` and becomes ready in the transaction
     that completes the last of them (docs/workflows.md)."""
     on_dependency_failure: DependencyPolicy | None = None
-    """What a failed dependency does to this job: `cancel` (default), `run` or `wait`."""
+    """What a failed dependency does to this job: `cancel` (default), `run` or `wait`. Only with
+    `depends_on` (in a flow, or `after`): without them it raises SeppError (`invalid_argument`)."""
     debounce_key: str | None = None
     """Debounce key (docs/protocol.md, "Debounce"): when the queue holds a job with this key that
     waits and was never leased, that job absorbs this enqueue — it takes this payload, content type

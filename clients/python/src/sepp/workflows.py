@@ -163,6 +163,9 @@ class FlowNode:
     queue: str
     type: str
     state: JobState
+    name: str | None = None
+    """Its name in the flow that stored it; None for a job no flow named (or from a server that
+    does not say)."""
 
 
 @dataclass(frozen=True)
@@ -191,7 +194,8 @@ def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline
     (batcher.submit_flow), else the unary EnqueueFlow; the same answer and errors either way,
     never retried."""
     request = flow_pb2.EnqueueFlowRequest(
-        jobs=[flow_pb2.FlowJob(name=name, job=job_from_spec(spec), after=list(after)) for name, spec, after in flow.jobs]
+        jobs=[flow_pb2.FlowJob(name=name, job=job_from_spec(spec, after), after=list(after))
+              for name, spec, after in flow.jobs]
     )
     size = sum(approx_encoded_bytes(j.job) + len(j.name) + 8 + sum(len(n) + 4 for n in [*j.after, *j.job.depends_on])
                for j in request.jobs)
@@ -291,7 +295,7 @@ def get_flow(conn: Connection, job_id: str, limit: int, deadline_ms: int | None)
     answer = conn.invoke(conn.stub.GetFlow, flow_pb2.GetFlowRequest(job_id=job_id, limit=limit),
                          deadline_ms=deadline_ms, retry_safe=True)
     return FlowGraph(
-        jobs=tuple(FlowNode(j.job_id, j.queue, j.type, job_state_name(j.state)) for j in answer.jobs),
+        jobs=tuple(FlowNode(j.job_id, j.queue, j.type, job_state_name(j.state), j.name or None) for j in answer.jobs),
         edges=tuple(FlowEdge(e.job_id, e.depends_on, edge_state_name(e.state), e.name or None) for e in answer.edges),
         truncated=answer.truncated,
     )

@@ -515,6 +515,90 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    name: "workflows: GetFlow names every job of a flow, its final job's too; a job no flow named has none",
+    async run(h) {
+      const { engine } = await h.engine();
+      const queue = fresh();
+      const alone = await add(engine);
+      const ids = committed(
+        await engine.enqueueFlow([
+          flowJobIn(queue)('extract'),
+          flowJobIn(queue)('load', { after: ['extract'], dependsOn: [alone.id] }),
+        ]),
+      );
+      const { jobs } = await engine.getFlow(ids.load!);
+      assert.deepEqual(
+        jobs.map((j) => [j.id, j.name]),
+        [
+          [alone.id, null],
+          [ids.extract, 'extract'],
+          [ids.load, 'load'],
+        ],
+      );
+      // A flow of one job: nothing names it on an edge.
+      const single = committed(await engine.enqueueFlow([flowJobIn(queue)('only')]));
+      assert.deepEqual(
+        (await engine.getFlow(single.only!)).jobs.map((j) => j.name),
+        ['only'],
+      );
+    },
+  },
+  {
+    name: 'workflows: the edges of a cancelled flow say failed — jobs it cancelled, a running one once it stops',
+    async run(h) {
+      const { engine } = await h.engine();
+      const root = fresh();
+      const rest = fresh();
+      // A job that died before: `w` (policy wait) keeps waiting on it until the flow is cancelled.
+      const dead = await add(engine);
+      await kill(engine, dead);
+      const ids = committed(
+        await engine.enqueueFlow([
+          flowJobIn(root)('a'),
+          flowJobIn(rest)('b', { after: ['a'] }),
+          flowJobIn(rest)('c', { after: ['b'] }),
+          flowJobIn(rest)('w', { after: ['a'], dependsOn: [dead.id], onDependencyFailure: 'wait' }),
+        ]),
+      );
+      const running = await lease(engine, { id: ids.a!, queue: root });
+      assert.deepEqual(await engine.cancelFlow(ids.c!), { cancelled: 3, cancelRequested: 1 });
+      const edges = async () =>
+        Object.fromEntries(
+          (await engine.getFlow(ids.c!)).edges.map((e) => [
+            `${e.dependsOn === dead.id ? 'dead' : e.name}→${e.jobId === ids.w ? 'w' : e.jobId === ids.b ? 'b' : 'c'}`,
+            e.state,
+          ]),
+        );
+      // `a` runs until its worker stops: its edges wait for its end.
+      assert.deepEqual(await edges(), {
+        'a→b': 'pending',
+        'b→c': 'failed',
+        'a→w': 'pending',
+        'dead→w': 'failed',
+      });
+      await assert.rejects(engine.ack({ jobId: running.id, attempt: running.attempt }), {
+        code: 'job_cancelled',
+      });
+      assert.equal(await stateOf(engine, { id: ids.a! }), 'cancelled');
+      assert.deepEqual(await edges(), {
+        'a→b': 'failed',
+        'b→c': 'failed',
+        'a→w': 'failed',
+        'dead→w': 'failed',
+      });
+      // By id, the same whichever is cancelled first: a dependency's failure cancels what waits on it
+      // (the edge fails), and a job cancelled before its dependency fails learns it failed.
+      for (const childFirst of [false, true]) {
+        const gate = await add(engine);
+        const child = await after(engine, [gate]);
+        if (childFirst) await engine.cancel(child.id);
+        await engine.cancel(gate.id);
+        const edges = (await engine.getJob(child.id)).dependencies?.map((d) => d.edge);
+        assert.deepEqual(edges, ['failed'], childFirst ? 'child first' : 'gate first');
+      }
+    },
+  },
+  {
     // Found by task attack3: the edges carried each result, so a lease of 300 jobs that each
     // waited on the same 100 jobs of 64 KiB results read 1.9 GB (3.9 GB of buffers) to pass
     // none of them on, and GetFlow and GetJob read them too without using them.

@@ -74,7 +74,55 @@ async function complete(engine: Engine, id: string): Promise<void> {
   await engine.ack({ jobId: id, attempt: leased!.attempt });
 }
 
+/** The workflow rows deleted jobs left behind (Dependencies.leftovers), as the engine's check reports them. */
+async function leftovers(engine: Engine): Promise<string[]> {
+  return (await engine.counterMismatches()).filter((line) => line.startsWith('job_depend'));
+}
+
 export const dependentsCases: StoreCase[] = [
+  {
+    name: 'dependents: a job deleted by any path takes its count and its edges with it',
+    async run(h) {
+      const queue = fresh();
+      const expiring = fresh();
+      const { engine, clock } = await h.engine({
+        options: {
+          ...limits(3).options,
+          queues: { [expiring]: { expiredAction: 'delete' } },
+        },
+      });
+      const parent = async (q = queue, extra: Partial<EnqueueRequest> = {}) => {
+        const id = (await engine.enqueue({ ...request(q), ...extra })).jobId;
+        await add(engine, [id]);
+        return id;
+      };
+      // A bulk delete of a ready job others wait on (PurgeQueue, DeleteJobs): its dependents are cancelled.
+      await parent();
+      await engine.runBulk({ action: 'delete', filter: { queue, states: ['ready'] } });
+      assert.deepEqual(await leftovers(engine), [], 'bulk delete');
+      // A dead letter deleted by id, and all of a queue's (a purge of the dead letters).
+      for (const all of [false, true]) {
+        const id = await parent();
+        await engine.deadLetterJob(id);
+        await engine.deleteDeadLetters(all ? { queue, all: true } : { queue, jobIds: [id] });
+        assert.deepEqual(await leftovers(engine), [], all ? 'dead letters purged' : 'dead letter deleted');
+      }
+      // A job that waited on another, released, then dead-lettered and deleted: its edge goes with it.
+      const gate = await add(engine);
+      const child = await add(engine, [gate]);
+      await complete(engine, gate);
+      await engine.deadLetterJob(child);
+      const { queue: childQueue } = await engine.getJob(child);
+      await engine.deleteDeadLetters({ queue: childQueue, jobIds: [child] });
+      assert.deepEqual(await leftovers(engine), [], 'a waiting job deleted');
+      // A job others wait on that expires on a queue whose expired_action is delete.
+      const expired = await parent(expiring, { ttlMs: 1_000 });
+      clock.advance(2_000);
+      await engine.runMaintenance();
+      assert.equal((await engine.getJob(expired)).outcomeOnly, true, 'deleted: its outcome is kept');
+      assert.deepEqual(await leftovers(engine), [], 'expired and deleted');
+    },
+  },
   {
     name: 'dependents: at the limit accepted, one more refused — one job, a best-effort batch, all or none',
     async run(h) {

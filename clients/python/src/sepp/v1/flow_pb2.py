@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from sepp.v1 import job_pb2 as sepp_dot_v1_dot_job__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12sepp/v1/flow.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\"H\n\x07\x46lowJob\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x03job\x18\x02 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\r\n\x05\x61\x66ter\x18\x03 \x03(\t\"4\n\x12\x45nqueueFlowRequest\x12\x1e\n\x04jobs\x18\x01 \x03(\x0b\x32\x10.sepp.v1.FlowJob\"?\n\tFlowJobId\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06job_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x03 \x01(\x08\"y\n\x13\x45nqueueFlowResponse\x12\x11\n\tcommitted\x18\x01 \x01(\x08\x12 \n\x04jobs\x18\x02 \x03(\x0b\x32\x12.sepp.v1.FlowJobId\x12-\n\nrejections\x18\x03 \x03(\x0b\x32\x19.sepp.v1.IndexedRejection\"/\n\x0eGetFlowRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\"Y\n\x08\x46lowNode\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\r\n\x05queue\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\x12 \n\x05state\x18\x04 \x01(\x0e\x32\x11.sepp.v1.JobState\"i\n\x08\x46lowEdge\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x12\n\ndepends_on\x18\x02 \x01(\t\x12+\n\x05state\x18\x03 \x01(\x0e\x32\x1c.sepp.v1.DependencyEdgeState\x12\x0c\n\x04name\x18\x04 \x01(\t\"g\n\x0fGetFlowResponse\x12\x1f\n\x04jobs\x18\x01 \x03(\x0b\x32\x11.sepp.v1.FlowNode\x12 \n\x05\x65\x64ges\x18\x02 \x03(\x0b\x32\x11.sepp.v1.FlowEdge\x12\x11\n\ttruncated\x18\x03 \x01(\x08\"#\n\x11\x43\x61ncelFlowRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"A\n\x12\x43\x61ncelFlowResponse\x12\x11\n\tcancelled\x18\x01 \x01(\x03\x12\x18\n\x10\x63\x61ncel_requested\x18\x02 \x01(\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12sepp/v1/flow.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\"H\n\x07\x46lowJob\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x03job\x18\x02 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\r\n\x05\x61\x66ter\x18\x03 \x03(\t\"4\n\x12\x45nqueueFlowRequest\x12\x1e\n\x04jobs\x18\x01 \x03(\x0b\x32\x10.sepp.v1.FlowJob\"?\n\tFlowJobId\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06job_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x03 \x01(\x08\"y\n\x13\x45nqueueFlowResponse\x12\x11\n\tcommitted\x18\x01 \x01(\x08\x12 \n\x04jobs\x18\x02 \x03(\x0b\x32\x12.sepp.v1.FlowJobId\x12-\n\nrejections\x18\x03 \x03(\x0b\x32\x19.sepp.v1.IndexedRejection\"/\n\x0eGetFlowRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\"g\n\x08\x46lowNode\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\r\n\x05queue\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\x12 \n\x05state\x18\x04 \x01(\x0e\x32\x11.sepp.v1.JobState\x12\x0c\n\x04name\x18\x05 \x01(\t\"i\n\x08\x46lowEdge\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x12\n\ndepends_on\x18\x02 \x01(\t\x12+\n\x05state\x18\x03 \x01(\x0e\x32\x1c.sepp.v1.DependencyEdgeState\x12\x0c\n\x04name\x18\x04 \x01(\t\"g\n\x0fGetFlowResponse\x12\x1f\n\x04jobs\x18\x01 \x03(\x0b\x32\x11.sepp.v1.FlowNode\x12 \n\x05\x65\x64ges\x18\x02 \x03(\x0b\x32\x11.sepp.v1.FlowEdge\x12\x11\n\ttruncated\x18\x03 \x01(\x08\"#\n\x11\x43\x61ncelFlowRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"A\n\x12\x43\x61ncelFlowResponse\x12\x11\n\tcancelled\x18\x01 \x01(\x03\x12\x18\n\x10\x63\x61ncel_requested\x18\x02 \x01(\x03\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.flow_pb2', globals())
@@ -32,13 +32,13 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _GETFLOWREQUEST._serialized_start=366
   _GETFLOWREQUEST._serialized_end=413
   _FLOWNODE._serialized_start=415
-  _FLOWNODE._serialized_end=504
-  _FLOWEDGE._serialized_start=506
-  _FLOWEDGE._serialized_end=611
-  _GETFLOWRESPONSE._serialized_start=613
-  _GETFLOWRESPONSE._serialized_end=716
-  _CANCELFLOWREQUEST._serialized_start=718
-  _CANCELFLOWREQUEST._serialized_end=753
-  _CANCELFLOWRESPONSE._serialized_start=755
-  _CANCELFLOWRESPONSE._serialized_end=820
+  _FLOWNODE._serialized_end=518
+  _FLOWEDGE._serialized_start=520
+  _FLOWEDGE._serialized_end=625
+  _GETFLOWRESPONSE._serialized_start=627
+  _GETFLOWRESPONSE._serialized_end=730
+  _CANCELFLOWREQUEST._serialized_start=732
+  _CANCELFLOWREQUEST._serialized_end=767
+  _CANCELFLOWRESPONSE._serialized_start=769
+  _CANCELFLOWRESPONSE._serialized_end=834
 # @@protoc_insertion_point(module_scope)

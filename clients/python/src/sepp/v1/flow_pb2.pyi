@@ -69,16 +69,18 @@ class FlowJobId(_message.Message):
     def __init__(self, name: _Optional[str] = ..., job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
 
 class FlowNode(_message.Message):
-    __slots__ = ["job_id", "queue", "state", "type"]
+    __slots__ = ["job_id", "name", "queue", "state", "type"]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     job_id: str
+    name: str
     queue: str
     state: _job_pb2.JobState
     type: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[_job_pb2.JobState, str]] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[_job_pb2.JobState, str]] = ..., name: _Optional[str] = ...) -> None: ...
 
 class GetFlowRequest(_message.Message):
     __slots__ = ["job_id", "limit"]

@@ -87,6 +87,11 @@ export interface FlowNode {
   queue: string;
   type: string;
   state: JobState;
+  /**
+   * Its name in the flow that stored it; empty for a job no flow named
+   * (enqueued alone, and named by id).
+   */
+  name: string;
 }
 
 /** `job_id` waits on `depends_on`. */
@@ -584,7 +589,7 @@ export const GetFlowRequest: MessageFns<GetFlowRequest> = {
 };
 
 function createBaseFlowNode(): FlowNode {
-  return { jobId: "", queue: "", type: "", state: 0 };
+  return { jobId: "", queue: "", type: "", state: 0, name: "" };
 }
 
 export const FlowNode: MessageFns<FlowNode> = {
@@ -600,6 +605,9 @@ export const FlowNode: MessageFns<FlowNode> = {
     }
     if (message.state !== 0) {
       writer.uint32(32).int32(message.state);
+    }
+    if (message.name !== "") {
+      writer.uint32(42).string(message.name);
     }
     return writer;
   },
@@ -649,6 +657,14 @@ export const FlowNode: MessageFns<FlowNode> = {
             message.state = reader.int32() as any;
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -671,6 +687,7 @@ export const FlowNode: MessageFns<FlowNode> = {
       queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
       type: isSet(object.type) ? globalThis.String(object.type) : "",
       state: isSet(object.state) ? jobStateFromJSON(object.state) : 0,
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
     };
   },
 
@@ -688,6 +705,9 @@ export const FlowNode: MessageFns<FlowNode> = {
     if (message.state !== 0) {
       obj.state = jobStateToJSON(message.state);
     }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
     return obj;
   },
 
@@ -700,6 +720,7 @@ export const FlowNode: MessageFns<FlowNode> = {
     message.queue = object.queue ?? "";
     message.type = object.type ?? "";
     message.state = object.state ?? 0;
+    message.name = object.name ?? "";
     return message;
   },
 };
