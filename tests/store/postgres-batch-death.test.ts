@@ -75,10 +75,15 @@ test('two members dying at once on two servers enqueue one on_death', async () =
       const { batch: after } = await b.getBatch(batch.id);
       assert.deepEqual([after.dead, after.pending], [2, 1]);
       assert.ok([first.id, second.id].includes(after.firstDeadId!), `round ${round}: ${after.firstDeadId}`);
-      const alerted = await a.reserve({ queues: [alerts], maxJobs: 10 });
+      // The job may have been enqueued through b: a learns of it from the database's notice, so
+      // it waits for it; the count of jobs in the queue is read from the database itself.
+      const alerted = await a.reserve({ queues: [alerts], maxJobs: 10, waitMs: 5_000 });
+      const { rows: stored } = await holder.query<{ id: string }>('SELECT id FROM jobs WHERE queue = $1', [
+        alerts,
+      ]);
       assert.deepEqual(
-        alerted.map((l) => l.id),
-        [after.deathJobId],
+        [alerted.map((l) => l.id), stored.map((row) => row.id)],
+        [[after.deathJobId], [after.deathJobId]],
         `round ${round}: one on_death`,
       );
       const payload = JSON.parse(new TextDecoder().decode(alerted[0]!.payload)) as {
