@@ -91,6 +91,8 @@ async function openPostgres(
       logger.warn('store.statistics_failed', {
         detail: `the look at the growing tables' statistics failed: ${error instanceof Error ? error.message : String(error)}; until it works again, the plans rest on autovacuum's statistics (docs/postgres.md)`,
       }),
+    // A rolling upgrade went ahead of this server: it refuses everything from now on.
+    onSchemaMigrated: (why) => logger.error('store.schema_newer', { detail: why }),
     // At the start, and again whenever the writer connects anew (after a failover).
     onConnected: ({ host, replication }) =>
       logger.info('store.connected', {

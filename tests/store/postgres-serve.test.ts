@@ -264,7 +264,7 @@ test('a PostgreSQL store that cannot be opened stops the start: one line saying 
     storeToml('refused', wrong),
     'a wrong password',
     /password authentication failed/,
-    /; check the password in store\.password_file or store\.password_env, and the user "\w+" in store\.url$/,
+    /; check the password in store\.password_file or store\.password_env, the user "\w+" in store\.url, and that the role's password has not expired/,
   );
   await attempt(
     storeToml('refused').replace(/^password_file = .*\n/m, ''),
@@ -290,6 +290,19 @@ test('a PostgreSQL store that cannot be opened stops the start: one line saying 
     /database "no_such_db" does not exist/,
     /create it \(CREATE DATABASE no_such_db OWNER \w+; docs\/postgres\.md, "Setting it up"\)/,
   );
+  // A schema a newer sepp migrated: the fix is that sepp (or a restore), not a setting.
+  await postgres.cluster.query(
+    `CREATE SCHEMA newer; CREATE TABLE newer.schema_migrations (version integer PRIMARY KEY, name text NOT NULL);
+     INSERT INTO newer.schema_migrations VALUES (${migrations.at(-1)!.version + 1}, 'from_the_future.sql')`,
+    [],
+    postgres.database,
+  );
+  await attempt(
+    storeToml('newer'),
+    'a schema a newer sepp migrated',
+    new RegExp(`has version ${migrations.at(-1)!.version + 1}, written by a newer sepp; this sepp `),
+    /; every server on schema "newer" must run that sepp or a newer one; .*\(docs\/upgrading\.md, "On PostgreSQL"\)$/,
+  );
   // Least privilege (docs/postgres.md): a role that owns no database and may create nothing in
   // it is refused with the statement that fixes it; given a schema of its own, it starts (before,
   // CREATE SCHEMA IF NOT EXISTS asked for CREATE on the database even with the schema there).
@@ -298,6 +311,26 @@ test('a PostgreSQL store that cannot be opened stops the start: one line saying 
   await postgres.cluster.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
   const asRole = (schema: string) => storeToml(schema).replace('://sepp@', `://${role}@`);
   assert.ok(asRole('x').includes(`://${role}@`), 'the URL names the role');
+  // A password past its VALID UNTIL: PostgreSQL's answer is that of a wrong password.
+  await postgres.cluster.query(`ALTER ROLE ${role} VALID UNTIL '2000-01-01'`);
+  await attempt(
+    asRole('owned'),
+    'an expired password',
+    new RegExp(`password authentication failed for user "${role}"`),
+    /and that the role's password has not expired \(its VALID UNTIL; PostgreSQL's own log says which of the two\)$/,
+  );
+  await postgres.cluster.query(`ALTER ROLE ${role} VALID UNTIL 'infinity'`);
+  // A database that takes no writes (a standby, or read-only by default): name the primary.
+  await postgres.cluster.query(`ALTER ROLE ${role} SET default_transaction_read_only = on`);
+  await attempt(
+    asRole('owned'),
+    'a read-only session',
+    /cannot execute CREATE SCHEMA in a read-only transaction/,
+    new RegExp(
+      `; the database takes no writes as user "${role}": store\\.url names a standby, .*name the primary`,
+    ),
+  );
+  await postgres.cluster.query(`ALTER ROLE ${role} RESET default_transaction_read_only`);
   await postgres.cluster.query(`ALTER ROLE ${role} CONNECTION LIMIT 0`);
   await attempt(
     asRole('owned'),
@@ -487,5 +520,98 @@ test('a migration runs without the statement timeout, which still holds outside 
     await assert.rejects(client.query('SELECT pg_sleep(0.3)'), /statement timeout/);
   } finally {
     await client.query('RESET statement_timeout');
+  }
+});
+
+test('a server whose schema a newer sepp migrates while it runs refuses every call, says why, and is not ready', async () => {
+  const lines: string[] = [];
+  const logger = createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) });
+  const t = await within(
+    startTestServer({ toml: storeToml('overtaken'), logger }),
+    'the server started',
+    60_000,
+  );
+  try {
+    const c = t.client;
+    await answered(call(c, c.enqueue, { job: testJob('emails') }), 'an enqueue before');
+    const readyz = t.metricsUrl.replace(/\/metrics$/, '/readyz');
+    const ready = async () => {
+      const answer = await fetch(readyz, { signal: AbortSignal.timeout(30_000) });
+      return { status: answer.status, body: (await answer.json()) as { reason?: string } };
+    };
+    assert.equal((await ready()).status, 200);
+    // A newer sepp's server, started on the same schema, applies its migration.
+    const newer = migrations.at(-1)!.version + 1;
+    await postgres.cluster.query(
+      `INSERT INTO overtaken.schema_migrations (version, name) VALUES (${newer}, 'from_the_future.sql')`,
+      [],
+      postgres.database,
+    );
+    // The server looks once a second: /readyz turns 503 with the reason.
+    let answer = await ready();
+    for (let i = 0; answer.status === 200 && i < 100; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      answer = await ready();
+    }
+    const why = new RegExp(
+      `the PostgreSQL schema "overtaken" was migrated to version ${newer} by a newer sepp while this server ran; this sepp \\S+ knows versions up to ${newer - 1}, so it reads and writes nothing more: stop it and run the newer sepp \\(docs/upgrading\\.md, "On PostgreSQL"\\)`,
+    );
+    assert.equal(answer.status, 503);
+    assert.match(answer.body.reason ?? '', why);
+    // Writes and reads answer UNAVAILABLE with it (retryable: another server takes them).
+    const refused = (what: string, attempt: Promise<unknown>) =>
+      assert.rejects(answered(attempt, what), (error: ServiceError) => {
+        assert.equal(error.code, status.UNAVAILABLE, what);
+        assert.match(error.details, why);
+        return true;
+      });
+    await refused('an enqueue', call(c, c.enqueue, { job: testJob('emails') }));
+    await refused('ListQueues', call(c, c.listQueues, { pageSize: 0, pageToken: '' }));
+    const told = lines.map((line) => JSON.parse(line)).filter((l) => l.event === 'store.schema_newer');
+    assert.equal(told.length, 1, 'one ERROR line');
+    assert.equal(told[0]?.level, 'error');
+    assert.match(told[0]?.detail, why);
+  } finally {
+    await within(t.dispose(), 'the server stopped', 60_000);
+  }
+});
+
+test('a writer that reconnects to a schema a newer sepp migrated meanwhile refuses its writes', async () => {
+  const store = new PostgresStore({
+    ...postgres.cluster.storeOptions(postgres.database, 'reconnected'),
+    schemaCheckIntervalMs: 0,
+  });
+  try {
+    await within(store.start(), 'the store started');
+    assert.equal(await store.checkSchema(), null);
+    const write = () =>
+      store.write(function* (tx) {
+        yield* tx.counts.adjust({ queue: 'emails', from: null, to: 'ready', jobs: 1 });
+      });
+    await within(write(), 'a write before');
+    const newer = migrations.at(-1)!.version + 1;
+    await postgres.cluster.query(
+      `INSERT INTO reconnected.schema_migrations (version, name) VALUES (${newer}, 'from_the_future.sql');
+       SELECT pg_terminate_backend(pid) FROM pg_locks
+        WHERE locktype = 'advisory' AND classid = ${0x5e9a} AND database = (
+          SELECT oid FROM pg_database WHERE datname = current_database())`,
+      [],
+      postgres.database,
+    );
+    const why = /schema "reconnected" was migrated to version \d+ by a newer sepp while this server ran/;
+    // The writer's connection (the one holding a counter shard, postgres-store.ts) is ended: the
+    // first write after it may fail on it; the reconnection looks at the schema's version.
+    await within(write(), 'a write after').catch(() => {});
+    await assert.rejects(within(write(), 'a write after the reconnection'), why);
+    await assert.rejects(
+      within(
+        store.read((view) => view.counts.unfinished('emails')),
+        'a read',
+      ),
+      why,
+    );
+    assert.match((await store.checkSchema()) ?? '', why);
+  } finally {
+    await within(store.close(), 'the store closed');
   }
 });
