@@ -425,7 +425,7 @@ test("docs/postgres.md's set-ups, the database's owner and least privilege, each
   }
 });
 
-test('a connection sends PgBouncer-safe startup parameters only, and sets its schema and timeout by statement', async () => {
+test('a connection sends PgBouncer-safe startup parameters only, and sets its schema and timeouts by statement', async () => {
   // The startup packet sepp sends: PgBouncer refuses `options` and `statement_timeout` in it
   // ("unsupported startup parameter"), even in session mode (docs/postgres.md, "Sizing").
   const keys = await new Promise<string[]>((resolve, reject) => {
@@ -468,10 +468,11 @@ test('a connection sends PgBouncer-safe startup parameters only, and sets its sc
     'the connection',
   );
   try {
-    const { rows } = await client.query<{ path: string; timeout: string }>(
-      "SELECT current_setting('search_path') AS path, current_setting('statement_timeout') AS timeout",
+    const { rows } = await client.query<{ path: string; timeout: string; idle: string }>(
+      `SELECT current_setting('search_path') AS path, current_setting('statement_timeout') AS timeout,
+              current_setting('idle_in_transaction_session_timeout') AS idle`,
     );
-    assert.deepEqual(rows, [{ path: 'jobs_schema', timeout: '1234ms' }]);
+    assert.deepEqual(rows, [{ path: 'jobs_schema', timeout: '1234ms', idle: '1234ms' }]);
   } finally {
     await client.end();
   }
@@ -613,5 +614,44 @@ test('a writer that reconnects to a schema a newer sepp migrated meanwhile refus
     assert.match((await store.checkSchema()) ?? '', why);
   } finally {
     await within(store.close(), 'the store closed');
+  }
+});
+
+test("a server frozen inside a transaction is cut off after store.statement_timeout_ms: its locks are the others' again", async () => {
+  const options = { ...postgres.cluster.storeOptions(postgres.database, 'frozen'), statementTimeoutMs: 200 };
+  await postgres.cluster.query(
+    'CREATE SCHEMA frozen; CREATE TABLE frozen.jobs (id integer PRIMARY KEY); INSERT INTO frozen.jobs VALUES (1)',
+    [],
+    postgres.database,
+  );
+  // As a sepp server stopped (SIGSTOP, a paused VM) between two statements of its batch.
+  let ended!: (error: Error) => void;
+  const cutOff = new Promise<Error>((resolve) => {
+    ended = resolve;
+  });
+  const frozen = await within(
+    connectPostgres(options, (error) => ended(error)),
+    'the frozen connection',
+  );
+  await frozen.query('BEGIN');
+  await frozen.query('SELECT id FROM jobs WHERE id = 1 FOR UPDATE');
+  const other = await within(
+    connectPostgres(options, () => {}),
+    'the other connection',
+  );
+  try {
+    // Another server skips the locked job while the frozen one holds it...
+    const skipped = await other.query('SELECT id FROM jobs FOR UPDATE SKIP LOCKED');
+    assert.equal(skipped.rowCount, 0);
+    // ...until PostgreSQL ends the frozen session (25P03) and rolls its transaction back.
+    assert.match(
+      (await within(cutOff, 'the frozen session ended', 10_000)).message,
+      /idle-in-transaction timeout/,
+    );
+    const taken = await other.query('SELECT id FROM jobs FOR UPDATE SKIP LOCKED');
+    assert.equal(taken.rowCount, 1);
+  } finally {
+    await other.end();
+    await frozen.end().catch(() => {});
   }
 });
