@@ -20,6 +20,7 @@ import {
   type Readiness,
 } from './admin/index.ts';
 import { startAdmin, type TlsPem } from './app-admin.ts';
+import { listenProblem } from './app-listen-probe.ts';
 import { apiKeysOf, createReloader, logReconciled, type ReloadRequest } from './app-reload.ts';
 import { openConfiguredStore, StoreStartupError } from './app-store.ts';
 import { StoreOutage } from './app-store-outage.ts';
@@ -123,6 +124,15 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const grpcTls = readTls('grpc', config.grpc.tls);
   const adminTls = readTls('admin', config.admin.tls);
   const httpTls = readTls('http', config.http.tls);
+  // A port already taken stops the start before the store is opened (and a shared schema migrated).
+  const taken = await listenProblem([
+    { what: 'gRPC', setting: 'server.grpc_listen', listen: config.server.grpcListen },
+    ...(config.server.httpListen === null
+      ? []
+      : [{ what: 'HTTP', setting: 'server.http_listen', listen: config.server.httpListen }]),
+    { what: 'HTTP', setting: 'server.admin_listen', listen: config.server.adminListen },
+  ]);
+  if (taken !== null) throw new StartupError(taken);
   // The composition root picks the backend (app-store.ts): SQLite in the data directory, or PostgreSQL.
   let store: Store;
   try {

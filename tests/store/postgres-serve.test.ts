@@ -655,3 +655,40 @@ test("a server frozen inside a transaction is cut off after store.statement_time
     await frozen.end().catch(() => {});
   }
 });
+
+test('a start whose port is taken stops before it opens the store: a shared schema is not migrated by it', async () => {
+  // The server it replaces, still running on this machine, holds the gRPC port.
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const { port } = holder.address() as AddressInfo;
+  try {
+    const file = join(postgres.cluster.dataDir, '..', 'taken.toml');
+    writeFileSync(file, storeToml('untouched'));
+    const config = loadConfig({
+      flags: { config: file, grpcListen: `127.0.0.1:${port}`, adminListen: '127.0.0.1:0' },
+      env: {},
+    });
+    const start = startServer(config, {
+      logger: createLogger({ level: 'error', format: 'json', write: () => {} }),
+      build: { version: '0.0.0-test', commit: 'test' },
+    });
+    await assert.rejects(within(start, 'the start on a taken port ended'), (error) => {
+      assert.ok(error instanceof StartupError, String(error));
+      assert.match(
+        error.message,
+        new RegExp(
+          `^cannot listen for gRPC on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE.*\\(server\\.grpc_listen\\)$`,
+        ),
+      );
+      return true;
+    });
+    const { rows } = await postgres.cluster.query(
+      "SELECT 1 FROM pg_namespace WHERE nspname = 'untouched'",
+      [],
+      postgres.database,
+    );
+    assert.equal(rows.length, 0, 'the schema was not created, nor migrated');
+  } finally {
+    await new Promise((resolve) => holder.close(resolve));
+  }
+});
