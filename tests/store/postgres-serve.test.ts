@@ -568,6 +568,13 @@ test('a server whose schema a newer sepp migrates while it runs refuses every ca
       });
     await refused('an enqueue', call(c, c.enqueue, { job: testJob('emails') }));
     await refused('ListQueues', call(c, c.listQueues, { pageSize: 0, pageToken: '' }));
+    // The CLI says it, and nothing about repeating the call.
+    const queues = await sepp(['queues'], { SEPP_SERVER: t.address });
+    assert.equal(queues.code, 3, queues.stderr);
+    assert.match(
+      queues.stderr,
+      /^sepp: sepp at \S+ runs, but its store is unavailable: storage unavailable, nothing was written: the PostgreSQL schema "overtaken" was migrated .*\(docs\/upgrading\.md, "On PostgreSQL"\)$/m,
+    );
     const told = lines.map((line) => JSON.parse(line)).filter((l) => l.event === 'store.schema_newer');
     assert.equal(told.length, 1, 'one ERROR line');
     assert.equal(told[0]?.level, 'error');
