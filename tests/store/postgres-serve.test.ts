@@ -8,9 +8,11 @@
  * together migrate a new schema once.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
@@ -24,7 +26,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { answered, within } from '../helpers/bounded.ts';
 import { cliJson, sepp } from '../helpers/cli.ts';
-import { useCluster } from '../helpers/postgres.ts';
+import { postgresBinDir, useCluster } from '../helpers/postgres.ts';
 import { call, startTestServer, testJob } from '../helpers/server.ts';
 
 const postgres = useCluster('serve');
@@ -697,5 +699,56 @@ test('a start whose port is taken stops before it opens the store: a shared sche
     assert.equal(rows.length, 0, 'the schema was not created, nor migrated');
   } finally {
     await new Promise((resolve) => holder.close(resolve));
+  }
+});
+
+test("docs/postgres.md's pg_dump and pg_restore carry a running store's jobs to a new database sepp serves", async () => {
+  // The docs' commands, with the test cluster's address and this file's database for db.example's.
+  const restored = `${postgres.database}_restored`;
+  const address = `127.0.0.1:${postgres.cluster.port}`;
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-pg-dump-'));
+  const run = (example: string) => {
+    const script = docsBlock('sh', { example })
+      .replaceAll('postgres://postgres@db.example:5432/postgres', `postgres://sepp@${address}/postgres`)
+      .replaceAll('postgres://sepp@db.example:5432/sepp_restored', `postgres://sepp@${address}/${restored}`)
+      .replaceAll('postgres://sepp@db.example:5432/sepp', `postgres://sepp@${address}/${postgres.database}`)
+      .replaceAll(' sepp_restored', ` ${restored}`);
+    assert.ok(!script.includes('db.example'), script);
+    const done = spawnSync('sh', ['-ec', script], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: {
+        ...process.env,
+        PATH: `${postgresBinDir}${delimiter}${process.env.PATH ?? ''}`,
+        PGPASSWORD: postgres.cluster.password,
+      },
+    });
+    assert.equal(done.status, 0, `${example}: ${done.stderr}`);
+  };
+  try {
+    // A server with a job in its store, dumped while it runs.
+    const source = await within(startTestServer({ toml: storeToml('dumped') }), 'the server', 60_000);
+    let jobId: string;
+    try {
+      const c = source.client;
+      ({ jobId } = await answered(call(c, c.enqueue, { job: testJob('emails') }), 'the enqueue'));
+      run('pg-dump');
+    } finally {
+      await within(source.dispose(), 'the server stopped', 60_000);
+    }
+    run('pg-restore');
+    // A server on the restored database finds the job, ready.
+    const toml = storeToml('dumped').replace(`/${postgres.database}"`, `/${restored}"`);
+    assert.ok(toml.includes(`/${restored}"`), toml);
+    const t = await within(startTestServer({ toml }), 'the server on the restored database', 60_000);
+    try {
+      const { job } = await answered(call(t.client, t.client.getJob, { jobId }), 'GetJob');
+      assert.equal(job?.state, JobState.READY);
+    } finally {
+      await within(t.dispose(), 'the server stopped', 60_000);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
