@@ -201,6 +201,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   });
 
   telemetry.observeConnections(() => rpc.connectionStats());
+  telemetry.observeStoreHealth(() => storeOutage.health().available);
 
   let grpcPort: number;
   try {

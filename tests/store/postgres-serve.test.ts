@@ -176,6 +176,14 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     );
     assert.equal(down0.server.store.kind, 'postgres');
     assert.equal(down0.storeHealth.available, false);
+    // /metrics still answers, and says it: what an alert on the store watches.
+    const storeAvailable = async () =>
+      /^sepp_store_available(?:\{[^}]*\})? (\d)$/m.exec(
+        await (
+          await answered(fetch(t.metricsUrl, { signal: AbortSignal.timeout(30_000) }), '/metrics')
+        ).text(),
+      )?.[1];
+    assert.equal(await storeAvailable(), '0');
     assert.ok((down0.storeHealth.unavailableSinceMs ?? 0) <= down0.server.serverTimeMs);
     assert.match(down0.storeHealth.lastError ?? '', /^storage unavailable/);
     assert.match(down0.storeUnavailable ?? '', /^storage unavailable/);
@@ -207,6 +215,7 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
       'maintenance recovered',
       15_000,
     );
+    assert.equal(await storeAvailable(), '1');
     // Failing each second for the whole outage (under a minute): one line, then its end.
     assert.equal(logged('maintenance.failed').length, 1, lines.slice(outageFrom).join('\n'));
     assert.equal(logged('maintenance.recovered').length, 1);
