@@ -1,7 +1,7 @@
 /**
- * The listen addresses are tried before the store is opened — each bound and let go at
- * once — so that a start whose port is taken (the server it replaces still running on this
- * machine) stops before it migrates anything. On PostgreSQL the schema is shared: a newer
+ * On PostgreSQL, the listen addresses are tried before the store is opened — each bound and
+ * let go at once — so that a start whose port is taken (the server it replaces still running
+ * on this machine) stops before it migrates anything. The schema is shared: a newer
  * sepp that migrated it and then could not listen would leave every running server of the
  * older version refusing its calls (docs/upgrading.md, "On PostgreSQL") and none of the newer
  * one serving. The real bind, after the store is open, can still fail (a port taken in

@@ -124,15 +124,17 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const grpcTls = readTls('grpc', config.grpc.tls);
   const adminTls = readTls('admin', config.admin.tls);
   const httpTls = readTls('http', config.http.tls);
-  // A port already taken stops the start before the store is opened (and a shared schema migrated).
-  const taken = await listenProblem([
-    { what: 'gRPC', setting: 'server.grpc_listen', listen: config.server.grpcListen },
-    ...(config.server.httpListen === null
-      ? []
-      : [{ what: 'HTTP', setting: 'server.http_listen', listen: config.server.httpListen }]),
-    { what: 'HTTP', setting: 'server.admin_listen', listen: config.server.adminListen },
-  ]);
-  if (taken !== null) throw new StartupError(taken);
+  // On PostgreSQL, a port already taken stops the start before the shared schema is migrated.
+  // (A SQLite data directory is this server's alone: its lock, taken first, says more there.)
+  if (config.store.kind === 'postgres') {
+    const { grpcListen, httpListen, adminListen } = config.server;
+    const taken = await listenProblem([
+      { what: 'gRPC', setting: 'server.grpc_listen', listen: grpcListen },
+      ...(httpListen === null ? [] : [{ what: 'HTTP', setting: 'server.http_listen', listen: httpListen }]),
+      { what: 'HTTP', setting: 'server.admin_listen', listen: adminListen },
+    ]);
+    if (taken !== null) throw new StartupError(taken);
+  }
   // The composition root picks the backend (app-store.ts): SQLite in the data directory, or PostgreSQL.
   let store: Store;
   try {
