@@ -10,9 +10,11 @@ import { redactUrl, type SeppConfig } from './config/index.ts';
 import { removeStaleBackups } from './rpc/index.ts';
 import { defaultConnectTimeoutMs } from './store/postgres/connect.ts';
 import { type ConnectTarget, connectAdvice } from './store/postgres/connect-advice.ts';
+import { latestMigration as postgresSchemaVersion } from './store/postgres/migrate.ts';
 import { PostgresStore } from './store/postgres/postgres-store.ts';
 import { parsePostgresUrl } from './store/postgres-url.ts';
 import { DataDirError } from './store/sqlite/data-dir.ts';
+import { migrations as sqliteMigrations } from './store/sqlite/gen/migrations.ts';
 import { DataDirInUseError, SchemaTooNewError } from './store/sqlite/open.ts';
 import { openSqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
@@ -21,6 +23,16 @@ import type { Logger } from './telemetry/index.ts';
 export class StoreStartupError extends Error {
   override name = 'StoreStartupError';
 }
+
+/**
+ * The schema version each store is migrated to by this sepp (`sepp version --json`): an
+ * operator compares it with the database's (`schema_migrations`) to know whether starting
+ * this sepp will migrate (docs/upgrading.md).
+ */
+export const schemaVersions: Readonly<{ sqlite: number; postgres: number }> = Object.freeze({
+  sqlite: sqliteMigrations.at(-1)?.version ?? 0,
+  postgres: postgresSchemaVersion,
+});
 
 export interface StoreDeps {
   logger: Logger;
@@ -91,6 +103,8 @@ async function openPostgres(
       logger.warn('store.statistics_failed', {
         detail: `the look at the growing tables' statistics failed: ${error instanceof Error ? error.message : String(error)}; until it works again, the plans rest on autovacuum's statistics (docs/postgres.md)`,
       }),
+    // A rolling upgrade went ahead of this server: it refuses everything from now on.
+    onSchemaMigrated: (why) => logger.error('store.schema_newer', { detail: why }),
     // At the start, and again whenever the writer connects anew (after a failover).
     onConnected: ({ host, replication }) =>
       logger.info('store.connected', {

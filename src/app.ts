@@ -20,6 +20,7 @@ import {
   type Readiness,
 } from './admin/index.ts';
 import { startAdmin, type TlsPem } from './app-admin.ts';
+import { listenProblem } from './app-listen-probe.ts';
 import { apiKeysOf, createReloader, logReconciled, type ReloadRequest } from './app-reload.ts';
 import { openConfiguredStore, StoreStartupError } from './app-store.ts';
 import { StoreOutage } from './app-store-outage.ts';
@@ -123,6 +124,17 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const grpcTls = readTls('grpc', config.grpc.tls);
   const adminTls = readTls('admin', config.admin.tls);
   const httpTls = readTls('http', config.http.tls);
+  // On PostgreSQL, a port already taken stops the start before the shared schema is migrated.
+  // (A SQLite data directory is this server's alone: its lock, taken first, says more there.)
+  if (config.store.kind === 'postgres') {
+    const { grpcListen, httpListen, adminListen } = config.server;
+    const taken = await listenProblem([
+      { what: 'gRPC', setting: 'server.grpc_listen', listen: grpcListen },
+      ...(httpListen === null ? [] : [{ what: 'HTTP', setting: 'server.http_listen', listen: httpListen }]),
+      { what: 'HTTP', setting: 'server.admin_listen', listen: adminListen },
+    ]);
+    if (taken !== null) throw new StartupError(taken);
+  }
   // The composition root picks the backend (app-store.ts): SQLite in the data directory, or PostgreSQL.
   let store: Store;
   try {
@@ -191,6 +203,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   });
 
   telemetry.observeConnections(() => rpc.connectionStats());
+  telemetry.observeStoreHealth(() => storeOutage.health().available);
 
   let grpcPort: number;
   try {

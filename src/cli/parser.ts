@@ -5,6 +5,7 @@
  * (tests/cli/docs-commands.test.ts checks every `sepp …` line of the docs so).
  */
 import yargs, { type Argv } from 'yargs';
+import { schemaVersions } from '../app-store.ts';
 import { buildInfo } from '../build-info.ts';
 import { closestKey } from '../config/index.ts';
 import { runningAsSea, verifySeaAssets } from '../platform/sea-assets.ts';
@@ -303,10 +304,14 @@ export function buildCli(args: readonly string[], io: CliIo, options: CliOptions
   parser.command(
     'version',
     'Print the version and git commit',
-    (y) => y.option('json', { type: 'boolean', describe: 'As JSON: {"version": …, "commit": …}' }),
+    (y) =>
+      y.option('json', {
+        type: 'boolean',
+        describe: 'As JSON: {"version": …, "commit": …, "schemaVersions": {"sqlite": …, "postgres": …}}',
+      }),
     (argv) => {
       if (argv.json === true) {
-        print(io, JSON.stringify({ version: buildInfo.version, commit: buildInfo.commit }));
+        print(io, JSON.stringify({ version: buildInfo.version, commit: buildInfo.commit, schemaVersions }));
       } else print(io, `sepp ${buildInfo.version} (${buildInfo.commit})`);
     },
   );

@@ -101,7 +101,8 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # one that listens for the other servers' wake-ups; 2 to 100.
 # pool_size = 10
 
-# A statement running longer than this is cancelled (100ms to 1h).
+# A statement running longer than this is cancelled, and a transaction idle
+# longer (a frozen server) is ended by PostgreSQL (100ms to 1h).
 # statement_timeout_ms = "30s"
 
 # The PostgreSQL schema of sepp's tables, created and migrated at start.

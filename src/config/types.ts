@@ -185,7 +185,7 @@ export interface StoreConfig {
   readonly password: ConfigSecret | null;
   /** Connections each sepp server opens to PostgreSQL (one of them the writer), besides its listener. */
   readonly poolSize: number;
-  /** A statement running longer than this is cancelled (PostgreSQL's statement_timeout). */
+  /** A statement running longer than this is cancelled (PostgreSQL's statement_timeout), and so is a transaction idle longer (idle_in_transaction_session_timeout). */
   readonly statementTimeoutMs: number;
   /** The PostgreSQL schema holding sepp's tables, created and migrated at start. */
   readonly schema: string;

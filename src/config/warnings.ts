@@ -2,6 +2,7 @@
  * Settings that are allowed but risky. The server logs each at startup as a
  * warning (SPEC §8); none of them stops it.
  */
+import { parsePostgresUrl } from '../store/postgres-url.ts';
 import { isLoopbackHost } from './listen-address.ts';
 import { tomlKey } from './reader.ts';
 import { serverSpec } from './schema.ts';
@@ -36,6 +37,13 @@ export function configWarnings(config: SeppConfig): ConfigWarning[] {
       ignored(
         'server.disk_reserve_bytes',
         "the disk reserve is the SQLite store's; watch the database's disk",
+      );
+    }
+    const clear = hostsInClearText(config.store.url);
+    if (clear.length > 0) {
+      warn(
+        'store.url',
+        `has no sslmode=verify-full: the jobs cross the network to ${clear.join(', ')} in clear text (and the password, if pg_hba.conf asks for it by "password" rather than "scram-sha-256"); add sslmode=verify-full, with sslrootcert=FILE for a private CA (docs/postgres.md)`,
       );
     }
   } else {
@@ -123,4 +131,19 @@ export function configWarnings(config: SeppConfig): ConfigWarning[] {
     warn('telemetry.traces_sample_ratio', 'is 0: no traces are exported although otlp_endpoint is set');
   }
   return warnings;
+}
+
+/** The hosts of a PostgreSQL URL that sepp would reach without TLS over the network (not loopback, not a Unix socket). */
+function hostsInClearText(url: string | null): string[] {
+  const target = url === null ? undefined : parsePostgresUrl(url);
+  if (target === undefined || target instanceof Error) return [];
+  return target.hosts
+    .map((h) => new URL(h.url))
+    .filter(
+      (u) =>
+        u.searchParams.get('sslmode') !== 'verify-full' &&
+        !(u.searchParams.get('host') ?? '').startsWith('/') &&
+        !isLoopbackHost(u.hostname.replace(/^\[(.*)\]$/, '$1')),
+    )
+    .map((u) => u.host);
 }

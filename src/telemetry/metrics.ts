@@ -94,6 +94,7 @@ export class Metrics {
   /** The cardinality limit on the queue label (queue-labels.ts). */
   private readonly queueLabels: QueueLabels;
   private connections: (() => ConnectionCounts) | undefined;
+  private storeAvailable: (() => boolean) | undefined;
 
   constructor(private readonly options: MetricsOptions) {
     this.queueLabels = new QueueLabels(options.labelledQueuesMax);
@@ -174,6 +175,11 @@ export class Metrics {
   /** Connection gauges and counters read `read` (the gRPC server, once it exists). */
   observeConnections(read: () => ConnectionCounts): void {
     this.connections = read;
+  }
+
+  /** The store-availability gauge reads `read` (the app's view of the maintenance passes). */
+  observeStoreHealth(read: () => boolean): void {
+    this.storeAvailable = read;
   }
 
   /** Gauges read the engine; it is built after the metrics, because it reports into them. */
@@ -306,6 +312,14 @@ export class Metrics {
     });
     diskFull.addCallback((result) => {
       if (this.source !== undefined) result.observe(this.source.diskIsFull ? 1 : 0);
+    });
+    const storeAvailable = meter.createObservableGauge('sepp.store.available', {
+      unit: '1',
+      description:
+        "1 while the store answers this server's maintenance passes (each second); 0 from the first that failed (PostgreSQL unreachable, a schema a newer sepp migrated) until one works again",
+    });
+    storeAvailable.addCallback((result) => {
+      if (this.storeAvailable !== undefined) result.observe(this.storeAvailable() ? 1 : 0);
     });
     const batchesOpen = meter.createObservableUpDownCounter('sepp.batches.open', {
       unit: '{batch}',

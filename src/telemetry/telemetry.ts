@@ -35,6 +35,7 @@ export class Telemetry {
   private readonly logger: Logger;
   private source: MetricsSource | undefined;
   private connections: (() => ConnectionCounts) | undefined;
+  private storeAvailable: (() => boolean) | undefined;
   /** The settings the exporters were built with. */
   private config: TelemetryConfig;
 
@@ -95,6 +96,7 @@ export class Telemetry {
     });
     if (this.source !== undefined) metrics.observe(this.source);
     if (this.connections !== undefined) metrics.observeConnections(this.connections);
+    if (this.storeAvailable !== undefined) metrics.observeStoreHealth(this.storeAvailable);
     const tracing =
       base === null || exporters === undefined
         ? undefined
@@ -170,6 +172,12 @@ export class Telemetry {
   observeConnections(read: () => ConnectionCounts): void {
     this.connections = read;
     this.currentMetrics.observeConnections(read);
+  }
+
+  /** Gives the store-availability gauge its source (the app's outage tracker). */
+  observeStoreHealth(read: () => boolean): void {
+    this.storeAvailable = read;
+    this.currentMetrics.observeStoreHealth(read);
   }
 
   /** The Prometheus text exposition of every metric, collected now (what `/metrics` serves). */

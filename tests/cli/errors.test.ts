@@ -18,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { buildInfo } from '../../src/build-info.ts';
+import { migrations as postgresMigrations } from '../../src/store/postgres/gen/migrations.ts';
 import { migrations } from '../../src/store/sqlite/gen/migrations.ts';
 import { type CliRun, cliEntry, runCli } from '../helpers/cli.ts';
 import { bundleServer } from '../helpers/process-server.ts';
@@ -404,7 +405,10 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
     {
       name: 'version --json',
       args: () => ['version', '--json'],
-      stdout: /^\{"version":"\d+\.\d+\.\d+","commit":"\S+"\}\n$/,
+      // The schema versions this sepp migrates to: the last migration of each store.
+      stdout: new RegExp(
+        `^\\{"version":"\\d+\\.\\d+\\.\\d+","commit":"\\S+","schemaVersions":\\{"sqlite":${migrations.at(-1)!.version},"postgres":${postgresMigrations.at(-1)!.version}\\}\\}\\n$`,
+      ),
     },
     {
       name: '--delay as an integer of milliseconds, as the message says',

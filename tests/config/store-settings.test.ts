@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { inspect } from 'node:util';
-import { describeConfig, planReload, redactConfig } from '../../src/config/index.ts';
+import { configWarnings, describeConfig, planReload, redactConfig } from '../../src/config/index.ts';
 import { redactSecretAssignments } from '../../src/config/load.ts';
 import { redactUrl } from '../../src/config/redact.ts';
 import { parsePostgresUrl } from '../../src/store/postgres-url.ts';
@@ -204,4 +204,29 @@ test('a multi-host URL with target_session_attrs (failover) is read; other sessi
     redactUrl(`postgres://u:${password}@a,b/q?sslmode=x`),
     'postgres://<redacted>@a,b/q?<redacted>',
   );
+});
+
+test('a PostgreSQL host reached over the network without sslmode=verify-full is warned about', () => {
+  const warned = (url: string) =>
+    configWarnings(loadToml(`[store]\nkind = "postgres"\nurl = "${url}"\n`))
+      .filter((w) => w.key === 'store.url')
+      .map((w) => w.message);
+  assert.deepEqual(warned('postgres://sepp@db.example:5432/sepp'), [
+    'has no sslmode=verify-full: the jobs cross the network to db.example:5432 in clear text (and the password, if pg_hba.conf asks for it by "password" rather than "scram-sha-256"); add sslmode=verify-full, with sslrootcert=FILE for a private CA (docs/postgres.md)',
+  ]);
+  assert.match(
+    warned('postgres://sepp@db-a:5432,db-b:5432/sepp?sslmode=disable&target_session_attrs=read-write')[0] ??
+      '',
+    /to db-a:5432, db-b:5432 in clear text/,
+    'sslmode=disable too, every host named',
+  );
+  for (const quiet of [
+    'postgres://sepp@db.example:5432/sepp?sslmode=verify-full',
+    'postgres://sepp@127.0.0.1:5432/sepp',
+    'postgres://sepp@[::1]:5432/sepp',
+    'postgres://sepp@localhost/sepp',
+    'postgres://sepp@db.example/sepp?host=/var/run/postgresql',
+  ]) {
+    assert.deepEqual(warned(quiet), [], quiet);
+  }
 });

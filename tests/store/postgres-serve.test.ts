@@ -8,9 +8,11 @@
  * together migrate a new schema once.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
@@ -24,7 +26,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { answered, within } from '../helpers/bounded.ts';
 import { cliJson, sepp } from '../helpers/cli.ts';
-import { useCluster } from '../helpers/postgres.ts';
+import { postgresBinDir, useCluster } from '../helpers/postgres.ts';
 import { call, startTestServer, testJob } from '../helpers/server.ts';
 
 const postgres = useCluster('serve');
@@ -174,6 +176,14 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     );
     assert.equal(down0.server.store.kind, 'postgres');
     assert.equal(down0.storeHealth.available, false);
+    // /metrics still answers, and says it: what an alert on the store watches.
+    const storeAvailable = async () =>
+      /^sepp_store_available(?:\{[^}]*\})? (\d)$/m.exec(
+        await (
+          await answered(fetch(t.metricsUrl, { signal: AbortSignal.timeout(30_000) }), '/metrics')
+        ).text(),
+      )?.[1];
+    assert.equal(await storeAvailable(), '0');
     assert.ok((down0.storeHealth.unavailableSinceMs ?? 0) <= down0.server.serverTimeMs);
     assert.match(down0.storeHealth.lastError ?? '', /^storage unavailable/);
     assert.deepEqual([down0.totals, down0.queueCount, down0.queues], [null, null, null]);
@@ -204,6 +214,7 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
       'maintenance recovered',
       15_000,
     );
+    assert.equal(await storeAvailable(), '1');
     // Failing each second for the whole outage (under a minute): one line, then its end.
     assert.equal(logged('maintenance.failed').length, 1, lines.slice(outageFrom).join('\n'));
     assert.equal(logged('maintenance.recovered').length, 1);
@@ -263,7 +274,7 @@ test('a PostgreSQL store that cannot be opened stops the start: one line saying 
     storeToml('refused', wrong),
     'a wrong password',
     /password authentication failed/,
-    /; check the password in store\.password_file or store\.password_env, and the user "\w+" in store\.url$/,
+    /; check the password in store\.password_file or store\.password_env, the user "\w+" in store\.url, and that the role's password has not expired/,
   );
   await attempt(
     storeToml('refused').replace(/^password_file = .*\n/m, ''),
@@ -289,6 +300,19 @@ test('a PostgreSQL store that cannot be opened stops the start: one line saying 
     /database "no_such_db" does not exist/,
     /create it \(CREATE DATABASE no_such_db OWNER \w+; docs\/postgres\.md, "Setting it up"\)/,
   );
+  // A schema a newer sepp migrated: the fix is that sepp (or a restore), not a setting.
+  await postgres.cluster.query(
+    `CREATE SCHEMA newer; CREATE TABLE newer.schema_migrations (version integer PRIMARY KEY, name text NOT NULL);
+     INSERT INTO newer.schema_migrations VALUES (${migrations.at(-1)!.version + 1}, 'from_the_future.sql')`,
+    [],
+    postgres.database,
+  );
+  await attempt(
+    storeToml('newer'),
+    'a schema a newer sepp migrated',
+    new RegExp(`has version ${migrations.at(-1)!.version + 1}, written by a newer sepp; this sepp `),
+    /; every server on schema "newer" must run that sepp or a newer one; .*\(docs\/upgrading\.md, "On PostgreSQL"\)$/,
+  );
   // Least privilege (docs/postgres.md): a role that owns no database and may create nothing in
   // it is refused with the statement that fixes it; given a schema of its own, it starts (before,
   // CREATE SCHEMA IF NOT EXISTS asked for CREATE on the database even with the schema there).
@@ -297,6 +321,26 @@ test('a PostgreSQL store that cannot be opened stops the start: one line saying 
   await postgres.cluster.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
   const asRole = (schema: string) => storeToml(schema).replace('://sepp@', `://${role}@`);
   assert.ok(asRole('x').includes(`://${role}@`), 'the URL names the role');
+  // A password past its VALID UNTIL: PostgreSQL's answer is that of a wrong password.
+  await postgres.cluster.query(`ALTER ROLE ${role} VALID UNTIL '2000-01-01'`);
+  await attempt(
+    asRole('owned'),
+    'an expired password',
+    new RegExp(`password authentication failed for user "${role}"`),
+    /and that the role's password has not expired \(its VALID UNTIL; PostgreSQL's own log says which of the two\)$/,
+  );
+  await postgres.cluster.query(`ALTER ROLE ${role} VALID UNTIL 'infinity'`);
+  // A database that takes no writes (a standby, or read-only by default): name the primary.
+  await postgres.cluster.query(`ALTER ROLE ${role} SET default_transaction_read_only = on`);
+  await attempt(
+    asRole('owned'),
+    'a read-only session',
+    /cannot execute CREATE SCHEMA in a read-only transaction/,
+    new RegExp(
+      `; the database takes no writes as user "${role}": store\\.url names a standby, .*name the primary`,
+    ),
+  );
+  await postgres.cluster.query(`ALTER ROLE ${role} RESET default_transaction_read_only`);
   await postgres.cluster.query(`ALTER ROLE ${role} CONNECTION LIMIT 0`);
   await attempt(
     asRole('owned'),
@@ -391,7 +435,7 @@ test("docs/postgres.md's set-ups, the database's owner and least privilege, each
   }
 });
 
-test('a connection sends PgBouncer-safe startup parameters only, and sets its schema and timeout by statement', async () => {
+test('a connection sends PgBouncer-safe startup parameters only, and sets its schema and timeouts by statement', async () => {
   // The startup packet sepp sends: PgBouncer refuses `options` and `statement_timeout` in it
   // ("unsupported startup parameter"), even in session mode (docs/postgres.md, "Sizing").
   const keys = await new Promise<string[]>((resolve, reject) => {
@@ -434,10 +478,11 @@ test('a connection sends PgBouncer-safe startup parameters only, and sets its sc
     'the connection',
   );
   try {
-    const { rows } = await client.query<{ path: string; timeout: string }>(
-      "SELECT current_setting('search_path') AS path, current_setting('statement_timeout') AS timeout",
+    const { rows } = await client.query<{ path: string; timeout: string; idle: string }>(
+      `SELECT current_setting('search_path') AS path, current_setting('statement_timeout') AS timeout,
+              current_setting('idle_in_transaction_session_timeout') AS idle`,
     );
-    assert.deepEqual(rows, [{ path: 'jobs_schema', timeout: '1234ms' }]);
+    assert.deepEqual(rows, [{ path: 'jobs_schema', timeout: '1234ms', idle: '1234ms' }]);
   } finally {
     await client.end();
   }
@@ -486,5 +531,232 @@ test('a migration runs without the statement timeout, which still holds outside 
     await assert.rejects(client.query('SELECT pg_sleep(0.3)'), /statement timeout/);
   } finally {
     await client.query('RESET statement_timeout');
+  }
+});
+
+test('a server whose schema a newer sepp migrates while it runs refuses every call, says why, and is not ready', async () => {
+  const lines: string[] = [];
+  const logger = createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) });
+  const t = await within(
+    startTestServer({ toml: storeToml('overtaken'), logger }),
+    'the server started',
+    60_000,
+  );
+  try {
+    const c = t.client;
+    await answered(call(c, c.enqueue, { job: testJob('emails') }), 'an enqueue before');
+    const readyz = t.metricsUrl.replace(/\/metrics$/, '/readyz');
+    const ready = async () => {
+      const answer = await fetch(readyz, { signal: AbortSignal.timeout(30_000) });
+      return { status: answer.status, body: (await answer.json()) as { reason?: string } };
+    };
+    assert.equal((await ready()).status, 200);
+    // A newer sepp's server, started on the same schema, applies its migration.
+    const newer = migrations.at(-1)!.version + 1;
+    await postgres.cluster.query(
+      `INSERT INTO overtaken.schema_migrations (version, name) VALUES (${newer}, 'from_the_future.sql')`,
+      [],
+      postgres.database,
+    );
+    // The server looks once a second: /readyz turns 503 with the reason.
+    let answer = await ready();
+    for (let i = 0; answer.status === 200 && i < 100; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      answer = await ready();
+    }
+    const why = new RegExp(
+      `the PostgreSQL schema "overtaken" was migrated to version ${newer} by a newer sepp while this server ran; this sepp \\S+ knows versions up to ${newer - 1}, so it reads and writes nothing more: stop it and run the newer sepp \\(docs/upgrading\\.md, "On PostgreSQL"\\)`,
+    );
+    assert.equal(answer.status, 503);
+    assert.match(answer.body.reason ?? '', why);
+    // Writes and reads answer UNAVAILABLE with it (retryable: another server takes them).
+    const refused = (what: string, attempt: Promise<unknown>) =>
+      assert.rejects(answered(attempt, what), (error: ServiceError) => {
+        assert.equal(error.code, status.UNAVAILABLE, what);
+        assert.match(error.details, why);
+        return true;
+      });
+    await refused('an enqueue', call(c, c.enqueue, { job: testJob('emails') }));
+    await refused('ListQueues', call(c, c.listQueues, { pageSize: 0, pageToken: '' }));
+    // The CLI says it, and nothing about repeating the call.
+    const queues = await sepp(['queues'], { SEPP_SERVER: t.address });
+    assert.equal(queues.code, 3, queues.stderr);
+    assert.match(
+      queues.stderr,
+      /^sepp: sepp at \S+ runs, but its store is unavailable: storage unavailable, nothing was written: the PostgreSQL schema "overtaken" was migrated .*\(docs\/upgrading\.md, "On PostgreSQL"\)$/m,
+    );
+    const told = lines.map((line) => JSON.parse(line)).filter((l) => l.event === 'store.schema_newer');
+    assert.equal(told.length, 1, 'one ERROR line');
+    assert.equal(told[0]?.level, 'error');
+    assert.match(told[0]?.detail, why);
+  } finally {
+    await within(t.dispose(), 'the server stopped', 60_000);
+  }
+});
+
+test('a writer that reconnects to a schema a newer sepp migrated meanwhile refuses its writes', async () => {
+  const store = new PostgresStore({
+    ...postgres.cluster.storeOptions(postgres.database, 'reconnected'),
+    schemaCheckIntervalMs: 0,
+  });
+  try {
+    await within(store.start(), 'the store started');
+    assert.equal(await store.checkSchema(), null);
+    const write = () =>
+      store.write(function* (tx) {
+        yield* tx.counts.adjust({ queue: 'emails', from: null, to: 'ready', jobs: 1 });
+      });
+    await within(write(), 'a write before');
+    const newer = migrations.at(-1)!.version + 1;
+    await postgres.cluster.query(
+      `INSERT INTO reconnected.schema_migrations (version, name) VALUES (${newer}, 'from_the_future.sql');
+       SELECT pg_terminate_backend(pid) FROM pg_locks
+        WHERE locktype = 'advisory' AND classid = ${0x5e9a} AND database = (
+          SELECT oid FROM pg_database WHERE datname = current_database())`,
+      [],
+      postgres.database,
+    );
+    const why = /schema "reconnected" was migrated to version \d+ by a newer sepp while this server ran/;
+    // The writer's connection (the one holding a counter shard, postgres-store.ts) is ended: the
+    // first write after it may fail on it; the reconnection looks at the schema's version.
+    await within(write(), 'a write after').catch(() => {});
+    await assert.rejects(within(write(), 'a write after the reconnection'), why);
+    await assert.rejects(
+      within(
+        store.read((view) => view.counts.unfinished('emails')),
+        'a read',
+      ),
+      why,
+    );
+    assert.match((await store.checkSchema()) ?? '', why);
+  } finally {
+    await within(store.close(), 'the store closed');
+  }
+});
+
+test("a server frozen inside a transaction is cut off after store.statement_timeout_ms: its locks are the others' again", async () => {
+  const options = { ...postgres.cluster.storeOptions(postgres.database, 'frozen'), statementTimeoutMs: 200 };
+  await postgres.cluster.query(
+    'CREATE SCHEMA frozen; CREATE TABLE frozen.jobs (id integer PRIMARY KEY); INSERT INTO frozen.jobs VALUES (1)',
+    [],
+    postgres.database,
+  );
+  // As a sepp server stopped (SIGSTOP, a paused VM) between two statements of its batch.
+  let ended!: (error: Error) => void;
+  const cutOff = new Promise<Error>((resolve) => {
+    ended = resolve;
+  });
+  const frozen = await within(
+    connectPostgres(options, (error) => ended(error)),
+    'the frozen connection',
+  );
+  await frozen.query('BEGIN');
+  await frozen.query('SELECT id FROM jobs WHERE id = 1 FOR UPDATE');
+  const other = await within(
+    connectPostgres(options, () => {}),
+    'the other connection',
+  );
+  try {
+    // Another server skips the locked job while the frozen one holds it...
+    const skipped = await other.query('SELECT id FROM jobs FOR UPDATE SKIP LOCKED');
+    assert.equal(skipped.rowCount, 0);
+    // ...until PostgreSQL ends the frozen session (25P03) and rolls its transaction back.
+    assert.match(
+      (await within(cutOff, 'the frozen session ended', 10_000)).message,
+      /idle-in-transaction timeout/,
+    );
+    const taken = await other.query('SELECT id FROM jobs FOR UPDATE SKIP LOCKED');
+    assert.equal(taken.rowCount, 1);
+  } finally {
+    await other.end();
+    await frozen.end().catch(() => {});
+  }
+});
+
+test('a start whose port is taken stops before it opens the store: a shared schema is not migrated by it', async () => {
+  // The server it replaces, still running on this machine, holds the gRPC port.
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const { port } = holder.address() as AddressInfo;
+  try {
+    const file = join(postgres.cluster.dataDir, '..', 'taken.toml');
+    writeFileSync(file, storeToml('untouched'));
+    const config = loadConfig({
+      flags: { config: file, grpcListen: `127.0.0.1:${port}`, adminListen: '127.0.0.1:0' },
+      env: {},
+    });
+    const start = startServer(config, {
+      logger: createLogger({ level: 'error', format: 'json', write: () => {} }),
+      build: { version: '0.0.0-test', commit: 'test' },
+    });
+    await assert.rejects(within(start, 'the start on a taken port ended'), (error) => {
+      assert.ok(error instanceof StartupError, String(error));
+      assert.match(
+        error.message,
+        new RegExp(
+          `^cannot listen for gRPC on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE.*\\(server\\.grpc_listen\\)$`,
+        ),
+      );
+      return true;
+    });
+    const { rows } = await postgres.cluster.query(
+      "SELECT 1 FROM pg_namespace WHERE nspname = 'untouched'",
+      [],
+      postgres.database,
+    );
+    assert.equal(rows.length, 0, 'the schema was not created, nor migrated');
+  } finally {
+    await new Promise((resolve) => holder.close(resolve));
+  }
+});
+
+test("docs/postgres.md's pg_dump and pg_restore carry a running store's jobs to a new database sepp serves", async () => {
+  // The docs' commands, with the test cluster's address and this file's database for db.example's.
+  const restored = `${postgres.database}_restored`;
+  const address = `127.0.0.1:${postgres.cluster.port}`;
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-pg-dump-'));
+  const run = (example: string) => {
+    const script = docsBlock('sh', { example })
+      .replaceAll('postgres://postgres@db.example:5432/postgres', `postgres://sepp@${address}/postgres`)
+      .replaceAll('postgres://sepp@db.example:5432/sepp_restored', `postgres://sepp@${address}/${restored}`)
+      .replaceAll('postgres://sepp@db.example:5432/sepp', `postgres://sepp@${address}/${postgres.database}`)
+      .replaceAll(' sepp_restored', ` ${restored}`);
+    assert.ok(!script.includes('db.example'), script);
+    const done = spawnSync('sh', ['-ec', script], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: {
+        ...process.env,
+        PATH: `${postgresBinDir}${delimiter}${process.env.PATH ?? ''}`,
+        PGPASSWORD: postgres.cluster.password,
+      },
+    });
+    assert.equal(done.status, 0, `${example}: ${done.stderr}`);
+  };
+  try {
+    // A server with a job in its store, dumped while it runs.
+    const source = await within(startTestServer({ toml: storeToml('dumped') }), 'the server', 60_000);
+    let jobId: string;
+    try {
+      const c = source.client;
+      ({ jobId } = await answered(call(c, c.enqueue, { job: testJob('emails') }), 'the enqueue'));
+      run('pg-dump');
+    } finally {
+      await within(source.dispose(), 'the server stopped', 60_000);
+    }
+    run('pg-restore');
+    // A server on the restored database finds the job, ready.
+    const toml = storeToml('dumped').replace(`/${postgres.database}"`, `/${restored}"`);
+    assert.ok(toml.includes(`/${restored}"`), toml);
+    const t = await within(startTestServer({ toml }), 'the server on the restored database', 60_000);
+    try {
+      const { job } = await answered(call(t.client, t.client.getJob, { jobId }), 'GetJob');
+      assert.equal(job?.state, JobState.READY);
+    } finally {
+      await within(t.dispose(), 'the server stopped', 60_000);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

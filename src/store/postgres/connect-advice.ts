@@ -9,6 +9,7 @@
  */
 
 import { sqlState } from './connect.ts';
+import { PostgresSchemaTooNewError } from './migrate.ts';
 
 /** Where the store was asked to connect (no password). */
 export interface ConnectTarget {
@@ -50,6 +51,13 @@ export function connectAdvice(error: unknown, target: ConnectTarget): ConnectAdv
       fix: 'put it in a file named by store.password_file, or in an environment variable named by store.password_env',
     };
   }
+  // A newer sepp migrated the schema: no setting fixes that, only the newer sepp (or a restore).
+  if (error instanceof PostgresSchemaTooNewError) {
+    return {
+      problem: message,
+      fix: `every server on schema "${schema}" must run that sepp or a newer one; to go back, restore a dump taken before the upgrade (docs/upgrading.md, "On PostgreSQL")`,
+    };
+  }
   // Several hosts: the message names each one's reason (which may hold a SQLSTATE's words or
   // a network code), so it is advice on the hosts as a whole.
   if (/no PostgreSQL host (accepts writes|answers)/.test(message)) {
@@ -62,7 +70,8 @@ export function connectAdvice(error: unknown, target: ConnectTarget): ConnectAdv
     case '28P01':
       return {
         problem: message,
-        fix: `check the password in store.password_file or store.password_env, and the user "${user}" in store.url`,
+        // PostgreSQL answers an expired password (VALID UNTIL) with the same words, and says so only in its own log.
+        fix: `check the password in store.password_file or store.password_env, the user "${user}" in store.url, and that the role's password has not expired (its VALID UNTIL; PostgreSQL's own log says which of the two)`,
       };
     case '28000':
       return {
@@ -93,6 +102,11 @@ export function connectAdvice(error: unknown, target: ConnectTarget): ConnectAdv
         fix: `${limited}: each sepp server opens store.pool_size + 1 connections (docs/postgres.md, "Sizing")`,
       };
     }
+    case '25006':
+      return {
+        problem: message,
+        fix: `the database takes no writes as user "${user}": store.url names a standby, or the database or role has default_transaction_read_only on; name the primary (with several hosts, target_session_attrs=read-write; docs/postgres.md, "Failover")`,
+      };
     case '57P03':
       return {
         problem: message,

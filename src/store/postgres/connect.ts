@@ -94,10 +94,17 @@ export async function connectPostgres(
  * connection is made rather than as startup parameters: PgBouncer refuses a connection that
  * sends `options` or `statement_timeout` in its startup packet ("unsupported startup
  * parameter"), even in session mode (docs/postgres.md, "Sizing").
+ *
+ * The same timeout bounds how long a transaction of this session may sit idle: a server
+ * frozen in the middle of one (SIGSTOP, a paused VM, a debugger) held the rows it had locked
+ * — jobs picked by a lease not yet committed, leases being settled — and every other server
+ * skipped them (`SKIP LOCKED`) for as long as it stayed frozen. PostgreSQL now ends such a
+ * session and rolls its transaction back; sepp's own transactions are never idle for more
+ * than the time between two of their statements.
  */
 function sessionSettings(options: PostgresConnectOptions): string {
   const timeoutMs = Math.trunc(options.statementTimeoutMs);
-  return `SET search_path = ${schemaIdentifier(options.schema)}; SET statement_timeout = ${timeoutMs}`;
+  return `SET search_path = ${schemaIdentifier(options.schema)}; SET statement_timeout = ${timeoutMs}; SET idle_in_transaction_session_timeout = ${timeoutMs}`;
 }
 
 /** A new client of a single-host URL, not yet connected; its errors while idle are handed to `onError`. */

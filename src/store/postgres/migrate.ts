@@ -7,16 +7,51 @@
  * `schema_migrations`, with no statement timeout (`SET LOCAL statement_timeout = 0`): a
  * migration rewriting a big jobs table may take longer than store.statement_timeout_ms, and
  * failing it would fail every start. Waiting for the lock stays bounded by that timeout.
- * A schema newer than this binary is refused.
+ * A schema newer than this binary is refused at start; while the server runs, the store
+ * looks at the schema's version (`SchemaOps`) and refuses everything once a newer sepp
+ * migrated it (a rolling upgrade that went ahead of this server: postgres-store.ts).
  */
 import type pg from 'pg';
 import { buildInfo } from '../../build-info.ts';
+import type { Op } from '../op.ts';
 import { schemaIdentifier } from './connect.ts';
 import { type Migration, migrations } from './gen/migrations.ts';
+import { type Connection, statement, value } from './sql.ts';
 
 /** The schema was written by a newer sepp: this one refuses to guess at it. */
 export class PostgresSchemaTooNewError extends Error {
   override name = 'PostgresSchemaTooNewError';
+}
+
+/** The newest migration this sepp knows. */
+export const latestMigration = migrations.at(-1)?.version ?? 0;
+
+/** The newest migration applied to the schema on the search_path (0 for none). */
+const appliedVersionSql = 'SELECT coalesce(max(version), 0) AS v FROM schema_migrations';
+const appliedVersion = statement(appliedVersionSql);
+
+/** The version of the schema on `client`'s search_path, on a connection of its own (the writer's, as it connects). */
+export async function schemaVersion(client: pg.Client): Promise<number> {
+  const found = await client.query<{ v: number }>(appliedVersionSql);
+  return found.rows[0]?.v ?? 0;
+}
+
+export interface SchemaOps {
+  /** The version of the schema: its newest applied migration. */
+  version(): Op<number>;
+}
+
+export function schemaOps(c: Connection): SchemaOps {
+  return {
+    *version() {
+      return (yield* value<number>(c, appliedVersion, [])) ?? 0;
+    },
+  };
+}
+
+/** Why a running server refuses its store once a newer sepp migrated the schema `schema` to `version`. */
+export function migratedWhileRunning(schema: string, version: number): string {
+  return `the PostgreSQL schema "${schema}" was migrated to version ${version} by a newer sepp while this server ran; this sepp ${buildInfo.version} knows versions up to ${latestMigration}, so it reads and writes nothing more: stop it and run the newer sepp (docs/upgrading.md, "On PostgreSQL")`;
 }
 
 export interface AppliedMigration {

@@ -41,7 +41,15 @@ import { historyOps } from './history.ts';
 import { jobOps } from './jobs.ts';
 import { keyOps } from './keys.ts';
 import { leaseOps } from './leases.ts';
-import { type AppliedMigration, migrate } from './migrate.ts';
+import {
+  type AppliedMigration,
+  latestMigration,
+  migrate,
+  migratedWhileRunning,
+  type SchemaOps,
+  schemaOps,
+  schemaVersion,
+} from './migrate.ts';
 import { queueOps } from './queues.ts';
 import { ReadPool } from './readers.ts';
 import { scheduleOps } from './schedules.ts';
@@ -75,6 +83,13 @@ export interface PostgresStoreOptions extends PostgresConnectOptions {
    * works again: meanwhile the plans rest on autovacuum's statistics only.
    */
   readonly onStatisticsFailed?: (error: unknown) => void;
+  /**
+   * How often the store looks whether a newer sepp migrated the schema while this server runs
+   * (`checkSchema`); default 1 s; 0: never (a test calls `checkSchema` itself).
+   */
+  readonly schemaCheckIntervalMs?: number;
+  /** Told once when it did: from then on every read and write is refused with `why`. */
+  readonly onSchemaMigrated?: (why: string) => void;
 }
 
 /** Every capability over one connection. */
@@ -134,7 +149,9 @@ const maxShards = 1024;
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
   private readonly writer: PostgresWriter;
-  private readonly readers: ReadPool<Capabilities & { readonly statistics: StatisticsOps }>;
+  private readonly readers: ReadPool<
+    Capabilities & { readonly statistics: StatisticsOps; readonly schema: SchemaOps }
+  >;
   readonly signals: PostgresSignals;
   private started: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -147,7 +164,11 @@ export class PostgresStore implements Store {
     this.readers = new ReadPool(
       Math.max(1, options.poolSize - 1),
       (onError) => this.connectClient(onError),
-      (c) => ({ ...(postgresCapabilities(c) satisfies StoreView), statistics: statisticsOps(c) }),
+      (c) => ({
+        ...(postgresCapabilities(c) satisfies StoreView),
+        statistics: statisticsOps(c),
+        schema: schemaOps(c),
+      }),
     );
     this.signals = new PostgresSignals(
       (onError) => this.connectClient(onError),
@@ -192,11 +213,13 @@ export class PostgresStore implements Store {
   /** Queued at once, in order; the writer's first batch connects and migrates if nothing did yet. */
   write<T>(unit: WriteUnit<T>): Promise<T> {
     if (this.closing !== undefined) return Promise.reject(this.writer.hooks.closed());
+    if (this.overtaken !== undefined) return Promise.reject(this.writer.hooks.commitFailed(this.overtaken));
     return this.writer.submit(unit);
   }
 
   read<T>(unit: ReadUnit<T>): Promise<T> {
     if (this.closing !== undefined) return Promise.reject(this.writer.hooks.closed());
+    if (this.overtaken !== undefined) return Promise.reject(this.writer.hooks.commitFailed(this.overtaken));
     return this.start().then(() =>
       this.readers.read(unit).catch((error: unknown) => {
         throw error instanceof StorageFailure ? this.writer.hooks.commitFailed(storageFailure(error)) : error;
@@ -220,24 +243,52 @@ export class PostgresStore implements Store {
    */
   refreshStatistics(): Promise<string[]> {
     if (this.closing !== undefined) return Promise.reject(this.writer.hooks.closed());
+    if (this.overtaken !== undefined) return Promise.resolve([]);
     return this.start().then(() => this.readers.read((view) => view.statistics.refresh()));
   }
 
-  private statisticsTimer: ReturnType<typeof setInterval> | undefined;
+  /**
+   * Set once a newer sepp migrated the schema while this server ran (a rolling upgrade that
+   * went ahead of it): this server's statements were written for the schema it migrated to,
+   * and the newer one's tables and columns would not be kept by them (a count it does not
+   * know of, a column it leaves out), so every read and write is refused from then on.
+   */
+  private overtaken: StorageFailure | undefined;
 
   /**
-   * Starts the look at the statistics, once; one at a time. A failure waits for the next
-   * and is told (`onStatisticsFailed`) once until a look succeeds.
+   * Looks whether a newer sepp migrated the schema since this server migrated it; answers
+   * why everything is refused, or null. Every `schemaCheckIntervalMs` once the writer
+   * connected, and on every reconnection of the writer.
    */
-  private watchStatistics(): void {
-    const every = this.options.statisticsIntervalMs ?? 1000;
-    if (every <= 0 || this.statisticsTimer !== undefined || this.closing !== undefined) return;
+  async checkSchema(): Promise<string | null> {
+    if (this.overtaken === undefined) {
+      await this.start();
+      this.noteSchemaVersion(await this.readers.read((view) => view.schema.version()));
+    }
+    return this.overtaken?.message ?? null;
+  }
+
+  private noteSchemaVersion(version: number): void {
+    if (version <= latestMigration || this.overtaken !== undefined) return;
+    const why = migratedWhileRunning(this.options.schema, version);
+    this.overtaken = new StorageFailure(why, { cause: undefined, diskFull: false });
+    this.options.onSchemaMigrated?.(why);
+  }
+
+  private readonly timers: ReturnType<typeof setInterval>[] = [];
+
+  /**
+   * Runs `look` every `everyMs` (0: never), one at a time, from the first connection of the
+   * writer on; a failure waits for the next look and is told to `failed` once until one works.
+   */
+  private repeat(everyMs: number, look: () => Promise<unknown>, failed?: (error: unknown) => void): void {
+    if (everyMs <= 0 || this.closing !== undefined) return;
     let running = false;
     let failing = false;
-    this.statisticsTimer = setInterval(() => {
+    const timer = setInterval(() => {
       if (running) return;
       running = true;
-      this.refreshStatistics()
+      look()
         .then(
           () => {
             failing = false;
@@ -245,19 +296,35 @@ export class PostgresStore implements Store {
           (error: unknown) => {
             if (failing || this.closing !== undefined) return;
             failing = true;
-            this.options.onStatisticsFailed?.(error);
+            failed?.(error);
           },
         )
         .finally(() => {
           running = false;
         });
-    }, every);
-    this.statisticsTimer.unref();
+    }, everyMs);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  private watching = false;
+
+  /** Starts the looks at the statistics and at the schema's version, once. */
+  private watch(): void {
+    if (this.watching) return;
+    this.watching = true;
+    this.repeat(
+      this.options.statisticsIntervalMs ?? 1000,
+      () => this.refreshStatistics(),
+      this.options.onStatisticsFailed,
+    );
+    // A failed look is an outage of the database, which the engine's calls report.
+    this.repeat(this.options.schemaCheckIntervalMs ?? 1000, () => this.checkSchema());
   }
 
   close(): Promise<void> {
     this.closing ??= (async () => {
-      clearInterval(this.statisticsTimer);
+      for (const timer of this.timers) clearInterval(timer);
       await this.writer.close();
       await this.readers.close();
       await this.signals.close();
@@ -285,6 +352,10 @@ export class PostgresStore implements Store {
         const applied = await migrate(client, this.options.schema);
         this.migrated = true;
         if (applied.length > 0) this.options.onMigrated?.(applied);
+      } else {
+        // A reconnection (PostgreSQL restarted, a failover): a rolling upgrade may have migrated meanwhile.
+        this.noteSchemaVersion(await schemaVersion(client));
+        if (this.overtaken !== undefined) throw this.overtaken;
       }
       const taken = await client.query<{ shard: number }>(
         `SELECT s AS shard FROM generate_series(1, ${maxShards}) AS s
@@ -298,7 +369,7 @@ export class PostgresStore implements Store {
       session = writerSession(client, shard, postgresCapabilities);
       // The listener comes once the schema is there; it does not hold the writer back.
       void this.signals.start();
-      this.watchStatistics();
+      this.watch();
       this.shardOf.set(session, shard);
       return session;
     } catch (error) {
