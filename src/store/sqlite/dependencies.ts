@@ -222,7 +222,7 @@ export function prepareDependencyStatements(db: Preparer) {
         ORDER BY f.job_id LIMIT ?`,
     ),
     forgetFailure: db.prepare<[string]>('DELETE FROM dependency_failures WHERE job_id = ?'),
-    forgetDependents: db.prepare<[string]>('DELETE FROM job_dependents WHERE parent_id = ?'),
+    forgetDependentsOf: db.prepare<[string]>('DELETE FROM job_dependents WHERE parent_id = ?'),
     // Rows of deleted jobs (tests and diagnostics: each reads its table whole).
     countsLeft: db
       .prepare<[], number>(
@@ -466,7 +466,7 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       return taken;
     },
     *forgetDependents(parentId) {
-      sql.forgetDependents.run(parentId);
+      sql.forgetDependentsOf.run(parentId);
     },
     *leftovers() {
       return leftoverLines(sql.countsLeft.get() ?? 0, sql.edgesLeft.get() ?? 0);
