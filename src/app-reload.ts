@@ -178,6 +178,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     const outcome = {
       changed: report.changed,
       restartRequired: report.restartRequired,
+      ...(plan.limits.length === 0 ? {} : { limits: plan.limits }),
       ...(safety.downgrades.length === 0 ? {} : { securityDowngrades: safety.downgrades }),
     };
     if (request.dryRun === true) {
@@ -185,11 +186,20 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       return report;
     }
     const config = plan.config;
-    // The steps that write the database go first: if the first fails, nothing has changed.
-    await parts.engine.reconfigureQueues(config.engine);
-    // After the queues, so a schedule is checked against the file's queue settings of now.
-    // Schedules created over the API that the file does not name stay (docs/schedules.md).
-    logReconciled(parts.logger, await parts.engine.reconcileSchedules(config.engine.schedules));
+    // The limits first: the file's queues and schedules were checked against them (names, counts).
+    // They write nothing; if a step below fails, the running ones come back.
+    const previousLimits = current.engine.limits;
+    parts.engine.reconfigureLimits(config.engine.limits);
+    try {
+      // The steps that write the database go first: if the first fails, nothing else has changed.
+      await parts.engine.reconfigureQueues(config.engine);
+      // After the queues, so a schedule is checked against the file's queue settings of now.
+      // Schedules created over the API that the file does not name stay (docs/schedules.md).
+      logReconciled(parts.logger, await parts.engine.reconcileSchedules(config.engine.schedules));
+    } catch (error) {
+      parts.engine.reconfigureLimits(previousLimits);
+      throw error;
+    }
     parts.rpc.replaceApiKeys(apiKeysOf(config));
     parts.http?.replaceApiKeys(config.grpc.apiKeys);
     parts.push.reconfigure(config.push);
@@ -207,6 +217,10 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       file: config.configFile ?? '(no config file)',
       by: request.actor,
       changed: report.changed.length === 0 ? 'nothing' : report.changed.join('; '),
+      // Raising a bound is no security downgrade (SECURITY.md), but it is a decision: say what it was.
+      ...(plan.limits.length === 0
+        ? {}
+        : { limits: plan.limits.map(({ key, from, to }) => `${key} ${from} -> ${to}`).join('; ') }),
       ...(endedUsers.length === 0 ? {} : { sessions_ended_for: endedUsers.join(', ') }),
     });
     if (safety.downgrades.length > 0) {
