@@ -3,12 +3,13 @@
  * the config file again, exactly as at start, and apply what can change while
  * the server runs: API keys (open streams of a revoked key end), admin users
  * (a removed user's sessions end) and session settings, queue settings from
- * the file, [[schedules]] (added, changed, removed), the log level and the
- * telemetry settings. A file with any problem
+ * the file, [[schedules]] (added, changed, removed), the log level, the
+ * telemetry settings and the [limits] checked per call (engine/live-limits.ts;
+ * the log line names each with its old and new value). A file with any problem
  * is refused as a whole, with the messages a start would give, and the
  * running configuration stays. What needs a restart (listen addresses, data
- * directory, TLS, durability, limits) keeps its running value and is named in
- * the log line and the report. A file that would lower security (no keys, no
+ * directory, TLS, durability, the message sizes and the two limits sized into
+ * them) keeps its running value and is named in the log line and the report. A file that would lower security (no keys, no
  * users, no TLS, no /metrics token) is refused unless the request allows it
  * explicitly, and never where the start-up rule refuses it for the address
  * the server listens on (config/reload-safety.ts); SIGHUP never allows it.

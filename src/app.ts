@@ -167,6 +167,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   // Set once every part exists; a ReloadConfig that arrives before (gRPC listens before
   // the admin app is up) is told the server is still starting.
   let reloader: ReturnType<typeof createReloader> | undefined;
+  /** The configuration in force: a reload replaces it. */
+  const current = () => reloader?.current() ?? config;
+  // Checked per subscription, so a reload changes it for the next one (gRPC and HTTP alike).
+  const eventSubscribersPerKey = () => current().grpc.maxEventSubscribersPerKey;
   const rpc: RpcServer = createRpcServer({
     engine,
     dataDir: config.server.dataDir,
@@ -182,7 +186,12 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       durability: config.server.durability,
       startedAtMs,
       maxMessageBytes: config.grpc.maxMessageBytes,
-      grpcLimits: config.grpc,
+      grpcLimits: {
+        ...config.grpc,
+        get maxEventSubscribersPerKey() {
+          return eventSubscribersPerKey();
+        },
+      },
       nowMs: () => clock.nowMs(),
     },
     observer: telemetry.rpcObserver,
@@ -212,7 +221,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       clock,
       apiKeys: config.grpc.apiKeys,
       limits: config.http,
-      maxEventSubscribersPerKey: config.grpc.maxEventSubscribersPerKey,
+      maxEventSubscribersPerKey: eventSubscribersPerKey,
       version: deps.build.version,
       log: logger,
       ...(httpTls === undefined ? {} : { tls: httpTls }),
@@ -250,7 +259,6 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   };
   let admin: AdminServer;
   let adminApp: AdminApp;
-  const current = () => reloader?.current() ?? config;
   try {
     ({ admin, adminApp } = await startAdmin(current, {
       ...deps,

@@ -44,7 +44,8 @@ const reloadableLimits: ReadonlySet<string> = new Set(
 /**
  * What a reload can change while the server runs: API keys, admin users and
  * session settings, queue settings, `[[schedules]]`, the log level, the
- * shutdown time, the telemetry settings and most `[limits]`. Everything else —
+ * shutdown time, the telemetry settings, most `[limits]` and
+ * `grpc.max_event_subscribers_per_key`. Everything else —
  * the sockets and their TLS, the database and how it is written, the log
  * format, the message size the gRPC server was built with and the limits sized
  * into it, and any setting added later until its reload is wired
@@ -52,7 +53,7 @@ const reloadableLimits: ReadonlySet<string> = new Set(
  */
 const reloadablePatterns: readonly RegExp[] = [
   /^server\.(log_level|shutdown_timeout_ms)$/,
-  /^grpc\.(api_keys\b|insecure_allow_unauthenticated$)/,
+  /^grpc\.(api_keys\b|insecure_allow_unauthenticated$|max_event_subscribers_per_key$)/,
   /^admin\.(users\b|session_ttl_ms$|max_sessions_per_user$|trusted_proxies$)/,
   /^telemetry\./,
   /^engine\.strict_queues$/,

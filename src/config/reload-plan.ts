@@ -139,6 +139,7 @@ function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): Sepp
       ...running.grpc,
       apiKeys: next.grpc.apiKeys,
       insecureAllowUnauthenticated: next.grpc.insecureAllowUnauthenticated,
+      maxEventSubscribersPerKey: next.grpc.maxEventSubscribersPerKey,
     }),
     admin: Object.freeze({
       ...running.admin,

@@ -84,6 +84,7 @@ wal_checkpoints = "external"
 [grpc]
 max_message_bytes = "8MiB"
 keepalive_ms = "10s"
+max_event_subscribers_per_key = 5
 [[grpc.api_keys]]
 name = "deploy"
 role = "worker"
@@ -129,6 +130,8 @@ max_depth = 10
   assert.ok(plan.restartRequired.includes('server.wal_checkpoints'));
   assert.ok(plan.changed.includes('limits.max_batch_jobs'));
   assert.ok(plan.changed.includes('limits.max_wait_ms'));
+  assert.ok(plan.changed.includes('grpc.max_event_subscribers_per_key'));
+  assert.equal(plan.config.grpc.maxEventSubscribersPerKey, 5);
   assert.ok(plan.restartRequired.includes('limits.max_result_bytes'), 'sized into the message limits');
   assert.deepEqual(plan.limits, [
     { key: 'limits.max_batch_jobs', from: 1000, to: 10 },

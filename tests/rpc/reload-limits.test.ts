@@ -5,12 +5,14 @@
  * GetServerInfo shows the values in force. Raising a bound is no security
  * downgrade (SECURITY.md): a reload as SIGHUP asks for it applies it, and the
  * log line and the audit entry say from what to what. The two limits the
- * message sizes are built around wait for a restart.
+ * message sizes are built around wait for a restart (and the admin UI's
+ * Configuration page marks them so).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { ReloadConfigResponse } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { EventsRequest } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
@@ -116,5 +118,54 @@ describe('[limits] on a reload', () => {
     assert.deepEqual(report.restartRequired, ['limits.max_result_bytes']);
     assert.equal((await limitsOf())?.maxResultBytes, 64 * 1024);
     assert.equal(t.server.config().engine.limits.maxResultBytes, 64 * 1024);
+    // The admin UI's Configuration page: values in force, the restart-only ones marked.
+    const page = await fetch(t.metricsUrl.replace('/metrics', '/api/v1/config'));
+    assert.equal(page.status, 200);
+    const { entries } = (await page.json()) as {
+      entries: { key: string; value: string; restartRequired: boolean }[];
+    };
+    const shown = (key: string) => entries.find((e) => e.key === key);
+    assert.deepEqual(
+      [shown('limits.max_batch_jobs')?.value, shown('limits.max_batch_jobs')?.restartRequired],
+      ['4000', false],
+    );
+    assert.deepEqual(
+      [shown('limits.max_result_bytes')?.value, shown('limits.max_result_bytes')?.restartRequired],
+      ['64KiB', true],
+    );
+  });
+
+  test('grpc.max_event_subscribers_per_key too: open streams above a lowered share stay; the next is refused, then let in', async () => {
+    /** An Events stream of the ops key; `next()` resolves with its next message, or its refusal. */
+    const open = () => {
+      const stream = t.client.events(EventsRequest.fromPartial({}), ops());
+      let waiting: ((outcome: 'data' | ServiceError) => void) | undefined;
+      const next = () => new Promise<'data' | ServiceError>((resolve) => (waiting = resolve));
+      stream.on('data', () => waiting?.('data'));
+      stream.on('error', (e: ServiceError) => waiting?.(e));
+      return { stream, next };
+    };
+    const limits = 'max_open_batches_per_key = 5\nmax_batch_jobs = 4000\nmax_result_bytes = "1KiB"\n';
+    const held = [open(), open()];
+    for (const s of held) assert.equal(await s.next(), 'data', 'caught up');
+
+    t.writeConfig(`${keys}[grpc]\nmax_event_subscribers_per_key = 1\n[limits]\n${limits}`);
+    const lowered = await reloadOverGrpc();
+    assert.deepEqual(lowered.changed, ['grpc.max_event_subscribers_per_key']);
+    assert.equal((await limitsOf())?.maxEventSubscribersPerKey, 1);
+    const refused = await open().next();
+    assert.ok(refused !== 'data');
+    assert.equal(refused.code, status.RESOURCE_EXHAUSTED);
+    assert.match(refused.details, /key ops holds 2 Events streams, the limit per key is 1/);
+    // The two streams held above the lowered share still get the next event.
+    const nextEvents = held.map((s) => s.next());
+    await call(t.client, t.client.enqueue, { job: testJob('rl') }, ops());
+    assert.deepEqual(await Promise.all(nextEvents), ['data', 'data']);
+
+    t.writeConfig(`${keys}[grpc]\nmax_event_subscribers_per_key = 3\n[limits]\n${limits}`);
+    assert.deepEqual((await reloadOverGrpc()).changed, ['grpc.max_event_subscribers_per_key']);
+    const third = open();
+    assert.equal(await third.next(), 'data', 'raised, the next stream gets in');
+    for (const s of [...held, third]) s.stream.cancel();
   });
 });
