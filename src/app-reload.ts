@@ -166,9 +166,10 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       allowSecurityDowngrade: request.allowSecurityDowngrade === true,
     });
     if (safety.problems.length > 0) return refuse(safety.problems, request, safety.downgrades);
-    const conflicts = overrideConflicts(next, current, parts.engine.queueSettingOverrides());
-    if (conflicts.length > 0) return refuse(conflicts, request);
     const plan = planReload(current, next);
+    // Checked against what will run: the file's limits, the running message sizes.
+    const conflicts = overrideConflicts(next, plan.config, parts.engine.queueSettingOverrides());
+    if (conflicts.length > 0) return refuse(conflicts, request);
     const report: ReloadReport = {
       applied: request.dryRun !== true,
       changed: [...plan.changed],

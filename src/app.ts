@@ -138,6 +138,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   });
   const rates = new RateHistory(clock);
   const storeOutage = new StoreOutage(logger, clock);
+  // Set once every part exists; a ReloadConfig that arrives before (gRPC listens before
+  // the admin app is up) is told the server is still starting.
+  let reloader: ReturnType<typeof createReloader> | undefined;
+  /** The configuration in force: a reload replaces it. */
+  const current = () => reloader?.current() ?? config;
   const engine = await Engine.open(store, config.engine, {
     clock,
     ...(deps.betweenBulkSlices === undefined ? {} : { betweenBulkSlices: deps.betweenBulkSlices }),
@@ -159,16 +164,13 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       full
         ? logger.error('storage.disk_full', { detail })
         : logger.info('storage.disk_space_back', { detail }),
-    checkQueueSettings: queueSettingsChecker(config),
+    // Against the limits in force (a reload changes them) and the message size the server started with.
+    checkQueueSettings: (queue, effective, changed) =>
+      queueSettingsChecker(current())(queue, effective, changed),
   });
   telemetry.observe(engine);
 
   const apiKeys = apiKeysOf(config);
-  // Set once every part exists; a ReloadConfig that arrives before (gRPC listens before
-  // the admin app is up) is told the server is still starting.
-  let reloader: ReturnType<typeof createReloader> | undefined;
-  /** The configuration in force: a reload replaces it. */
-  const current = () => reloader?.current() ?? config;
   // Checked per subscription, so a reload changes it for the next one (gRPC and HTTP alike).
   const eventSubscribersPerKey = () => current().grpc.maxEventSubscribersPerKey;
   const rpc: RpcServer = createRpcServer({

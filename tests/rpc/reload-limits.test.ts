@@ -168,4 +168,23 @@ describe('[limits] on a reload', () => {
     assert.equal(await third.next(), 'data', 'raised, the next stream gets in');
     for (const s of [...held, third]) s.stream.cancel();
   });
+
+  test('a run-time queue setting is checked against the limits in force', async () => {
+    const longType = 't'.repeat(150);
+    const setTypes = () =>
+      failure(
+        call(
+          t.client,
+          t.client.setQueueSettings,
+          { queue: 'rl', settings: { allowed_types: JSON.stringify([longType]) } },
+          ops(),
+        ),
+      );
+    const refused = await setTypes();
+    assert.equal(refused.code, status.INVALID_ARGUMENT);
+    assert.match(refused.details, /longer than limits\.max_name_length \(128 characters\)/);
+    t.writeConfig(`${keys}[limits]\nmax_name_length = 200\n`);
+    assert.equal((await reloadOverGrpc()).applied, true);
+    assert.equal((await setTypes()).code, status.OK);
+  });
 });
