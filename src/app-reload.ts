@@ -9,8 +9,9 @@
  * is refused as a whole, with the messages a start would give, and the
  * running configuration stays. What needs a restart (listen addresses, data
  * directory, TLS, durability, the message sizes and the two limits sized into
- * them) keeps its running value and is named in the log line and the report. A file that would lower security (no keys, no
- * users, no TLS, no /metrics token) is refused unless the request allows it
+ * them) keeps its running value and is named in the log line and the report.
+ * A file that would lower security (no keys, no users, no TLS, no /metrics
+ * token) is refused unless the request allows it
  * explicitly, and never where the start-up rule refuses it for the address
  * the server listens on (config/reload-safety.ts); SIGHUP never allows it.
  * Every result, applied, refused or a dry run, is in the audit log with the
