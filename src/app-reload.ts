@@ -3,13 +3,15 @@
  * the config file again, exactly as at start, and apply what can change while
  * the server runs: API keys (open streams of a revoked key end), admin users
  * (a removed user's sessions end) and session settings, queue settings from
- * the file, [[schedules]] (added, changed, removed), the log level and the
- * telemetry settings. A file with any problem
+ * the file, [[schedules]] (added, changed, removed), the log level, the
+ * telemetry settings and the [limits] checked per call (engine/live-limits.ts;
+ * the log line names each with its old and new value). A file with any problem
  * is refused as a whole, with the messages a start would give, and the
  * running configuration stays. What needs a restart (listen addresses, data
- * directory, TLS, durability, limits) keeps its running value and is named in
- * the log line and the report. A file that would lower security (no keys, no
- * users, no TLS, no /metrics token) is refused unless the request allows it
+ * directory, TLS, durability, the message sizes and the two limits sized into
+ * them) keeps its running value and is named in the log line and the report.
+ * A file that would lower security (no keys, no users, no TLS, no /metrics
+ * token) is refused unless the request allows it
  * explicitly, and never where the start-up rule refuses it for the address
  * the server listens on (config/reload-safety.ts); SIGHUP never allows it.
  * Every result, applied, refused or a dry run, is in the audit log with the
@@ -165,9 +167,10 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       allowSecurityDowngrade: request.allowSecurityDowngrade === true,
     });
     if (safety.problems.length > 0) return refuse(safety.problems, request, safety.downgrades);
-    const conflicts = overrideConflicts(next, current, parts.engine.queueSettingOverrides());
-    if (conflicts.length > 0) return refuse(conflicts, request);
     const plan = planReload(current, next);
+    // Checked against what will run: the file's limits, the running message sizes.
+    const conflicts = overrideConflicts(next, plan.config, parts.engine.queueSettingOverrides());
+    if (conflicts.length > 0) return refuse(conflicts, request);
     const report: ReloadReport = {
       applied: request.dryRun !== true,
       changed: [...plan.changed],
@@ -178,6 +181,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     const outcome = {
       changed: report.changed,
       restartRequired: report.restartRequired,
+      ...(plan.limits.length === 0 ? {} : { limits: plan.limits }),
       ...(safety.downgrades.length === 0 ? {} : { securityDowngrades: safety.downgrades }),
     };
     if (request.dryRun === true) {
@@ -185,11 +189,20 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       return report;
     }
     const config = plan.config;
-    // The steps that write the database go first: if the first fails, nothing has changed.
-    await parts.engine.reconfigureQueues(config.engine);
-    // After the queues, so a schedule is checked against the file's queue settings of now.
-    // Schedules created over the API that the file does not name stay (docs/schedules.md).
-    logReconciled(parts.logger, await parts.engine.reconcileSchedules(config.engine.schedules));
+    // The limits first: the file's queues and schedules were checked against them (names, counts).
+    // They write nothing; if a step below fails, the running ones come back.
+    const previousLimits = current.engine.limits;
+    parts.engine.reconfigureLimits(config.engine.limits);
+    try {
+      // The steps that write the database go first: if the first fails, nothing else has changed.
+      await parts.engine.reconfigureQueues(config.engine);
+      // After the queues, so a schedule is checked against the file's queue settings of now.
+      // Schedules created over the API that the file does not name stay (docs/schedules.md).
+      logReconciled(parts.logger, await parts.engine.reconcileSchedules(config.engine.schedules));
+    } catch (error) {
+      parts.engine.reconfigureLimits(previousLimits);
+      throw error;
+    }
     parts.rpc.replaceApiKeys(apiKeysOf(config));
     parts.http?.replaceApiKeys(config.grpc.apiKeys);
     parts.push.reconfigure(config.push);
@@ -207,6 +220,10 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       file: config.configFile ?? '(no config file)',
       by: request.actor,
       changed: report.changed.length === 0 ? 'nothing' : report.changed.join('; '),
+      // Raising a bound is no security downgrade (SECURITY.md), but it is a decision: say what it was.
+      ...(plan.limits.length === 0
+        ? {}
+        : { limits: plan.limits.map(({ key, from, to }) => `${key} ${from} -> ${to}`).join('; ') }),
       ...(endedUsers.length === 0 ? {} : { sessions_ended_for: endedUsers.join(', ') }),
     });
     if (safety.downgrades.length > 0) {

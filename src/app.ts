@@ -150,6 +150,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   });
   const rates = new RateHistory(clock);
   const storeOutage = new StoreOutage(logger, clock);
+  // Set once every part exists; a ReloadConfig that arrives before (gRPC listens before
+  // the admin app is up) is told the server is still starting.
+  let reloader: ReturnType<typeof createReloader> | undefined;
+  /** The configuration in force: a reload replaces it. */
+  const current = () => reloader?.current() ?? config;
   const engine = await Engine.open(store, config.engine, {
     clock,
     ...(deps.betweenBulkSlices === undefined ? {} : { betweenBulkSlices: deps.betweenBulkSlices }),
@@ -171,14 +176,15 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       full
         ? logger.error('storage.disk_full', { detail })
         : logger.info('storage.disk_space_back', { detail }),
-    checkQueueSettings: queueSettingsChecker(config),
+    // Against the limits in force (a reload changes them) and the message size the server started with.
+    checkQueueSettings: (queue, effective, changed) =>
+      queueSettingsChecker(current())(queue, effective, changed),
   });
   telemetry.observe(engine);
 
   const apiKeys = apiKeysOf(config);
-  // Set once every part exists; a ReloadConfig that arrives before (gRPC listens before
-  // the admin app is up) is told the server is still starting.
-  let reloader: ReturnType<typeof createReloader> | undefined;
+  // Checked per subscription, so a reload changes it for the next one (gRPC and HTTP alike).
+  const eventSubscribersPerKey = () => current().grpc.maxEventSubscribersPerKey;
   const rpc: RpcServer = createRpcServer({
     engine,
     dataDir: config.server.dataDir,
@@ -194,7 +200,12 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       durability: config.server.durability,
       startedAtMs,
       maxMessageBytes: config.grpc.maxMessageBytes,
-      grpcLimits: config.grpc,
+      grpcLimits: {
+        ...config.grpc,
+        get maxEventSubscribersPerKey() {
+          return eventSubscribersPerKey();
+        },
+      },
       nowMs: () => clock.nowMs(),
     },
     observer: telemetry.rpcObserver,
@@ -225,7 +236,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       clock,
       apiKeys: config.grpc.apiKeys,
       limits: config.http,
-      maxEventSubscribersPerKey: config.grpc.maxEventSubscribersPerKey,
+      maxEventSubscribersPerKey: eventSubscribersPerKey,
       version: deps.build.version,
       log: logger,
       ...(httpTls === undefined ? {} : { tls: httpTls }),
@@ -263,7 +274,6 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   };
   let admin: AdminServer;
   let adminApp: AdminApp;
-  const current = () => reloader?.current() ?? config;
   try {
     ({ admin, adminApp } = await startAdmin(current, {
       ...deps,

@@ -5,8 +5,13 @@
  * (reload-plan.ts). Walks the loaded SeppConfig, so it shows what the server
  * runs with, not what a file says.
  */
+import { restartOnlyLimits } from '../engine/live-limits.ts';
 import type { ScheduleSpec } from '../engine/schedules/types.ts';
-import { flattenPartialQueueSettings, flattenQueueSettings } from '../engine/settings.ts';
+import {
+  defaultEngineLimits,
+  flattenPartialQueueSettings,
+  flattenQueueSettings,
+} from '../engine/settings.ts';
 import type { ConfigEntry } from './config-entry.ts';
 import { tomlKey } from './reader.ts';
 import { isSecretField, redacted, redactUrl } from './redact.ts';
@@ -27,16 +32,28 @@ export interface ConfigLeaf {
 }
 
 /**
+ * The `[limits]` a reload changes: every one the engine reads when it checks a
+ * call (engine/live-limits.ts), not those the servers' message sizes were built around.
+ */
+const reloadableLimits: ReadonlySet<string> = new Set(
+  Object.keys(defaultEngineLimits)
+    .filter((name) => !(restartOnlyLimits as readonly string[]).includes(name))
+    .map((name) => `limits.${snakeCase(name)}`),
+);
+
+/**
  * What a reload can change while the server runs: API keys, admin users and
  * session settings, queue settings, `[[schedules]]`, the log level, the
- * shutdown time and the telemetry settings. Everything else — the sockets and
- * their TLS, the database and how it is written, the log format, the message
- * size the gRPC server was built with, the server-wide limits, and any
- * setting added later until its reload is wired (app-reload.ts) — needs a restart.
+ * shutdown time, the telemetry settings, most `[limits]` and
+ * `grpc.max_event_subscribers_per_key`. Everything else —
+ * the sockets and their TLS, the database and how it is written, the log
+ * format, the message size the gRPC server was built with and the limits sized
+ * into it, and any setting added later until its reload is wired
+ * (app-reload.ts) — needs a restart.
  */
 const reloadablePatterns: readonly RegExp[] = [
   /^server\.(log_level|shutdown_timeout_ms)$/,
-  /^grpc\.(api_keys\b|insecure_allow_unauthenticated$)/,
+  /^grpc\.(api_keys\b|insecure_allow_unauthenticated$|max_event_subscribers_per_key$)/,
   /^admin\.(users\b|session_ttl_ms$|max_sessions_per_user$|trusted_proxies$)/,
   /^telemetry\./,
   /^engine\.strict_queues$/,
@@ -46,7 +63,7 @@ const reloadablePatterns: readonly RegExp[] = [
 ];
 
 export function needsRestart(key: string): boolean {
-  return !reloadablePatterns.some((pattern) => pattern.test(key));
+  return !reloadableLimits.has(key) && !reloadablePatterns.some((pattern) => pattern.test(key));
 }
 
 /** Every setting of a loaded configuration, in file order. */

@@ -280,7 +280,9 @@ ${adminRolesComment()}
 # strict_queues = false
 
 [limits]
-# Server-wide limits. Clients can read them all with GetServerInfo.
+# Server-wide limits. Clients can read them all with GetServerInfo. A reload
+# (systemctl reload sepp) changes them from the next call, but max_metadata_bytes
+# and max_result_bytes, which take a restart.
 
 # Longest queue name and job type, in characters (letters, digits, . _ : -).
 # max_name_length = 128

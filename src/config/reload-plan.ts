@@ -6,7 +6,10 @@
  * restart (config-view.ts names those). The result is the configuration to run
  * with from now on: the new file's, except the settings that need a restart.
  */
+import { restartOnlyLimits } from '../engine/live-limits.ts';
+import type { EngineLimits } from '../engine/settings.ts';
 import { type ConfigLeaf, configLeaves, needsRestart } from './config-view.ts';
+import { snakeCase } from './schema.ts';
 import type { SeppConfig } from './types.ts';
 
 export interface ReloadPlan {
@@ -16,6 +19,15 @@ export interface ReloadPlan {
   readonly changed: readonly string[];
   /** Settings whose new value waits for a restart, e.g. `server.grpc_listen`. */
   readonly restartRequired: readonly string[];
+  /** The `[limits]` that change now, with their running and new values (for the log and the audit). */
+  readonly limits: readonly LimitChange[];
+}
+
+export interface LimitChange {
+  /** The setting, e.g. `limits.max_waiters`. */
+  readonly key: string;
+  readonly from: number;
+  readonly to: number;
 }
 
 export function planReload(running: SeppConfig, next: SeppConfig): ReloadPlan {
@@ -53,7 +65,15 @@ export function planReload(running: SeppConfig, next: SeppConfig): ReloadPlan {
     const summary = listChanges(before, after, list.path);
     if (summary !== undefined) (list.restart ? restartRequired : changed).push(summary);
   }
-  return { config: merge(running, next, loginFlips), changed, restartRequired };
+  const config = merge(running, next, loginFlips);
+  const limits = (Object.keys(running.engine.limits) as (keyof EngineLimits)[])
+    .filter((name) => config.engine.limits[name] !== running.engine.limits[name])
+    .map((name) => ({
+      key: `limits.${snakeCase(name)}`,
+      from: running.engine.limits[name],
+      to: config.engine.limits[name],
+    }));
+  return { config, changed, restartRequired, limits };
 }
 
 function byKey(leaves: readonly ConfigLeaf[]): Map<string, ConfigLeaf> {
@@ -102,6 +122,9 @@ function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): Sepp
   for (const [key, source] of Object.entries(next.sources)) if (!keep(key)) sources[key] = source;
   for (const [key, source] of Object.entries(running.sources)) if (keep(key)) sources[key] = source;
   const { queueDefaults, queues, strictQueues, fileKeys, schedules } = next.engine;
+  // The limits the engine reads per call come from the file; the rest keep their running values.
+  const limits = { ...next.engine.limits };
+  for (const name of restartOnlyLimits) limits[name] = running.engine.limits[name];
   return Object.freeze({
     ...running,
     configFile: next.configFile,
@@ -116,6 +139,7 @@ function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): Sepp
       ...running.grpc,
       apiKeys: next.grpc.apiKeys,
       insecureAllowUnauthenticated: next.grpc.insecureAllowUnauthenticated,
+      maxEventSubscribersPerKey: next.grpc.maxEventSubscribersPerKey,
     }),
     admin: Object.freeze({
       ...running.admin,
@@ -133,6 +157,7 @@ function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): Sepp
       queues,
       strictQueues,
       schedules,
+      limits: Object.freeze(limits),
       ...(fileKeys === undefined ? {} : { fileKeys }),
     }),
   });

@@ -53,6 +53,7 @@ import {
   WaiterRegistry,
 } from './leases/index.ts';
 import { EngineLifecycle, shuttingDown } from './lifecycle.ts';
+import { LiveLimits } from './live-limits.ts';
 import { Maintenance, timedTogether } from './maintenance.ts';
 import { JobBrowser, JobSearch, OnlineBackup, WorkerActivity, WorkerControl } from './operators/index.ts';
 import { QueueRegistry } from './queue-registry.ts';
@@ -105,6 +106,8 @@ export interface EngineDeps {
  */
 export interface EngineParts {
   readonly ctx: EngineContext;
+  /** The limits in force; `ctx.limits` is its view (a reload replaces them). */
+  readonly limits: LiveLimits;
   /** The queues whose leases pass results of dependencies on. */
   readonly dependencyQueues: DependencyQueues;
   readonly lifecycle: EngineLifecycle;
@@ -184,12 +187,14 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   let batches: Batches | undefined;
   let context: EngineContext | undefined;
   let history: JobHistory | undefined;
+  // Every part reads the limits through this view, so a reload reaches them all (live-limits.ts).
+  const limits = new LiveLimits(options.limits);
   const workerActivity = new WorkerActivity(clock);
   const queues = new QueueRegistry(options);
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
-  const events = new EventLog(options.limits, clock, randomHex(deps.randomBytes ?? systemRandomBytes, 8));
-  const outcomes = new FinishedOutcomes(options.limits.finishedOutcomeMs);
+  const events = new EventLog(limits.view, clock, randomHex(deps.randomBytes ?? systemRandomBytes, 8));
+  const outcomes = new FinishedOutcomes(() => limits.view.finishedOutcomeMs);
   const diskFull = new DiskFull(store.diskReserve, clock, (full, detail) => deps.onDiskFull?.(full, detail));
   const lifecycle = new EngineLifecycle(
     store,
@@ -212,7 +217,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     store.signals !== undefined,
   );
   const lookup = new QueueLookup(
-    { queues, read: (unit) => lifecycle.read(unit), limits: options.limits },
+    { queues, read: (unit) => lifecycle.read(unit), limits: limits.view },
     store.signals !== undefined,
     (queue) => flow.groupsFound(queue),
     settingKeyOf,
@@ -222,7 +227,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     write: (unit) => lifecycle.write(unit),
     read: (unit) => lifecycle.read(unit),
     clock,
-    limits: options.limits,
+    limits: limits.view,
     queues,
     queueLookup: {
       queueExists: (view, queue) => lookup.exists(view, queue),
@@ -268,7 +273,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   });
   const expiry = new Expiry(ctx);
   const settler = new Settler(ctx);
-  const audit = new AuditLog(clock, options.limits.maxPageSize);
+  const audit = new AuditLog(clock, limits.view);
   const queries = new JobQueries(ctx);
   const browser = new JobBrowser(ctx);
   const actions = new OperatorActions(ctx, audit);
@@ -326,12 +331,13 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     ctx,
     audit,
     (tx, notices) => canceller.notify(tx, notices),
-    (changes) => checkChanges(changes, true, options.limits),
+    (changes) => checkChanges(changes, true, limits.view),
     deps.betweenBulkSlices,
   );
   return {
     remoteWakeups,
     ctx,
+    limits,
     lifecycle,
     events,
     queues,

@@ -117,11 +117,21 @@ export class Engine {
     );
   }
 
+  /** The limits in force: a view that follows reloads (live-limits.ts); spread it to keep a copy. */
   get limits(): EngineLimits {
     return this.parts.ctx.limits;
   }
 
-  /** The options in force: the limits given at start and the queue settings of the config file now (reloads replace them). */
+  /**
+   * Puts new limits in force from the next call (a config reload). What is
+   * already held above a lowered limit is kept and drains. The restart-only
+   * limits (live-limits.ts) must be unchanged.
+   */
+  reconfigureLimits(limits: Readonly<EngineLimits>): void {
+    this.parts.limits.replace(limits);
+  }
+
+  /** The options in force: the limits and the queue settings of the config file now (reloads replace them). */
   get options(): EngineOptions {
     return { ...this.parts.queues.fileSettings, limits: this.parts.ctx.limits };
   }

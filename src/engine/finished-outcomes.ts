@@ -119,14 +119,14 @@ export class FinishedOutcomes {
   private heldBytes = 0;
 
   constructor(
-    /** limits.finished_outcome_ms; 0 keeps nothing. */
-    private readonly keepMs: number,
+    /** limits.finished_outcome_ms in force (a reload may change it); 0 keeps nothing. */
+    private readonly keepMs: () => number,
     private readonly bounds: Readonly<FinishedOutcomeBounds> = finishedOutcomeBounds,
   ) {}
 
   /** Whether outcomes are kept at all (finished_outcome_ms > 0). */
   get enabled(): boolean {
-    return this.keepMs > 0;
+    return this.keepMs() > 0;
   }
 
   /** Outcomes held now (the ones replaced by a later one of the same job included). */
@@ -174,6 +174,6 @@ export class FinishedOutcomes {
   }
 
   private expired(outcome: FinishedOutcome, nowMs: number): boolean {
-    return nowMs - outcome.endedAtMs > this.keepMs;
+    return nowMs - outcome.endedAtMs > this.keepMs();
   }
 }

@@ -77,8 +77,11 @@ export interface HttpApiOptions {
   tls?: { certPem: Buffer; keyPem: Buffer };
   /** The server's version, in the OpenAPI document. */
   version: string;
-  /** grpc.max_event_subscribers_per_key: one key's event streams and outcome waits, with its gRPC Events streams. */
-  maxEventSubscribersPerKey: number;
+  /**
+   * grpc.max_event_subscribers_per_key in force (a reload changes it): one key's event streams
+   * and outcome waits, with its gRPC Events streams.
+   */
+  maxEventSubscribersPerKey: () => number;
   log?: HttpLog;
 }
 
@@ -173,7 +176,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     eventOwner: (caller) =>
       caller === anonymous
         ? undefined
-        : { key: caller.name, maxSubscriptions: options.maxEventSubscribersPerKey },
+        : { key: caller.name, maxSubscriptions: options.maxEventSubscribersPerKey() },
   };
   const routes = apiRoutes(ctx);
   let document: JsonSchema = {};

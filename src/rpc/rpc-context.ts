@@ -22,7 +22,8 @@ export interface ServerFacts {
     keepaliveMs: number;
     keepaliveTimeoutMs: number;
     firstMessageTimeoutMs: number;
-    maxEventSubscribersPerKey: number;
+    /** Read per Events call: a reload may change it (the others are built into the server at start). */
+    readonly maxEventSubscribersPerKey: number;
     maxBytesInFlightPerConnection: number;
     maxBytesInFlightPerKey: number;
   };

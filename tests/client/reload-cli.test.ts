@@ -2,8 +2,8 @@
  * A running `sepp serve` changed from outside, as an operator does it: queue
  * settings with `sepp queue set|show|reset` and `sepp queues --json`; the
  * config file reread on a real SIGHUP (a new key works, the old one is
- * refused; a bad file is refused, logged, and the server runs on); `sepp
- * config check --against-running` and `sepp config reload`.
+ * refused; a bad file is refused, logged, and the server runs on; a limit
+ * lowered and raised); `sepp config check --against-running` and `sepp config reload`.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -150,6 +150,35 @@ describe('changing a running sepp from the command line', () => {
     writeFileSync(configFile, `${apiKey('b', keyB)}[queues.jobs]\nmax_attempts = 7\n`);
     assert.equal((await sepp(['config', 'reload'], '')).code, 0, 'adding a key back needs no flag');
     assert.equal((await sepp(['queues'], '')).code, 4);
+  });
+
+  test('SIGHUP changes a limit at once: lowered, the next call meets it; raised, the next passes', async () => {
+    const withLimits = (limits: string) =>
+      `${apiKey('b', keyB)}[queues.jobs]\nmax_attempts = 7\n[limits]\n${limits}`;
+    writeFileSync(configFile, withLimits('max_page_size = 2\nmax_result_bytes = "1KiB"\n'));
+    const check = await sepp(['config', 'check', '--against-running'], keyB);
+    assert.equal(check.code, 0, check.stderr);
+    assert.match(check.stdout, /would change at once:\n {2}limits\.max_page_size\n/);
+    assert.match(
+      check.stdout,
+      /needs a restart \(keeps its running value until then\):\n {2}limits\.max_result_bytes/,
+    );
+    const sighup = async () => {
+      const reloaded = nextLog(server, 'config.reloaded');
+      server.child.kill('SIGHUP');
+      return reloaded;
+    };
+    assert.equal((await sighup()).limits, 'limits.max_page_size 1000 -> 2');
+    const over = await sepp(['queues', '--page-size', '5'], keyB);
+    assert.notEqual(over.code, 0);
+    assert.match(over.stderr, /page_size is 5; it must be an integer from 1 to 2 \(limits\.max_page_size\)/);
+
+    // Raising it is no security downgrade: SIGHUP, which never lowers security, applies it.
+    writeFileSync(configFile, withLimits('max_page_size = 10\n'));
+    assert.equal((await sighup()).limits, 'limits.max_page_size 2 -> 10');
+    assert.equal((await sepp(['queues', '--page-size', '5'], keyB)).code, 0);
+    writeFileSync(configFile, `${apiKey('b', keyB)}[queues.jobs]\nmax_attempts = 7\n`);
+    assert.equal((await sighup()).limits, 'limits.max_page_size 10 -> 1000');
   });
 
   test('sepp config reload applies the file, as SIGHUP does', async () => {

@@ -3,7 +3,8 @@
  * and what a reload does with each setting: sources are named (default, file,
  * environment variable, flag), values are in plain units, secrets never
  * appear; every setting that needs a restart keeps its running value after a
- * reload, and every other one takes the file's.
+ * reload, and every other one takes the file's ([limits] too, but the two the
+ * message sizes are built around).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -83,6 +84,7 @@ wal_checkpoints = "external"
 [grpc]
 max_message_bytes = "8MiB"
 keepalive_ms = "10s"
+max_event_subscribers_per_key = 5
 [[grpc.api_keys]]
 name = "deploy"
 role = "worker"
@@ -106,6 +108,7 @@ strict_queues = true
 [limits]
 max_batch_jobs = 10
 max_wait_ms = "5s"
+max_result_bytes = "32KiB"
 [queue_defaults]
 max_attempts = 9
 [queues.reports]
@@ -125,7 +128,17 @@ max_depth = 10
   // What differs and needs a restart is named; the rest is listed as changed.
   assert.ok(plan.restartRequired.includes('server.grpc_listen'));
   assert.ok(plan.restartRequired.includes('server.wal_checkpoints'));
-  assert.ok(plan.restartRequired.includes('limits.max_batch_jobs'));
+  assert.ok(plan.changed.includes('limits.max_batch_jobs'));
+  assert.ok(plan.changed.includes('limits.max_wait_ms'));
+  assert.ok(plan.changed.includes('grpc.max_event_subscribers_per_key'));
+  assert.equal(plan.config.grpc.maxEventSubscribersPerKey, 5);
+  assert.ok(plan.restartRequired.includes('limits.max_result_bytes'), 'sized into the message limits');
+  assert.deepEqual(plan.limits, [
+    { key: 'limits.max_batch_jobs', from: 1000, to: 10 },
+    { key: 'limits.max_wait_ms', from: 60_000, to: 5000 },
+  ]);
+  assert.equal(plan.config.engine.limits.maxResultBytes, 64 * 1024);
+  assert.ok(Object.isFrozen(plan.config.engine.limits));
   assert.ok(plan.restartRequired.includes('grpc.keepalive_ms'));
   assert.equal(plan.config.grpc.keepaliveMs, 30_000, 'the server keeps pinging as it started');
   assert.ok(plan.changed.includes('telemetry.otlp_endpoint'));
@@ -157,7 +170,7 @@ test('an unchanged file changes nothing', () => {
   assert.deepEqual([plan.changed, plan.restartRequired], [[], []]);
 });
 
-test('[[schedules]] apply on a reload; limits.max_schedules takes a restart', () => {
+test('[[schedules]] and limits.max_schedules apply on a reload', () => {
   const schedule = (name: string, cron: string) =>
     `[[schedules]]\nname = "${name}"\ncron = "${cron}"\nqueue = "reports"\ntype = "build"\npayload = "{}"\nmetadata = { team = "billing" }\nstart_at = "2026-04-01T00:00:00Z"\n`;
   const before = loadToml(
@@ -167,10 +180,13 @@ test('[[schedules]] apply on a reload; limits.max_schedules takes a restart', ()
     `[limits]\nmax_schedules = 50\n${schedule('nightly', '45 2 * * *')}${schedule('weekly', '0 3 * * 1')}`,
   );
   const plan = planReload(before, after);
-  assert.deepEqual(plan.changed, ['schedules (added weekly; removed hourly; changed nightly)']);
-  assert.deepEqual(plan.restartRequired, ['limits.max_schedules']);
+  assert.deepEqual(plan.changed, [
+    'limits.max_schedules',
+    'schedules (added weekly; removed hourly; changed nightly)',
+  ]);
+  assert.deepEqual(plan.restartRequired, []);
   assert.deepEqual(plan.config.engine.schedules, after.engine.schedules);
-  assert.equal(plan.config.engine.limits.maxSchedules, 100);
+  assert.equal(plan.config.engine.limits.maxSchedules, 50);
   // The Configuration page lists them, in plain units, as settings a reload applies.
   const entries = new Map(describeConfig(before).map((e) => [e.key, e]));
   const shown = (k: string) => `${entries.get(k)?.value} (${entries.get(k)?.source})`;
@@ -180,6 +196,11 @@ test('[[schedules]] apply on a reload; limits.max_schedules takes a restart', ()
   assert.equal(shown('schedules[0].metadata'), '{"team":"billing"} (file)');
   assert.equal(shown('schedules[0].start_at'), '2026-04-01T00:00:00.000Z (file)');
   assert.equal(entries.get('schedules[1].name')?.restartRequired, false);
-  assert.equal(entries.get('limits.max_schedules')?.restartRequired, true);
+  assert.equal(entries.get('limits.max_schedules')?.restartRequired, false);
+  // The two limits the message sizes are built around keep needing a restart; every other one applies.
+  assert.deepEqual(
+    [...entries.values()].filter((e) => e.key.startsWith('limits.') && e.restartRequired).map((e) => e.key),
+    ['limits.max_metadata_bytes', 'limits.max_result_bytes'],
+  );
   assert.deepEqual(planReload(before, before).restartRequired, []);
 });

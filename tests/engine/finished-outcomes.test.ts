@@ -185,7 +185,7 @@ function outcome(id: string, endedAtMs: number, resultBytes = 0): FinishedOutcom
 
 test('the table forgets the oldest past its count, its bytes and its time', () => {
   const small = outcomeBytes(outcome('x', 0));
-  const table = new FinishedOutcomes(1000, { maxOutcomes: 3, maxBytes: 3 * small + 100 });
+  const table = new FinishedOutcomes(() => 1000, { maxOutcomes: 3, maxBytes: 3 * small + 100 });
   for (const id of ['a', 'b', 'c', 'd']) table.add(outcome(id, 0), 0);
   assert.deepEqual(
     ['a', 'b', 'c', 'd'].map((id) => table.get(id, 0) !== undefined),
@@ -206,5 +206,5 @@ test('the table forgets the oldest past its count, its bytes and its time', () =
   assert.equal(table.get('e', 1011), undefined, 'older than 1000 ms');
   table.prune(1021);
   assert.deepEqual([table.size, table.bytes], [0, 0]);
-  assert.equal(new FinishedOutcomes(0).enabled, false);
+  assert.equal(new FinishedOutcomes(() => 0).enabled, false);
 });

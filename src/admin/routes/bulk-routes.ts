@@ -216,7 +216,8 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
     body: {
       type: 'object',
       properties: {
-        jobIds: { type: 'array', items: str, minItems: 1, maxItems: engine.limits.maxBatchJobs },
+        // No maxItems: the document is built at start, and a reload may change the limit.
+        jobIds: { type: 'array', items: str, minItems: 1, description: 'at most limits.max_batch_jobs' },
       },
       required: ['jobIds'],
     },

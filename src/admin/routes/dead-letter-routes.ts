@@ -72,7 +72,6 @@ const topErrorsSchema = {
 
 export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
   const { engine } = deps;
-  const maxIds = engine.limits.maxBatchJobs;
 
   const reasonOf = (body: Record<string, unknown>): DeadReason | undefined => {
     const reason = optionalString(body, 'reason', 64);
@@ -103,7 +102,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     async (c: Parameters<RouteSpec['handle']>[0], request: RequestContext) => {
       const queue = pathParam(c, 'queue');
       // A UUID in upper case names the same job; ids that are no UUID match nothing, as before.
-      const jobIds = stringArray(await readJsonObject(c), 'jobIds', maxIds).map(
+      const jobIds = stringArray(await readJsonObject(c), 'jobIds', engine.limits.maxBatchJobs).map(
         (id) => normalizeJobId(id) ?? id,
       );
       const audit = request.audit(`dead_letters.${action}`, `queue:${queue}`);

@@ -11,6 +11,7 @@ import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditEntry, AuditInput, AuditQuery } from '../admin-types.ts';
 import type { Clock } from '../clock.ts';
 import { SeppError } from '../errors.ts';
+import type { EngineLimits } from '../settings.ts';
 import type { Page } from '../types.ts';
 
 /** Details longer than this are shortened: an audit entry records an action, not its data. */
@@ -23,7 +24,8 @@ const pageSizeDefault = 50;
 export class AuditLog {
   constructor(
     private readonly clock: Clock,
-    private readonly maxPageSize: number,
+    /** The limits in force: a reload may change max_page_size. */
+    private readonly limits: Pick<EngineLimits, 'maxPageSize'>,
   ) {}
 
   /** Writes an entry in the unit `tx`. Returns its id. */
@@ -44,7 +46,7 @@ export class AuditLog {
   }
 
   *list(view: StoreView, query: AuditQuery): Op<Page<AuditEntry>> {
-    const max = this.maxPageSize;
+    const max = this.limits.maxPageSize;
     const pageSize = query.pageSize ?? pageSizeDefault;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > max) {
       throw new SeppError(
