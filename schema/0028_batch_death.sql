@@ -1,4 +1,4 @@
--- 0027: a batch's death callback (issue 33, task batchdeath): `on_death`, enqueued once, in
+-- 0028: a batch's death callback (issue 33, task batchdeath): `on_death`, enqueued once, in
 -- the transaction that first counts a member dead.
 -- Why: on_complete and on_success wait for the whole batch; a team wants to hear of a
 -- failure while the rest still runs (Sidekiq Pro's `death` callback). `first_dead_id` is

@@ -1,4 +1,4 @@
--- 0027: a flow job's name, kept with the job (issue 33, task wfedges).
+-- 0029: a flow job's name, kept with the job (issue 33, task wfedges).
 -- Why: a job's name in its flow was kept only on the edges that name it (job_dependencies.name),
 -- so a job nothing waits on — a flow's final job, or a flow of one job — had none: GetFlow,
 -- `sepp flow show` and the admin flow page showed `-` for it. The name is now a column of the

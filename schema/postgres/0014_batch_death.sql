@@ -1,4 +1,4 @@
--- 0013: a batch's death callback (issue 33, task batchdeath), as the SQLite store's 0027:
+-- 0014: a batch's death callback (issue 33, task batchdeath), as the SQLite store's 0028:
 -- `on_death`, enqueued once, in the transaction that first counts a member dead.
 -- Why: on_complete and on_success wait for the whole batch; a team wants to hear of a
 -- failure while the rest still runs (Sidekiq Pro's `death` callback). The UPDATE that
