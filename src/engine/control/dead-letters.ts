@@ -12,7 +12,6 @@ import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import type { JobFilter } from '../control-types.ts';
-import { forgetDeletedJob } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { jobInfoFromRow } from '../jobs/index.ts';
 import { checkQueueName } from '../queues/index.ts';
@@ -132,10 +131,11 @@ export class DeadLetters {
         continue;
       }
       // A deleted dead letter releases its idempotency key: the same work may be enqueued again.
+      // What still waits on it (the `wait` policy) is cancelled: no requeue can release it now.
       const deleted = yield* tx.deadLetters.delete({ queue, id });
       if (deleted === undefined) continue;
       yield* this.ctx.releaseKey(tx, queue, deleted.idempotency_key, deleted.id);
-      yield* forgetDeletedJob(tx, { seq: deleted.seq, id: deleted.id, flags: deleted.dependency_flags });
+      yield* this.ctx.jobDeleted(tx, { seq: deleted.seq, id: deleted.id, flags: deleted.dependency_flags });
       changed++;
     }
     yield* this.ctx.count(tx, queue, 'dead', action === 'requeue' ? 'ready' : null, changed);
