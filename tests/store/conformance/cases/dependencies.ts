@@ -182,7 +182,16 @@ export const dependencyCases: StoreCase[] = [
       const waitsOnWaits = await after(engine, [waits], 'wait');
       await kill(engine, dead);
       assert.equal(await stateOf(engine, waits), 'waiting');
+      // What a delete would cancel, counted first: each waiting job once, of the queue's dead letters.
+      const also = await after(engine, [dead, runs], 'wait');
+      const waitingOn = (queue: string, ids: string[], limit = 10) =>
+        h.store.read((view) => view.dependencies!.waitingOnDead({ queue, ids, limit }));
+      assert.equal(await waitingOn(dead.queue, [dead.id, 'no-such-job']), 2);
+      assert.equal(await waitingOn(dead.queue, [dead.id], 1), 1, 'counted up to the limit');
+      assert.equal(await waitingOn(fresh(), [dead.id]), 0, 'a dead letter of another queue');
+      assert.equal(await waitingOn(waits.queue, [waits.id]), 0, 'not a dead letter');
       assert.equal(await engine.deleteDeadLetters({ queue: dead.queue, jobIds: [dead.id] }), 1);
+      assert.equal(await cancelledBy(also), `cancelled dependency:${dead.id} deleted`);
       assert.equal(await cancelledBy(waits), `cancelled dependency:${dead.id} deleted`);
       assert.equal(await cancelledBy(cancels), `cancelled dependency:${waits.id}`);
       assert.equal(await stateOf(engine, runs), 'ready');
