@@ -609,7 +609,7 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
-    name: 'workflows: the edges of a cancelled flow say failed — jobs it cancelled, a running one once it stops',
+    name: 'workflows: the edges of a cancelled flow say failed — jobs it cancelled, a running one once it stops; a later completion says completed',
     async run(h) {
       const { engine } = await h.engine();
       const root = fresh();
@@ -661,6 +661,19 @@ export const dependencyCases: StoreCase[] = [
         const edges = (await engine.getJob(child.id)).dependencies?.map((d) => d.edge);
         assert.deepEqual(edges, ['failed'], childFirst ? 'child first' : 'gate first');
       }
+      // A job cancelled before the job it waited on completed: the edge says completed too, on
+      // both sides and in the flow (the store leaves it pending: the ack pays nothing for it).
+      const gate = await add(engine);
+      const child = await after(engine, [gate]);
+      await engine.cancel(child.id);
+      const shown = async () => [
+        (await engine.getJob(child.id)).dependencies?.map((d) => d.edge),
+        (await engine.getJob(gate.id)).dependents?.map((d) => d.edge),
+        (await engine.getFlow(child.id)).edges.map((e) => e.state),
+      ];
+      assert.deepEqual(await shown(), [['pending'], ['pending'], ['pending']]);
+      await complete(engine, gate);
+      assert.deepEqual(await shown(), [['completed'], ['completed'], ['completed']]);
     },
   },
   {
