@@ -66,6 +66,7 @@ export type AdminEngine = Pick<
   | 'purgeQueue'
   | 'requeueDeadLetters'
   | 'deleteDeadLetters'
+  | 'deadLettersWaitedOn'
   | 'recordAudit'
   | 'listAudit'
   | 'waitingReserves'

@@ -93,6 +93,13 @@ export interface EngineContext {
    */
   jobEnded(tx: StoreTx, job: { id: string; flags: number }, end: JobEnd): Op<void>;
   /**
+   * A job that takes part in a workflow (its `dependency_flags` are not 0) was deleted in `tx`,
+   * after its end (if it had not ended, `jobEnded` first): its edges and its count of dependents
+   * go with it, and the jobs still waiting on it are cancelled, whatever their policy
+   * (dependencies/release.ts: no requeue could release them now). Call it once per deleted job.
+   */
+  jobDeleted(tx: StoreTx, job: { seq: number; id: string; flags: number }): Op<void>;
+  /**
    * Tells the store how durable the unit's commit must be for a change to `queue`
    * (its `durability` setting). `count` does it for every change of state; changes
    * that move no job (extend, progress) call it themselves.
@@ -145,6 +152,8 @@ export interface ContextParts {
   jobsRemoved?: () => void;
   /** A job in a workflow ended (EngineContext.jobEnded); without it, nothing happens. */
   jobEnded?: EngineContext['jobEnded'];
+  /** A job in a workflow was deleted (EngineContext.jobDeleted). */
+  jobDeleted: EngineContext['jobDeleted'];
 }
 
 /** The hooks every engine part uses, over the parts the engine's opening built. */
@@ -194,6 +203,7 @@ export function createEngineContext(parts: ContextParts): EngineContext {
     },
     jobsReady: parts.jobsReady,
     jobEnded: parts.jobEnded ?? (() => nothing),
+    jobDeleted: parts.jobDeleted,
     wakeAt: (tx, atMs) => tx.afterCommit(() => parts.wakeAt(atMs)),
     count: (tx, queue, from, to, jobs) => {
       if (jobs === 0) return nothing;

@@ -25,6 +25,7 @@ import {
 import {
   DependencyFailures,
   DependencyQueues,
+  forgetDeletedJob,
   passOnFailures,
   releaseDependents,
 } from './dependencies/index.ts';
@@ -260,6 +261,10 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
       }
       if (inBatch(job.flags)) yield* batches!.memberEnded(tx, job.id, end);
     },
+    *jobDeleted(tx, job) {
+      yield* forgetDeletedJob(tx, job);
+      if (dependedOn(job.flags)) yield* releaseDependents(context!, tx, job.id, 'deleted', failures);
+    },
   });
   context = ctx;
   history = new JobHistory({
@@ -300,7 +305,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   };
   const timed = timedTogether(schedules, {
     dueMs: () => failures.dueMs(),
-    runDue: (tx, nowMs) => failures.runDue(tx, nowMs, (t, ids) => passOnFailures(ctx, t, ids, failures)),
+    runDue: (tx, nowMs) => failures.runDue(tx, nowMs, (t, ended) => passOnFailures(ctx, t, ended, failures)),
   });
   maintenance = new Maintenance(ctx, settler, expiry, flow, maintenanceObserver, timed, batches);
   const { signals } = store;

@@ -425,6 +425,14 @@ export class Engine {
     return this.changeDeadLetters(selection, 'delete', audit, requestKey);
   }
 
+  /** How many jobs wait on chosen dead letters (the `wait` policy): a delete of them cancels those. */
+  deadLettersWaitedOn(selection: {
+    queue: string;
+    jobIds: readonly string[];
+  }): Promise<{ waiting: number; more: boolean }> {
+    return this.parts.ctx.read((view) => this.parts.deadLetters.waitingOn(view, selection));
+  }
+
   /** "All" of a queue's dead letters as a bulk filter; null for a declared queue that never held a job. */
   deadLetterFilter(selection: Extract<DeadLetterSelection, { all: true }>): Promise<JobFilter | null> {
     return this.parts.deadLetters.filterOfAll(selection);

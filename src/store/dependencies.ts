@@ -216,6 +216,12 @@ export interface DependencyReads {
   /** Up to `limit` jobs that depend on `parentId`, oldest first. */
   dependentsOf(p: { parentId: string; limit: number }): Op<DependentRow[]>;
   /**
+   * How many waiting jobs wait on the dead letters of `queue` among `ids` (a pending edge from
+   * one of them), each counted once, counted up to `limit`: the jobs a delete of those dead
+   * letters cancels (engine/dependencies/release.ts). One parent index range per id.
+   */
+  waitingOnDead(p: { queue: string; ids: readonly string[]; limit: number }): Op<number>;
+  /**
    * Rows a deleted job left behind, one line per table that has some (`job_dependents: N counts
    * of jobs not stored`); empty when none. Every path that deletes a job takes its edges (as the
    * waiting job) and its count of dependents with it. For tests and diagnostics: it reads both

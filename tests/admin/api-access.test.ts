@@ -88,6 +88,7 @@ const expectedAccess: Readonly<Record<string, Access>> = {
   'POST /api/v1/bulk-operations/{id}/cancel': 'operator',
   'GET /api/v1/queues/{queue}/dead-letters': 'viewer',
   'GET /api/v1/queues/{queue}/top-errors': 'viewer',
+  'GET /api/v1/queues/{queue}/dead-letters/{jobId}/waiting': 'viewer',
   'POST /api/v1/queues/{queue}/dead-letters/requeue': 'operator',
   'POST /api/v1/queues/{queue}/dead-letters/delete': 'operator',
   'POST /api/v1/queues/{queue}/dead-letters/requeue-all': 'operator',

@@ -264,8 +264,15 @@ test('bug: a dead job says Delete, returns to Dead letters, and its timeline sho
   await assert.rejects(async () => engine.getJob(id!), /does not exist/);
 });
 
-test('notices never cover the row buttons', async () => {
+test('notices never cover the row buttons; a delete says how many jobs wait on the dead letter', async () => {
   const [a, b] = await deadLetters('notices', 2);
+  await engine.enqueue({
+    queue: 'notices-after',
+    type: 't',
+    payload: enc(''),
+    dependsOn: [b!],
+    onDependencyFailure: 'wait',
+  });
   await page.setViewportSize(phone);
   await visit(page, url('/dead-letters?queue=notices'));
   await page.getByRole('button', { name: `Requeue job ${a}` }).click();
@@ -274,6 +281,10 @@ test('notices never cover the row buttons', async () => {
   // While the notice shows, the next row's button takes the click.
   await page.getByRole('button', { name: `Delete job ${b}` }).click({ trial: false });
   await page.getByRole('dialog').getByRole('heading', { name: 'Delete 1 dead letter?' }).waitFor();
+  await page
+    .getByRole('dialog')
+    .getByText('1 job waits on it (onDependencyFailure: wait): it is cancelled with it.')
+    .waitFor();
   await shot(page, 'notice-and-dialog-phone');
   await answerDialog(page.getByRole('dialog'), 'Cancel');
   await page.setViewportSize(desktop);

@@ -223,3 +223,64 @@ test('the batches, newest first, by state and owner, page by page', async () => 
   assert.equal(over.status, 400);
   assert.match(JSON.stringify(over.body), /limits\.max_page_size/);
 });
+
+test('a dead letter: how many jobs wait on it, which its delete cancels', async () => {
+  const { jobId: dead } = await engine.enqueue({ queue: 'dlw', type: 't', payload: enc(''), maxAttempts: 1 });
+  const waiting = (queue: string, id: string) =>
+    viewer.get<{ waiting: number; more: boolean }>(`/api/v1/queues/${queue}/dead-letters/${id}/waiting`);
+  const waits = async () =>
+    (
+      await engine.enqueue({
+        queue: 'dlw-after',
+        type: 't',
+        payload: enc(''),
+        dependsOn: [dead],
+        onDependencyFailure: 'wait',
+      })
+    ).jobId;
+  const first = await waits();
+  const second = await waits();
+  await engine.enqueue({
+    queue: 'dlw-after',
+    type: 't',
+    payload: enc(''),
+    dependsOn: [dead],
+    onDependencyFailure: 'run',
+  });
+  assert.deepEqual((await waiting('dlw', dead)).body, { waiting: 0, more: false }, 'not dead yet');
+  const [leased] = await engine.reserve({ queues: ['dlw'], maxJobs: 1 });
+  await engine.nack({ jobId: dead, attempt: leased!.attempt, error: 'boom' });
+  const reply = await waiting('dlw', dead);
+  assert.equal(reply.status, 200);
+  assert.deepEqual(reply.body, { waiting: 2, more: false }, 'the `run` one went on when it died');
+  assert.deepEqual(
+    schemaProblems(
+      await responseSchema('/api/v1/queues/{queue}/dead-letters/{jobId}/waiting'),
+      reply.body,
+      schemas,
+    ),
+    [],
+  );
+  assert.deepEqual((await waiting('dlw', dead.toUpperCase())).body, { waiting: 2, more: false });
+  assert.deepEqual((await waiting('etl', dead)).body, { waiting: 0, more: false }, 'no dead letter of etl');
+  assert.equal((await waiting('no-such-queue', dead)).status, 404);
+  assert.deepEqual((await op.post('/api/v1/queues/dlw/dead-letters/delete', { jobIds: [dead] })).body, {
+    changed: 1,
+  });
+  for (const id of [first, second]) {
+    const job = await engine.getJob(id);
+    assert.equal(`${job.state} ${job.cancelledBy}`, `cancelled dependency:${dead} deleted`);
+  }
+  assert.deepEqual((await waiting('dlw', dead)).body, { waiting: 0, more: false });
+});
+
+/** The schema of a GET route's answer, as the OpenAPI document gives it. */
+async function responseSchema(path: string): Promise<Schema> {
+  type Doc = {
+    paths: Record<string, { get: { responses: { 200: { content: Record<string, { schema: Schema }> } } } }>;
+  };
+  const doc = await new TestClient(admin.app).get<Doc>('/api/openapi.json');
+  const schema = doc.body.paths[path]?.get.responses[200].content['application/json']?.schema;
+  assert.ok(schema !== undefined, path);
+  return schema;
+}

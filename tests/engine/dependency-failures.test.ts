@@ -77,3 +77,32 @@ test('a kept job requeued before the pass runs again: its failure is not passed 
     await s.close();
   }
 });
+
+test('a deleted job a unit left to maintenance passes on as deleted: what waits on it is cancelled', async () => {
+  const s = await sqliteSubject();
+  try {
+    // The chain waits on its head under `wait`; `other` has one job waiting on it so too.
+    const head = await chain(s.engine, 'head', 'chain', 'wait');
+    await fail(s.engine, 'head');
+    const { jobId: other } = await s.engine.enqueue({ queue: 'head', type: 't', payload: new Uint8Array() });
+    const { jobId: waits } = await s.engine.enqueue({
+      queue: 'w',
+      type: 't',
+      payload: new Uint8Array(),
+      dependsOn: [other],
+      onDependencyFailure: 'wait',
+    });
+    await fail(s.engine, 'head');
+    assert.equal((await countsOf(s.engine, 'chain')).waiting, 1200, 'a failure leaves `wait` jobs waiting');
+    // Both deleted in one unit: the head's chain spends its bound, so `other` is kept, deleted.
+    assert.equal(await s.engine.deleteDeadLetters({ queue: 'head', jobIds: [head, other] }), 2);
+    assert.ok(s.keptIds().includes(other), 'kept for maintenance');
+    assert.equal((await s.engine.getJob(waits)).state, 'waiting');
+    for (let i = 0; i < 5 && s.keptIds().length > 0; i++) await s.pass();
+    const info = await s.engine.getJob(waits);
+    assert.equal(`${info.state} ${info.cancelledBy}`, `cancelled dependency:${other} deleted`);
+    assert.deepEqual(await countsOf(s.engine, 'chain'), { waiting: 0, cancelled: 1200 });
+  } finally {
+    await s.close();
+  }
+});

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import type { FakeClock } from '../../src/engine/clock.ts';
 import { failureVisitsPerUnit } from '../../src/engine/dependencies/failures.ts';
 import type { Engine } from '../../src/engine/engine.ts';
-import type { FlowJob } from '../../src/engine/types.ts';
+import type { DependencyPolicy, FlowJob } from '../../src/engine/types.ts';
 
 const payload = new Uint8Array([1]);
 /** Jobs in the chain: each link costs a unit two visits (the job, the one waiting on it). */
@@ -47,8 +47,16 @@ export function passes(clock: FakeClock): { onMaintenancePassed: () => void; pas
   };
 }
 
-/** A job on `queue` its own, then `chainJobs` jobs on `chain`, each waiting on the one before, in flows. */
-export async function chain(engine: Engine, head: string, queue: string): Promise<string> {
+/**
+ * A job on `queue` its own, then `chainJobs` jobs on `chain`, each waiting on the one before, in
+ * flows; the first waits on the head by `headPolicy` (the others by the default, `cancel`).
+ */
+export async function chain(
+  engine: Engine,
+  head: string,
+  queue: string,
+  headPolicy: DependencyPolicy = 'cancel',
+): Promise<string> {
   const { jobId: headId } = await engine.enqueue({ queue: head, type: 't', payload });
   let last = headId;
   for (let made = 0; made < chainJobs; made += perFlow) {
@@ -58,6 +66,7 @@ export async function chain(engine: Engine, head: string, queue: string): Promis
       payload,
       name: `j${i}`,
       ...(i === 0 ? { dependsOn: [last] } : { after: [`j${i - 1}`] }),
+      ...(i === 0 && made === 0 ? { onDependencyFailure: headPolicy } : {}),
     }));
     const flow = await engine.enqueueFlow(jobs);
     assert.ok(flow.committed);

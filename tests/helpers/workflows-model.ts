@@ -2,7 +2,8 @@
  * The workflows model (issue 33), shared by the stores' model tests
  * (tests/engine/workflows-model.test.ts on SQLite, workflows-model-postgres.test.ts):
  * random steps — jobs that depend on random earlier jobs under a random failure policy,
- * completions, dead letters, cancels, requeues from the dead letters, sealed batches with
+ * completions, dead letters, cancels, requeues from the dead letters, dead letters deleted
+ * (what still waits on one is cancelled), sealed batches with
  * an on_complete and an on_death job — run against the engine and a small reference model
  * side by side. After every step each job's state agrees with the model, each batch's state
  * and its completion jobs (on_complete once ended, none before; on_death once its first
@@ -75,6 +76,14 @@ class Model {
         continue;
       } else if (child.policy === 'run') child.edges.set(job.id, 'failed');
       if (![...child.edges.values()].includes('pending')) child.state = 'ready';
+    }
+  }
+
+  /** A dead job deleted: the jobs still waiting on it are cancelled, whatever their policy. */
+  delete(job: ModelJob): void {
+    this.jobs.splice(this.jobs.indexOf(job), 1);
+    for (const child of this.children(job.id)) {
+      if (child.state === 'waiting') this.end(child, 'cancelled');
     }
   }
 }
@@ -247,6 +256,12 @@ export async function runWorkflowsModel(
       if (job === undefined) continue;
       await engine.requeueJob(job.id);
       job.state = 'ready';
+    } else if (roll < 88) {
+      what = 'delete dead';
+      const job = pick(model.jobs.filter((j) => j.state === 'dead'));
+      if (job === undefined) continue;
+      assert.equal(await engine.deleteDeadLetters({ queue: job.queue, jobIds: [job.id] }), 1, `step ${step}`);
+      model.delete(job);
     } else {
       what = 'batch';
       const batch: ModelBatch = { id: '', members: [], ended: false, firstDead: null };

@@ -86,7 +86,10 @@ export class DeadLetters {
     return this.change('requeue', queue, selection, options);
   }
 
-  /** Deletes dead letters for good (which frees their idempotency keys); resolves with how many. Options as `requeue`. */
+  /**
+   * Deletes dead letters for good (which frees their idempotency keys, and cancels the jobs still
+   * waiting on them under `onDependencyFailure: 'wait'`); resolves with how many. Options as `requeue`.
+   */
   delete(queue: string, selection: DeadLetterSelection, options?: Waiting): Promise<number>;
   delete(queue: string, selection: DeadLetterSelection, options: Background): Promise<BulkResult>;
   delete(

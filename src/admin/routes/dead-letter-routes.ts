@@ -70,6 +70,15 @@ const topErrorsSchema = {
   required: ['queue', 'groups', 'groupCount', 'scanned', 'deadTotal', 'complete'],
 } as const;
 
+const waitingSchema = {
+  type: 'object',
+  properties: {
+    waiting: { type: 'integer', description: 'jobs waiting on it, at most 1,000' },
+    more: { type: 'boolean', description: 'more than 1,000 wait on it' },
+  },
+  required: ['waiting', 'more'],
+} as const;
+
 export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
   const { engine } = deps;
 
@@ -188,6 +197,25 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
           ...(limit === undefined ? {} : { limit }),
         });
         return c.json(top);
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/v1/queues/{queue}/dead-letters/{jobId}/waiting',
+      access: 'viewer',
+      tag: 'dead letters',
+      summary: 'How many jobs wait on a dead letter: deleting it cancels them',
+      description:
+        'Jobs that depend on it under `onDependencyFailure: wait` wait for its requeue; a delete cancels them (`cancelled_by` = `dependency:<id> deleted`). Counted up to 1,000: `more` says there are more. 0 for a job that is no dead letter of the queue.',
+      pathParams: { queue: 'queue name', jobId: 'the dead letter' },
+      response: waitingSchema,
+      async handle(c) {
+        const id = pathParam(c, 'jobId');
+        const counted = await engine.deadLettersWaitedOn({
+          queue: pathParam(c, 'queue'),
+          jobIds: [normalizeJobId(id) ?? id],
+        });
+        return c.json(counted);
       },
     },
     {

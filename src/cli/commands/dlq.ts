@@ -77,7 +77,10 @@ async function deadCount(client: SeppClient, queue: string): Promise<number | un
   return (await client.listQueues()).find((q) => q.name === queue)?.counts.dead;
 }
 
-/** Deleting every dead letter cannot be undone: ask on a terminal, insist on --yes elsewhere. */
+/**
+ * Deleting every dead letter cannot be undone, and cancels the jobs still waiting on them (the
+ * `wait` policy): ask on a terminal, insist on --yes elsewhere.
+ */
 async function confirmDeleteAll(
   io: CliIo,
   client: SeppClient,
@@ -90,7 +93,7 @@ async function confirmDeleteAll(
     io,
     yes,
     `delete every dead letter of ${queue}`,
-    `Delete all ${count ?? 'the'} dead letters of queue ${queue}? This cannot be undone.`,
+    `Delete all ${count ?? 'the'} dead letters of queue ${queue}? Jobs still waiting on them (onDependencyFailure: wait) are cancelled. This cannot be undone.`,
   );
 }
 
@@ -189,7 +192,7 @@ export function registerDlqCommands(parser: Argv, io: CliIo): void {
       )
       .command(
         'delete <queue> [ids..]',
-        'Delete dead letters for good',
+        'Delete dead letters for good; jobs still waiting on them are cancelled',
         (c) =>
           withConnection(
             io,

@@ -9,7 +9,6 @@ import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import type { BulkAction, CancelNotice, JobChanges } from '../control-types.ts';
-import { forgetDeletedJob } from '../dependencies/index.ts';
 import { eventAbout } from '../events/index.ts';
 import type { JobState } from '../types.ts';
 import type { ScanStep } from './bulk-scan.ts';
@@ -114,7 +113,7 @@ export class BulkActions {
    * Jobs in workflows that a bulk cancel or delete ended (`ended`) pass their end on, as a cancel
    * by id does: what waits on them goes on by its policy, their batch counts them cancelled. A
    * deleted job takes its edges and its count of dependents with it (`deleted`), as the retention
-   * sweep does.
+   * sweep does, and what still waits on it is cancelled (EngineContext.jobDeleted).
    */
   private *passEndsOn(
     tx: StoreTx,
@@ -126,7 +125,7 @@ export class BulkActions {
       if (flags === 0) continue;
       if (how.ended) yield* this.ctx.jobEnded(tx, { id: row.id, flags }, 'cancelled');
       if (how.deleted && row.seq !== undefined)
-        yield* forgetDeletedJob(tx, { seq: row.seq, id: row.id, flags });
+        yield* this.ctx.jobDeleted(tx, { seq: row.seq, id: row.id, flags });
     }
   }
 

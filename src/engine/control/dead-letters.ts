@@ -12,13 +12,14 @@ import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import type { JobFilter } from '../control-types.ts';
-import { forgetDeletedJob } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { jobInfoFromRow } from '../jobs/index.ts';
 import { checkQueueName } from '../queues/index.ts';
 import type { DeadLetterQuery, DeadLetterSelection, JobInfo, Page } from '../types.ts';
 
 const deadPageDefault = 100;
+/** How far `waitingOn` counts the jobs waiting on dead letters (beyond it: `more`). */
+const waitingCounted = 1000;
 
 /**
  * A queue whose dead letters can be asked for: declared in the config, or used
@@ -42,6 +43,13 @@ function requireQueueNow(ctx: EngineContext, queue: string): Promise<void> | und
   return Promise.resolve(ctx.queueExistsNow(queue)).then((found) => {
     if (!found) throw missing(queue);
   });
+}
+
+/** A call names at most limits.max_batch_jobs dead letters. */
+function checkJobIds(ctx: EngineContext, jobIds: readonly string[]): void {
+  if (jobIds.length > ctx.limits.maxBatchJobs) {
+    throw new SeppError('resource_exhausted', `job_ids: at most ${ctx.limits.maxBatchJobs} per call`);
+  }
 }
 
 function missing(queue: string): SeppError {
@@ -99,6 +107,23 @@ export class DeadLetters {
     };
   }
 
+  /**
+   * How many jobs wait on chosen dead letters of a queue (under the `wait` policy): those a
+   * delete of them cancels (dependencies/release.ts), counted up to 1,000 (`more`: beyond).
+   */
+  *waitingOn(
+    view: StoreView,
+    selection: { queue: string; jobIds: readonly string[] },
+  ): Op<{ waiting: number; more: boolean }> {
+    const { queue, jobIds } = selection;
+    yield* requireQueue(this.ctx, view, queue);
+    checkJobIds(this.ctx, jobIds);
+    const deps = view.dependencies;
+    if (deps === undefined || jobIds.length === 0) return { waiting: 0, more: false };
+    const counted = yield* deps.waitingOnDead({ queue, ids: jobIds, limit: waitingCounted + 1 });
+    return { waiting: Math.min(counted, waitingCounted), more: counted > waitingCounted };
+  }
+
   /** Requeues (fresh attempt budget) or deletes chosen dead letters; returns how many changed. */
   async change(
     selection: { queue: string; jobIds: readonly string[] },
@@ -110,9 +135,7 @@ export class DeadLetters {
     // not reach the audit log (whose target is bounded) or look like a successful change of nothing.
     const lookup = requireQueueNow(this.ctx, queue);
     if (lookup !== undefined) await lookup;
-    if (jobIds.length > this.ctx.limits.maxBatchJobs) {
-      throw new SeppError('resource_exhausted', `job_ids: at most ${this.ctx.limits.maxBatchJobs} per call`);
-    }
+    checkJobIds(this.ctx, jobIds);
     return this.ctx.write((tx) => this.changeSome(tx, queue, jobIds, action, audit));
   }
 
@@ -132,10 +155,11 @@ export class DeadLetters {
         continue;
       }
       // A deleted dead letter releases its idempotency key: the same work may be enqueued again.
+      // What still waits on it (the `wait` policy) is cancelled: no requeue can release it now.
       const deleted = yield* tx.deadLetters.delete({ queue, id });
       if (deleted === undefined) continue;
       yield* this.ctx.releaseKey(tx, queue, deleted.idempotency_key, deleted.id);
-      yield* forgetDeletedJob(tx, { seq: deleted.seq, id: deleted.id, flags: deleted.dependency_flags });
+      yield* this.ctx.jobDeleted(tx, { seq: deleted.seq, id: deleted.id, flags: deleted.dependency_flags });
       changed++;
     }
     yield* this.ctx.count(tx, queue, 'dead', action === 'requeue' ? 'ready' : null, changed);

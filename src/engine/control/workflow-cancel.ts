@@ -11,6 +11,7 @@ import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
+import { shownEdge } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { JobState } from '../types.ts';
 import type { FlowEdge, FlowGraph, WorkflowCancelResult } from '../workflow-types.ts';
@@ -129,7 +130,7 @@ function* readFlow(deps: DependencyReads, jobId: string, bound: number, bytesMax
       (edge): FlowEdge => ({
         jobId: job.id,
         dependsOn: edge.parent_id,
-        state: edge.edge_state,
+        state: shownEdge(edge.edge_state, edge.parent_state),
         name: edge.name,
       }),
     );

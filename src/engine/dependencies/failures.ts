@@ -12,8 +12,10 @@
  * (`runDue`), a bounded unit each, one right after the other: nothing is left waiting, and a
  * crash between two passes loses nothing (the next start's first pass finds them).
  *
- * A kept job is passed on only while it is still dead or cancelled (or swept): a job
- * requeued meanwhile runs again, and its own end decides for what waits on it.
+ * A kept job is passed on only while it is still dead or cancelled (or deleted): a job
+ * requeued meanwhile runs again, and its own end decides for what waits on it. A kept job
+ * no longer stored passes on as deleted (release.ts): what waits on it under the `wait`
+ * policy is cancelled too, since no requeue can release it now.
  */
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
@@ -28,7 +30,7 @@ const takenPerPass = 100;
  * that stopped before it passed them on (one index probe of an empty table, as a rule).
  */
 const lookAgainMs = 60_000;
-/** The states in which a kept job's failure is still to pass on (null: swept since). */
+/** The states in which a kept job's failure is still to pass on (null: deleted since). */
 const failedStates = new Set<string | null>(['dead', 'cancelled', null]);
 
 export class DependencyFailures {
@@ -80,14 +82,19 @@ export class DependencyFailures {
   *runDue(
     tx: StoreTx,
     nowMs: number,
-    passOn: (tx: StoreTx, failedIds: string[]) => Op<void>,
+    passOn: (tx: StoreTx, failed: { id: string; outcome: 'failed' | 'deleted' }[]) => Op<void>,
   ): Op<{ more: boolean; nextDueMs: number }> {
     const deps = tx.dependencies;
     const keptBefore = this.keptCommits;
     if (deps === undefined) return this.done(tx, nowMs, Number.POSITIVE_INFINITY, keptBefore);
     const taken = yield* deps.takeFailures(takenPerPass);
     this.visited(tx, taken.length);
-    const failed = taken.filter((job) => failedStates.has(job.state)).map((job) => job.id);
+    const failed = taken
+      .filter((job) => failedStates.has(job.state))
+      .map((job) => ({
+        id: job.id,
+        outcome: job.state === null ? ('deleted' as const) : ('failed' as const),
+      }));
     // The oldest first: the work list is taken from its end.
     if (failed.length > 0) yield* passOn(tx, failed.reverse());
     if (taken.length === takenPerPass || this.spent(tx)) return this.done(tx, nowMs, nowMs, keptBefore);

@@ -14,3 +14,4 @@ export { DependencyFailures } from './failures.ts';
 export { DependencyQueues } from './queues.ts';
 export { passOnFailures, releaseDependents, releaseDependentsOfCompleted } from './release.ts';
 export { dependencyResultsOf } from './results.ts';
+export { shownEdge } from './shown.ts';

@@ -1,9 +1,12 @@
 /**
  * The end of a job others wait on: in the unit that ends it (the ack, the last failed
  * attempt, the cancel, the expiry), the jobs waiting on it are released, cancelled or
- * left waiting, by each one's policy (docs/decisions/0101-workflows-design.md). Called
- * only for a job other jobs wait on (`dependency_flags`), so a job nobody depends on never
- * reaches the dependency tables.
+ * left waiting, by each one's policy (docs/decisions/0101-workflows-design.md); in the unit
+ * that deletes it (a dead letter deleted, a purge, a bulk delete, an expiry that deletes),
+ * the jobs still waiting on it are cancelled, whatever their policy, since nothing could
+ * release them any more (docs/workflows.md, "Dependencies"). Called only for a job other
+ * jobs wait on (`dependency_flags`), so a job nobody depends on never reaches the
+ * dependency tables.
  */
 import {
   batchMember,
@@ -19,16 +22,23 @@ import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
 import type { DependencyFailures } from './failures.ts';
 
-/** How a dependency ended: completed, or failed (dead, cancelled, expired). */
-type DependencyOutcome = 'completed' | 'failed';
+/**
+ * How a dependency ended: completed, failed (dead, cancelled, expired), or deleted. A deleted
+ * job is a failure that no requeue can undo, so a job that waits on it under the `wait`
+ * policy is cancelled as under `cancel`: nothing could release it any more.
+ */
+export type DependencyOutcome = 'completed' | 'failed' | 'deleted';
 
-/** Who cancelled a job whose dependency failed under the `cancel` policy: names the failed job. */
-function cancelledByDependency(jobId: string): string {
-  return `dependency:${jobId}`;
+/**
+ * Who cancelled a job whose dependency failed under the `cancel` policy: names the failed job;
+ * `dependency:<id> deleted` when it was deleted (under any policy but `run`).
+ */
+function cancelledByDependency(jobId: string, outcome: DependencyOutcome): string {
+  return outcome === 'deleted' ? `dependency:${jobId} deleted` : `dependency:${jobId}`;
 }
 
 /**
- * Resolves the pending edges from `jobId`, which just ended with `outcome`, inside `tx`.
+ * Resolves the pending edges from `jobId`, which just ended (or was deleted) with `outcome`, inside `tx`.
  * A waiting job whose last edge resolved becomes ready (or scheduled); one cancelled by
  * the `cancel` policy passes its failure on to what waits on it, through a work list.
  * An edge is resolved at most once (the statement checks it is pending), so nothing is
@@ -46,21 +56,22 @@ export function* releaseDependents(
 }
 
 /**
- * The failures of `failedIds` passed on, the last first (failures.ts: jobs a unit left to
+ * The failures of `failed` passed on, the last first (failures.ts: jobs a unit left to
  * maintenance), within `failures`' bound.
  */
 export function* passOnFailures(
   ctx: EngineContext,
   tx: StoreTx,
-  failedIds: readonly string[],
+  failed: readonly EndedDependency[],
   failures: DependencyFailures,
 ): Op<void> {
-  yield* releaseEnded(
-    ctx,
-    tx,
-    failedIds.map((id) => ({ id, outcome: 'failed' as const })),
-    failures,
-  );
+  yield* releaseEnded(ctx, tx, [...failed], failures);
+}
+
+/** A job whose end is to pass on to what waits on it, and how it ended. */
+export interface EndedDependency {
+  id: string;
+  outcome: DependencyOutcome;
 }
 
 /**
@@ -71,26 +82,32 @@ export function* passOnFailures(
 function* releaseEnded(
   ctx: EngineContext,
   tx: StoreTx,
-  ended: { id: string; outcome: DependencyOutcome }[],
+  ended: EndedDependency[],
   failures: DependencyFailures | undefined,
 ): Op<void> {
   const deps = tx.dependencies;
   if (deps === undefined) return;
   for (let next = ended.pop(); next !== undefined; next = ended.pop()) {
-    if (failures !== undefined && next.outcome === 'failed' && failures.spent(tx)) {
-      // Only the first job of a list may have completed: what follows it failed.
+    const failed = next.outcome !== 'completed';
+    if (failures !== undefined && failed && failures.spent(tx)) {
+      // Only the first job of a list may have completed: what follows it failed. A deleted job
+      // kept is found gone by the pass that takes it (its state null), and passed on as deleted.
       yield* failures.keep(tx, [...ended.map((job) => job.id), next.id]);
       return;
     }
     const children = yield* deps.pendingChildren(next.id);
     failures?.visited(tx, 1 + children.length);
     for (const child of children) {
-      const policy: DependencyPolicy = child.policy;
-      if (next.outcome === 'failed' && policy === 'wait') continue;
-      const edgeState = next.outcome === 'completed' ? 'completed' : 'failed';
+      const policy: DependencyPolicy =
+        next.outcome === 'deleted' && child.policy === 'wait' ? 'cancel' : child.policy;
+      if (failed && policy === 'wait') continue;
+      const edgeState = failed ? 'failed' : 'completed';
       if (!(yield* deps.resolve({ parentId: next.id, childSeq: child.seq, state: edgeState }))) continue;
-      if (next.outcome === 'failed' && policy === 'cancel') {
-        yield* cancelWaiting(ctx, tx, child, next.id);
+      if (failed && policy === 'cancel') {
+        yield* cancelWaiting(ctx, tx, child, cancelledByDependency(next.id, next.outcome));
+        // Cancelled for a deleted job, it may have waited on other failed ones too (`wait`): those
+        // edges say they failed, as a cancel by id makes them say.
+        if (child.policy === 'wait') yield* deps.failFromFailed(child.seq);
         if (dependedOn(child.dependency_flags)) ended.push({ id: child.id, outcome: 'failed' });
         continue;
       }
@@ -98,7 +115,7 @@ function* releaseEnded(
     }
     // Jobs cancelled before it failed (by id, or by a flow's cancel, newest first): their edges
     // say it failed, as those of the jobs its failure cancelled here do.
-    if (next.outcome === 'failed') yield* deps.failToEnded(next.id);
+    if (failed) yield* deps.failToEnded(next.id);
   }
 }
 
@@ -166,10 +183,9 @@ function* release(ctx: EngineContext, tx: StoreTx, child: WaitingChildRow): Op<v
   }
 }
 
-/** A waiting job whose dependency `failedId` failed, under the `cancel` policy → cancelled. */
-function* cancelWaiting(ctx: EngineContext, tx: StoreTx, child: WaitingChildRow, failedId: string): Op<void> {
+/** A waiting job whose dependency failed, under the `cancel` policy (or was deleted) → cancelled `by` it. */
+function* cancelWaiting(ctx: EngineContext, tx: StoreTx, child: WaitingChildRow, by: string): Op<void> {
   const nowMs = ctx.clock.nowMs();
-  const by = cancelledByDependency(failedId);
   yield* tx.control.cancelWaiting({ seq: child.seq, nowMs, by });
   yield* ctx.count(tx, child.queue, 'waiting', 'cancelled', 1);
   yield* ctx.releaseKey(tx, child.queue, child.idempotency_key, child.id);

@@ -16,6 +16,7 @@ import type { StoreView } from '../../store/store.ts';
 import type { JobListQuery, JobSummary, ListOrder } from '../admin-types.ts';
 import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
+import { shownEdge } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { DeadReason, JobInfo, JobState, Page } from '../types.ts';
 import { deadReasons, jobStates } from '../types.ts';
@@ -272,7 +273,7 @@ function* addWorkflowLinks(deps: DependencyReads, info: JobInfo, flags: number):
       queue: edge.parent_queue,
       type: edge.parent_type,
       state: stateOf(edge.parent_state),
-      edge: edge.edge_state,
+      edge: shownEdge(edge.edge_state, edge.parent_state),
       name: edge.name,
     }));
   }
@@ -283,7 +284,7 @@ function* addWorkflowLinks(deps: DependencyReads, info: JobInfo, flags: number):
         queue: row.queue,
         type: row.type,
         state: stateOf(row.state),
-        edge: row.edge_state,
+        edge: shownEdge(row.edge_state, info.state),
         name: null,
       }),
     );

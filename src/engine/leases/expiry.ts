@@ -17,7 +17,6 @@ import type { Op } from '../../store/op.ts';
 import type { ExpiredRow, LeasedRow } from '../../store/rows.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import { forgetDeletedJob } from '../dependencies/index.ts';
 import { eventAbout } from '../events/index.ts';
 import { deadOutcome } from '../finished-outcomes.ts';
 import type { JobState } from '../types.ts';
@@ -86,9 +85,9 @@ export class Expiry {
     // A job just leased carries no `dependency_flags`: read them (an expiry at lease time is rare),
     // before a delete takes the row.
     const flags = row.dependency_flags ?? (yield* tx.jobs.attempt(row.id))?.dependency_flags ?? 0;
-    if (settings.expiredAction === 'delete') {
+    const deleted = settings.expiredAction === 'delete';
+    if (deleted) {
       yield* tx.jobs.delete(row.seq);
-      yield* forgetDeletedJob(tx, { seq: row.seq, id: row.id, flags });
       yield* this.ctx.count(tx, queue, from, null, 1);
       yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
     } else {
@@ -113,6 +112,9 @@ export class Expiry {
       });
     }
     this.ctx.emit(tx, { kind: 'ttl_expired', queue, count: 1 });
-    if (flags !== 0) yield* this.ctx.jobEnded(tx, { id: row.id, flags }, 'dead');
+    if (flags === 0) return;
+    yield* this.ctx.jobEnded(tx, { id: row.id, flags }, 'dead');
+    // Deleted, it is gone for good: what its end left waiting (the `wait` policy) is cancelled.
+    if (deleted) yield* this.ctx.jobDeleted(tx, { seq: row.seq, id: row.id, flags });
   }
 }

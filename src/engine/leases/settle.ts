@@ -12,7 +12,6 @@ import type { Op } from '../../store/op.ts';
 import type { AckedRow, AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import { forgetDeletedJob } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { deadOutcome, type FinishedOutcome } from '../finished-outcomes.ts';
 import { appendError, errorEntry, maxErrorClassChars } from '../jobs/index.ts';
@@ -142,7 +141,7 @@ export class Settler {
     } else if (row!.dependency_flags !== 0) {
       // A job in a workflow (the one-statement ack leaves it alone): its edges go with it.
       yield* tx.jobs.delete(row!.seq);
-      yield* forgetDeletedJob(tx, { seq: row!.seq, id: jobId, flags: row!.dependency_flags });
+      yield* this.ctx.jobDeleted(tx, { seq: row!.seq, id: jobId, flags: row!.dependency_flags });
       yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
       if (this.ctx.outcomes.enabled) this.ctx.keepOutcome(tx, completedOutcome(ack, row!, clock.nowMs()));
     } else {

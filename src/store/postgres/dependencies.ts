@@ -153,6 +153,16 @@ const dependentsOf = statement(
      FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
     WHERE d.parent_id = $1 ORDER BY d.child_seq LIMIT $2`,
 );
+/** The waiting jobs a delete of some dead letters cancels, each once (Dependencies.waitingOnDead). */
+const waitingOnDead = statement(
+  `SELECT count(*)::int AS waiting FROM (
+     SELECT DISTINCT d.child_seq FROM jobs p
+       JOIN job_dependencies d ON d.parent_id = p.id
+       JOIN jobs c ON c.seq = d.child_seq
+      WHERE p.id = ANY($2::text[]) AND p.queue = $1 AND p.state = 'dead'
+        AND d.state = 'pending' AND c.state = 'waiting'
+      LIMIT $3) AS w`,
+);
 const pendingChildrenSql = `SELECT c.seq, c.id, c.queue, c.type, c.attempt, c.state, c.run_at_ms, c.idempotency_key,
           d.policy, c.dependency_flags
      FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
@@ -377,6 +387,10 @@ export function dependencyOps(c: Connection): Dependencies {
     },
     *dependentsOf(p) {
       return yield* rows<DependentRow>(c, dependentsOf, [p.parentId, p.limit]);
+    },
+    *waitingOnDead({ queue, ids, limit }) {
+      if (ids.length === 0) return 0;
+      return (yield* firstRow<{ waiting: number }>(c, waitingOnDead, [queue, ids, limit]))?.waiting ?? 0;
     },
     *add({ childId, policy, edges }) {
       const edgeArrays = [

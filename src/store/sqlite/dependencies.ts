@@ -163,6 +163,18 @@ export function prepareDependencyStatements(db: Preparer) {
          FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
         WHERE d.parent_id = @parentId ORDER BY d.child_seq LIMIT @limit`,
     ),
+    // The waiting jobs a delete of some dead letters cancels, each once (Dependencies.waitingOnDead).
+    waitingOnDead: db
+      .prepare<[{ queue: string; idsJson: string; limit: number }], number>(
+        `SELECT count(*) FROM (
+           SELECT DISTINCT d.child_seq FROM jobs p
+             JOIN job_dependencies d INDEXED BY job_dependencies_parent ON d.parent_id = p.id
+             JOIN jobs c ON c.seq = d.child_seq
+            WHERE p.id IN (SELECT value FROM json_each(@idsJson)) AND p.queue = @queue AND p.state = 'dead'
+              AND d.state = 'pending' AND c.state = 'waiting'
+            LIMIT @limit)`,
+      )
+      .pluck(),
     pendingChildren: db.prepare<[string], WaitingChildRow>(
       `SELECT c.seq, c.id, c.queue, c.type, c.attempt, c.state, c.run_at_ms, c.idempotency_key,
               d.policy, c.dependency_flags
@@ -397,6 +409,10 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *dependentsOf(p) {
       return sql.dependentsOf.all(p);
+    },
+    *waitingOnDead({ queue, ids, limit }) {
+      if (ids.length === 0) return 0;
+      return sql.waitingOnDead.get({ queue, idsJson: JSON.stringify(ids), limit }) ?? 0;
     },
     *add({ childId, policy, edges }) {
       const childSeq = sql.childSeq.get(childId);

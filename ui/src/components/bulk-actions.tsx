@@ -84,7 +84,7 @@ const jobActions: readonly BulkAction<JobSummary>[] = [
     past: 'Deleted',
     appliesTo: inStates('dead'),
     danger: true,
-    body: 'These dead letters are removed for good.',
+    body: 'These dead letters are removed for good; jobs still waiting on them (onDependencyFailure: wait) are cancelled.',
     run: all('delete'),
   },
 ];

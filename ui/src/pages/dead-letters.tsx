@@ -30,6 +30,7 @@ import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
 import { TextField } from '../components/text-field.tsx';
 import { TopErrors } from '../components/top-errors.tsx';
+import { useWaitingNote } from '../components/waiting-note.ts';
 import { fmtNum, humanize } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { useQueues } from '../queues-data.ts';
@@ -54,7 +55,12 @@ const chosen = {
     danger: false,
     body: 'They go back to ready with a fresh attempt budget.',
   },
-  delete: { label: 'Delete', past: 'Deleted', danger: true, body: 'They are removed for good.' },
+  delete: {
+    label: 'Delete',
+    past: 'Deleted',
+    danger: true,
+    body: 'They are removed for good; jobs still waiting on them (onDependencyFailure: wait) are cancelled.',
+  },
 } as const;
 
 /** The notice once chosen dead letters were requeued or deleted; none changed says why. */
@@ -124,6 +130,11 @@ export function DeadLetters({ session }: { session: Session }) {
         ? null
         : fmtNum(page.data.total);
 
+  // A delete of one dead letter says how many jobs wait on it (and are cancelled with it).
+  const one =
+    confirm.pending?.kind === 'delete' && confirm.pending.ids.length === 1 ? confirm.pending.ids[0] : null;
+  const waitingNote = useWaitingNote(queue, one ?? null);
+
   const run = async (pending: Pending) => {
     const base = `/api/v1/queues/${seg(queue)}/dead-letters`;
     const result = await action.run(() =>
@@ -175,9 +186,10 @@ export function DeadLetters({ session }: { session: Session }) {
       case 'requeue':
       case 'delete': {
         const { label, body, danger } = chosen[p.kind];
+        const single = p.kind === 'delete' && p.ids.length === 1;
         return {
           title: `${label} ${letters(p.ids.length)}?`,
-          body,
+          body: single ? `It is removed for good.${waitingNote === '' ? '' : ` ${waitingNote}`}` : body,
           label: `${label} ${letters(p.ids.length)}`,
           danger,
         };
@@ -192,7 +204,7 @@ export function DeadLetters({ session }: { session: Session }) {
       case 'delete-all':
         return {
           title: `Delete ${what} of ${queue}${why}?`,
-          body: 'Every one is removed for good. This cannot be undone.',
+          body: 'Every one is removed for good, and jobs still waiting on them (onDependencyFailure: wait) are cancelled. This cannot be undone.',
           label: count === null ? 'Delete all' : `Delete ${count}`,
           danger: true,
         };

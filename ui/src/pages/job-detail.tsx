@@ -22,6 +22,7 @@ import {
   Time,
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
+import { useWaitingNote } from '../components/waiting-note.ts';
 import { fmtBytes, fmtDuration, fmtTime, humanize, localTimes, shortId } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
@@ -195,6 +196,10 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
   };
 
   const pending = confirm.pending === null ? null : actionText[confirm.pending];
+  const waitingNote = useWaitingNote(
+    job?.queue ?? '',
+    confirm.pending === 'delete' && job !== null ? job.id : null,
+  );
   return (
     <>
       <PageHeader title={`Job ${shortId(id)}`}>
@@ -376,6 +381,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
         onConfirm={() => confirm.pending && run(confirm.pending)}
       >
         <p>{confirm.pending === 'cancel' && job?.state === 'leased' ? cancelLeased : pending?.body}</p>
+        {waitingNote !== '' && <p>{waitingNote}</p>}
         {confirm.pending === 'priority' && (
           <div class="field">
             <label for="job-priority">Priority</label>

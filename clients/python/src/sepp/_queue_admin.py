@@ -209,7 +209,8 @@ class DeadLetters:
                error_text: str | None = None, background: bool = False,
                request_key: str | None = None, deadline_ms: int | None = None) -> int | BulkResult:
         """Deletes dead letters for good (these ids, or "all"; `reason`, `error_text` and
-        `background` as in `requeue`), which frees their idempotency keys; returns how many."""
+        `background` as in `requeue`), which frees their idempotency keys and cancels the jobs
+        still waiting on them (`on_dependency_failure="wait"`); returns how many."""
         return self._change_dead_letters("delete", queue, selection, reason, error_text, background, request_key,
                                          deadline_ms)
 

@@ -162,6 +162,71 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    // Issue 33: a job waiting under `wait` on a failed job that was then deleted waited forever.
+    name: 'dependencies: a deleted job cancels what still waits on it: a dead letter, all of them, a bulk delete, an expiry',
+    async run(h) {
+      const expiring = fresh();
+      const { engine, clock } = await h.engine({
+        options: { queues: { [expiring]: { expiredAction: 'delete' } } },
+      });
+      const cancelledBy = async (job: Job) => {
+        const info = await engine.getJob(job.id);
+        return `${info.state} ${info.cancelledBy ?? ''}`;
+      };
+      // A dead letter deleted by id: the job waiting on it is cancelled, naming it, and its own
+      // dependents go on by their policies (one waiting on a cancelled job may be requeued later).
+      const dead = await add(engine);
+      const waits = await after(engine, [dead], 'wait');
+      const cancels = await after(engine, [waits], 'cancel');
+      const runs = await after(engine, [waits], 'run');
+      const waitsOnWaits = await after(engine, [waits], 'wait');
+      await kill(engine, dead);
+      assert.equal(await stateOf(engine, waits), 'waiting');
+      // What a delete would cancel, counted first: each waiting job once, of the queue's dead letters.
+      const also = await after(engine, [dead, runs], 'wait');
+      const waitingOn = (queue: string, ids: string[], limit = 10) =>
+        h.store.read((view) => view.dependencies!.waitingOnDead({ queue, ids, limit }));
+      assert.equal(await waitingOn(dead.queue, [dead.id, 'no-such-job']), 2);
+      assert.equal(await waitingOn(dead.queue, [dead.id], 1), 1, 'counted up to the limit');
+      assert.equal(await waitingOn(fresh(), [dead.id]), 0, 'a dead letter of another queue');
+      assert.equal(await waitingOn(waits.queue, [waits.id]), 0, 'not a dead letter');
+      assert.equal(await engine.deleteDeadLetters({ queue: dead.queue, jobIds: [dead.id] }), 1);
+      assert.equal(await cancelledBy(also), `cancelled dependency:${dead.id} deleted`);
+      assert.equal(await cancelledBy(waits), `cancelled dependency:${dead.id} deleted`);
+      assert.equal(await cancelledBy(cancels), `cancelled dependency:${waits.id}`);
+      assert.equal(await stateOf(engine, runs), 'ready');
+      assert.equal(await stateOf(engine, waitsOnWaits), 'waiting');
+      assert.deepEqual(
+        (await engine.getJob(waits.id)).dependencies?.map((d) => [d.id, d.state, d.edge]),
+        [[dead.id, null, 'failed']],
+      );
+      // All of a queue's dead letters (a bulk operation); a cancelled job deleted by a bulk delete;
+      // a job deleted by its expiry (its `cancel` dependent is cancelled by the expiry, before).
+      const dead2 = await add(engine);
+      const waits2 = await after(engine, [dead2], 'wait');
+      await kill(engine, dead2);
+      const cancelled = await add(engine);
+      const waits3 = await after(engine, [cancelled], 'wait');
+      await engine.cancel(cancelled.id);
+      const expires = await add(engine, { queue: expiring, ttlMs: 1_000 });
+      const cancelsOnExpiry = await after(engine, [expires], 'cancel');
+      const waitsOnExpiry = await after(engine, [expires], 'wait');
+      assert.equal(await engine.deleteDeadLetters({ queue: dead2.queue, all: true }), 1);
+      const bulk = await engine.runBulk({
+        action: 'delete',
+        filter: { queue: cancelled.queue, states: ['cancelled'] },
+      });
+      assert.equal(bulk.changed, 1);
+      clock.advance(2_000);
+      await engine.runMaintenance();
+      assert.equal(await cancelledBy(waits2), `cancelled dependency:${dead2.id} deleted`);
+      assert.equal(await cancelledBy(waits3), `cancelled dependency:${cancelled.id} deleted`);
+      assert.equal(await cancelledBy(cancelsOnExpiry), `cancelled dependency:${expires.id}`);
+      assert.equal(await cancelledBy(waitsOnExpiry), `cancelled dependency:${expires.id} deleted`);
+      assert.deepEqual(await engine.counterMismatches(), []);
+    },
+  },
+  {
     name: 'dependencies: a completed dependency is kept until what waits on it ended, then swept',
     async run(h) {
       const queue = fresh();
@@ -544,7 +609,7 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
-    name: 'workflows: the edges of a cancelled flow say failed — jobs it cancelled, a running one once it stops',
+    name: 'workflows: the edges of a cancelled flow say failed — jobs it cancelled, a running one once it stops; a later completion says completed',
     async run(h) {
       const { engine } = await h.engine();
       const root = fresh();
@@ -596,6 +661,19 @@ export const dependencyCases: StoreCase[] = [
         const edges = (await engine.getJob(child.id)).dependencies?.map((d) => d.edge);
         assert.deepEqual(edges, ['failed'], childFirst ? 'child first' : 'gate first');
       }
+      // A job cancelled before the job it waited on completed: the edge says completed too, on
+      // both sides and in the flow (the store leaves it pending: the ack pays nothing for it).
+      const gate = await add(engine);
+      const child = await after(engine, [gate]);
+      await engine.cancel(child.id);
+      const shown = async () => [
+        (await engine.getJob(child.id)).dependencies?.map((d) => d.edge),
+        (await engine.getJob(gate.id)).dependents?.map((d) => d.edge),
+        (await engine.getFlow(child.id)).edges.map((e) => e.state),
+      ];
+      assert.deepEqual(await shown(), [['pending'], ['pending'], ['pending']]);
+      await complete(engine, gate);
+      assert.deepEqual(await shown(), [['completed'], ['completed'], ['completed']]);
     },
   },
   {

@@ -731,6 +731,8 @@ class QueueServiceServicer(object):
 
   def DeleteDeadLetters(self, request, context):
     """Deletes dead letters for good, by id or all of a queue's. Returns how many.
+    Jobs still waiting on a deleted one (DEPENDENCY_FAILURE_POLICY_WAIT) are
+    cancelled with it, cancelled_by "dependency:<id> deleted".
     Errors: as RequeueDeadLetters.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -696,6 +696,8 @@ export const QueueServiceService = {
   },
   /**
    * Deletes dead letters for good, by id or all of a queue's. Returns how many.
+   * Jobs still waiting on a deleted one (DEPENDENCY_FAILURE_POLICY_WAIT) are
+   * cancelled with it, cancelled_by "dependency:<id> deleted".
    * Errors: as RequeueDeadLetters.
    */
   deleteDeadLetters: {
@@ -1314,6 +1316,8 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
   requeueDeadLetters: handleUnaryCall<RequeueDeadLettersRequest, RequeueDeadLettersResponse>;
   /**
    * Deletes dead letters for good, by id or all of a queue's. Returns how many.
+   * Jobs still waiting on a deleted one (DEPENDENCY_FAILURE_POLICY_WAIT) are
+   * cancelled with it, cancelled_by "dependency:<id> deleted".
    * Errors: as RequeueDeadLetters.
    */
   deleteDeadLetters: handleUnaryCall<DeleteDeadLettersRequest, DeleteDeadLettersResponse>;
@@ -2140,6 +2144,8 @@ export interface QueueServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Deletes dead letters for good, by id or all of a queue's. Returns how many.
+   * Jobs still waiting on a deleted one (DEPENDENCY_FAILURE_POLICY_WAIT) are
+   * cancelled with it, cancelled_by "dependency:<id> deleted".
    * Errors: as RequeueDeadLetters.
    */
   deleteDeadLetters(
