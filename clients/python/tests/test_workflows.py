@@ -111,7 +111,7 @@ def test_a_batch_ends_once_with_its_completion_job(client: sepp.Client, queue: s
     assert batch.success_job_id is None, "a member died: no on_success"
     assert [m.member_state for m in listed] == ["completed", "dead"]
     done = lease_one(client, f"{queue}-done")
-    assert done.id == batch.complete_job_id
+    assert (done.id, done.batch_id) == (batch.complete_job_id, None), "a completion job is no member"
     assert done.json() == {
         "batch": {"id": batch.id, "outcome": "complete", "completed": 1, "dead": 1, "cancelled": 0,
                   "members": members, "membersOmitted": False},
@@ -144,10 +144,11 @@ def test_a_running_member_fans_out_into_its_sealed_batch(client: sepp.Client, qu
     added = client.create_batch(on_complete=sepp.JobSpec(f"{queue}-done", "done"), jobs=[sepp.JobSpec(queue, "fan")],
                                 seal=True)
     fan = lease_one(client, queue)
+    assert fan.batch_id == added.batch.id, "a leased member carries its batch id"
     with pytest.raises(sepp.SeppError) as sealed:
         client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")])
     assert sealed.value.code == "failed_precondition"
-    more = client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")] * 2, from_member=fan.id)
+    more = client.add_to_batch(fan.batch_id or "", [sepp.JobSpec(queue, "part")] * 2, from_member=fan.id)
     assert more.batch.members == 3
     client.ack(fan)
     for _ in range(2):
