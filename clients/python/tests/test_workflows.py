@@ -3,6 +3,9 @@ a flow built with sepp.Flow, dependency_results at lease, GetJob's links, batche
 completion job, a flow and a batch cancelled as one act, batches listed."""
 from __future__ import annotations
 
+import pathlib
+import re
+
 import pytest
 
 import sepp
@@ -209,3 +212,15 @@ def test_a_dependency_policy_without_dependencies_is_refused_before_sending(clie
     ids = client.enqueue_flow(sepp.Flow().add("a", sepp.JobSpec(queue, "a"))
                               .add("b", sepp.JobSpec(queue, "b", on_dependency_failure="run"), after=["a"]))
     assert client.get_job(ids["b"].id).state == "waiting"
+
+
+def test_the_python_example_of_workflows_md_runs_and_prints_what_the_page_shows(client: sepp.Client) -> None:
+    """docs/workflows.md's Python example (a member fanning out into its own batch with
+    `job.batch_id`), run as a user would with a connected `client`."""
+    page = (pathlib.Path(__file__).resolve().parents[3] / "docs" / "workflows.md").read_text()
+    examples = re.findall(r"```python\n(.*?)```\n\nIt prints:\n\n```text\n(.*?)```", page, re.DOTALL)
+    assert len(examples) == 1, "the page has one Python example, followed by its output"
+    code, output = examples[0]
+    printed: list[str] = []
+    exec(code, {"client": client, "print": lambda line: printed.append(str(line))})
+    assert "\n".join(printed) == output.rstrip("\n")
