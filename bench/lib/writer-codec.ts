@@ -3,7 +3,8 @@
  * transfer: one ArrayBuffer per batch and per answer, moved to the other thread (transfer
  * list, no copy) instead of structured-cloning an object per operation and per row.
  * It covers the benchmark's shapes only: the optional text columns it never sets
- * (metadata, trace context, idempotency key, group) are written as null.
+ * (metadata, trace context, idempotency key, group) are written as null, and none of its
+ * jobs is in a batch.
  */
 import type { LeasedRow } from '../../src/store/rows.ts';
 import type { Op, SettledResult } from './writer-ops.ts';
@@ -314,5 +315,6 @@ function unpackRow(input: In): LeasedRow {
     group_key: input.str(),
     expires_at_ms: input.numOrNull(),
     timeout_at_ms: null,
+    batch_id: null,
   };
 }

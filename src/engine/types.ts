@@ -190,6 +190,8 @@ export interface LeasedJob {
   group: string | null;
   /** When this attempt must end (hard timeout, server clock); null: no timeout. */
   timeoutAtMs: number | null;
+  /** The batch it is a member of (it may add to it: `fromMember`); null outside batches. */
+  batchId: string | null;
   /** What the jobs it depended on ended with; absent for a job without dependencies. */
   dependencyResults?: DependencyResult[];
 }

@@ -282,6 +282,7 @@ export function leasedJobToJson(job: LeasedJob) {
       ...resultToJson(d.result, d.resultContentType),
       resultOmitted: d.resultOmitted,
     })),
+    batchId: job.batchId,
   };
 }
 

@@ -140,6 +140,12 @@ const leasedJob: JsonSchema = {
         'limits.max_dependency_results_bytes in all, `resultOmitted` and no result: read it with getJob',
       items: ref('DependencyResult'),
     },
+    batchId: {
+      type: ['string', 'null'],
+      description:
+        'the batch it is a member of, null when none: a member that has not ended adds to it ' +
+        '(POST /v1/batches/{batchId}/jobs with `fromMember`)',
+    },
   },
   required: ['jobId', 'queue', 'type', 'contentType', 'attempt', 'leaseDeadlineMs'],
 };

@@ -190,6 +190,7 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
       job.dependencyResults === undefined
         ? noDependencyResults
         : job.dependencyResults.map(dependencyResultToProto),
+    batchId: job.batchId ?? '',
   };
 }
 

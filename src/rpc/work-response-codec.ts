@@ -7,7 +7,7 @@
  *
  * The bytes are the generated encoder's, byte for byte (tests/rpc/work-response-codec.test.ts
  * compares them): the same fields, in the same order, the same defaults left
- * out. The shapes a drain sends — jobs (with their dependencies' results),
+ * out. The shapes a drain sends — jobs (with their dependencies' results and batch),
  * acks' answers, errors — take this path; anything else (cancel and timeout
  * notices, nack/extend/progress answers, a number the generated encoder would
  * refuse) goes to the generated encoder whole, so it answers exactly as before.
@@ -124,6 +124,7 @@ function jobSize(job: LeasedJob): number {
     if (size < 0) return -1;
     n += 2 + varintSize(size) + size;
   }
+  if (job.batchId !== '') n += stringFieldSize(2, job.batchId);
   if (timeoutAtMs !== 0) n += 2 + signedSize(timeoutAtMs);
   return n;
 }
@@ -186,6 +187,7 @@ function writeJob(out: WireWriter, job: LeasedJob, tag: number, size: number): v
   if (job.lastError !== '') out.string(130, job.lastError);
   if (job.group !== '') out.string(162, job.group);
   for (const dependency of job.dependencyResults) writeDependency(out, dependency);
+  if (job.batchId !== '') out.string(410, job.batchId);
   if (job.timeoutAtMs !== 0) out.signedField(560, job.timeoutAtMs);
 }
 

@@ -53,6 +53,11 @@ export interface JobRow {
   debounce_key: string | null;
   /** The latest run time a later enqueue may push it to; null: no cap. */
   debounce_until_ms: number | null;
+  /**
+   * The batch it joined (schema/0030_job_batch_id.sql), written as it joins; null outside
+   * batches. Kept after the batch is swept: GetJob reads batch_members instead.
+   */
+  batch_id: string | null;
 }
 
 /** A ready job at the head of its priority, as priority aging compares them. */
@@ -94,6 +99,7 @@ export type LeasedRow = Pick<
   | 'expires_at_ms'
   | 'group_key'
   | 'timeout_at_ms'
+  | 'batch_id'
 >;
 
 /**

@@ -51,8 +51,9 @@ describe('batches over gRPC', () => {
     assert.deepEqual([read.batch.state, read.batch.dead, read.batch.firstDeadId], ['open', 2, first]);
     const alerts = await served.client.reserve({ queues: ['bd-alerts'], maxJobs: 10 });
     assert.deepEqual(
-      alerts.map((job) => job.id),
-      [read.batch.deathJobId],
+      alerts.map((job) => [job.id, job.batchId]),
+      [[read.batch.deathJobId, null]],
+      'a completion job is no member',
     );
     const { batch: told, data } = alerts[0]!.json() as {
       batch: { outcome: string; pending: number; firstDead: unknown };
@@ -127,12 +128,13 @@ describe('batches over gRPC', () => {
     assert.equal(added.batch.state, 'sealed');
     const [fanOut] = await served.client.reserve({ queues: ['b2-fan'] });
     assert.ok(fanOut);
+    assert.equal(fanOut.batchId, batch.id, 'a leased member carries its batch id');
     assert.equal(
       await codeOf(served.client.addToBatch(batch.id, [{ queue: 'b2-parts', type: 'part' }])),
       'failed_precondition',
     );
     const more = await served.client.addToBatch(
-      batch.id,
+      fanOut.batchId!,
       [
         { queue: 'b2-parts', type: 'part' },
         { queue: 'b2-parts', type: 'part' },

@@ -85,6 +85,7 @@ function job(next: () => number): LeasedJob {
             },
           ]
         : [],
+    batchId: text(next),
     timeoutAtMs: number(next, 2 ** 42),
   });
 }

@@ -18,6 +18,7 @@ export interface Delivery {
     type: string;
     payload?: unknown;
     metadata: Record<string, string>;
+    batchId: string | null;
   };
   /** The Sepp-Signature header verified against the body with the test's secret. */
   signed: boolean;

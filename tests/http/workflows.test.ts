@@ -56,6 +56,7 @@ test('dependsOn: the job waits, getJob links both ways, the worker gets the resu
 
   const leased = await reserveOne('etl-a');
   assert.deepEqual(leased.dependencyResults, []);
+  assert.equal(leased.batchId, null);
   const ack = await call(`/v1/jobs/${parentId}/ack`, {
     body: { attempt: leased.attempt, result: { rows: 42 } },
   });
@@ -146,6 +147,7 @@ test('a batch: created, filled, ended by its last ack, its completion job enqueu
   assert.deepEqual([added.json.batch.state, added.json.batch.members], ['sealed', 2]);
   for (let i = 0; i < 2; i++) {
     const job = await reserveOne('etl-rows');
+    assert.equal(job.batchId, batchId, 'a reserved member carries its batch id');
     const ack = await call(`/v1/jobs/${job.jobId}/ack`, { body: { attempt: job.attempt } });
     assert.equal(ack.status, 200, ack.text);
   }

@@ -78,11 +78,27 @@ describe('push delivery', () => {
     assert.deepEqual(delivery.json.payload, { to: 'a@example.com' });
     assert.deepEqual(delivery.json.metadata, { tenant: 'acme' });
     assert.equal(delivery.json.attempt, 1);
+    assert.equal(delivery.json.batchId, null, 'no batch');
     assert.equal(delivery.headers['sepp-job-id'], jobId);
     assert.equal(delivery.headers['sepp-attempt'], '1');
     assert.equal(delivery.headers['content-type'], 'application/json');
     assert.match(String(delivery.headers['user-agent']), /^sepp-push\//);
     assert.match(String(delivery.headers['sepp-signature']), /^t=\d+,v1=[0-9a-f]{64}$/);
+  });
+
+  test('a batch member is delivered with its batch id', async () => {
+    receiver.answer = (_d, res) => {
+      res.writeHead(204);
+      res.end();
+    };
+    const { batch, results } = await t.server.engine.createBatch({
+      jobs: [{ queue: 'hooks', type: 'notify', payload: Buffer.from('{}'), contentType: 'application/json' }],
+    });
+    const [added] = results;
+    assert.ok(added?.ok);
+    await jobUntil(t, added.jobId, (j) => j.state === 'completed');
+    const delivery = receiver.deliveries.find((d) => d.json.jobId === added.jobId);
+    assert.equal(delivery?.json.batchId, batch.id);
   });
 
   test('a 500 is a failed attempt, retried with the backoff; the next attempt carries attempt 2', async () => {

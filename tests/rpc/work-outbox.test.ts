@@ -25,6 +25,7 @@ function leased(n: number, payloadBytes = 16): LeasedJob {
     lastError: '',
     group: '',
     dependencyResults: [],
+    batchId: '',
     timeoutAtMs: 0,
   };
 }

@@ -61,6 +61,7 @@ function job(next: () => number): LeasedJob {
     group: text(next, 2),
     dependencyResults:
       next() < 0.8 ? [] : Array.from({ length: Math.floor(next() * 4) }, () => dependency(next)),
+    batchId: text(next, 3),
     timeoutAtMs: int(next, 'int64'),
   };
 }

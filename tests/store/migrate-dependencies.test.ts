@@ -104,3 +104,45 @@ test('0022 on a database with edges: pending edges found through the parent inde
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('0030 on a database with batch members: each member gets its batch id, by the id index; other jobs none', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-migrate-'));
+  const db = new Database(join(dir, 'sepp.db'));
+  try {
+    const batchIds = migrations.findIndex((m) => m.name.endsWith('_job_batch_id.sql'));
+    assert.ok(batchIds > dependencies, 'the migration is embedded');
+    migrate(db, migrations.slice(0, batchIds));
+    db.exec("INSERT INTO queues (name, created_at_ms) VALUES ('q', 1)");
+    const insert = db.prepare(
+      `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, max_attempts, enqueued_at_ms, run_at_ms, dependency_flags)
+       VALUES (?, 'q', 't', 'ready', 0, x'00', 'x', 1, 1, 1, ?)`,
+    );
+    insert.run('plain', 0);
+    insert.run('member-1', 4);
+    insert.run('member-2', 4);
+    db.exec(`INSERT INTO batches (id, state, created_at_ms, members, pending) VALUES ('b1', 'sealed', 1, 1, 1), ('b2', 'open', 1, 2, 1);
+             INSERT INTO batch_members (job_id, batch_id, position) VALUES ('member-1', 'b1', 0), ('member-2', 'b2', 0),
+               ('swept-job', 'b2', 1)`);
+    migrate(db);
+    assert.deepEqual(db.prepare('SELECT id, batch_id FROM jobs ORDER BY id').all(), [
+      { id: 'member-1', batch_id: 'b1' },
+      { id: 'member-2', batch_id: 'b2' },
+      { id: 'plain', batch_id: null },
+    ]);
+    assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+    // Its UPDATE finds the members' rows through the id index, not by a scan of the jobs.
+    const { sql } = migrations[batchIds]!;
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN ${sql.slice(sql.search(/^UPDATE/m))}`)
+      .all()
+      .map((row) => (row as { detail: string }).detail);
+    assert.ok(
+      plan.some((detail) => /^SEARCH jobs USING (COVERING )?INDEX/.test(detail)),
+      plan.join('\n'),
+    );
+    assert.ok(!plan.some((detail) => /^SCAN jobs\b/.test(detail)), plan.join('\n'));
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

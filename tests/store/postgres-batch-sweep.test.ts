@@ -3,6 +3,7 @@
  * both sweep at once, in small chunks, until neither finds anything; every batch and
  * member row goes, none twice (the counts add up to the rows there were), no member row
  * outlives its batch, and neither waits on the other's locks (SKIP LOCKED) or deadlocks.
+ * Also migration 0016 (a member's batch id on its job row) on a schema with members.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -10,6 +11,7 @@ import pg from 'pg';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
+import { migrations } from '../../src/store/postgres/gen/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { useCluster } from '../helpers/postgres.ts';
 
@@ -65,6 +67,37 @@ test('two servers sweep ended batches at once: every row goes once, members neve
   } finally {
     await client.end();
     await other.close();
+    await engine.close();
+  }
+});
+
+test('migration 0016 on a schema with batch members: each gets its batch id, its lease carries it', async () => {
+  const schema = 'batchids';
+  const options = postgres.cluster.storeOptions(postgres.database, schema);
+  const open = () =>
+    Engine.open(new PostgresStore(options), defaultEngineOptions(), { clock: new FakeClock() });
+  const step = migrations.find((m) => m.name.endsWith('_job_batch_id.sql'));
+  assert.ok(step, 'the migration is embedded');
+  let engine = await open();
+  const client = new pg.Client(postgres.cluster.connection(postgres.database));
+  await client.connect();
+  try {
+    const member = { queue: 'bi', type: 'm', payload: new Uint8Array() };
+    const { batch } = await engine.createBatch({ jobs: [member, member] });
+    const plain = await engine.enqueue(member);
+    await engine.close();
+    // The jobs as they were before the migration (no column), then its SQL as the migration runs it.
+    await client.query(`ALTER TABLE ${schema}.jobs DROP COLUMN batch_id`);
+    await client.query('BEGIN');
+    await client.query(`SET LOCAL search_path = ${schema}`);
+    await client.query(step.sql);
+    await client.query('COMMIT');
+    engine = await open();
+    const leased = await engine.reserve({ queues: ['bi'], maxJobs: 10 });
+    assert.deepEqual(leased.map((j) => j.batchId).sort(), [batch.id, batch.id, null].sort());
+    assert.equal(leased.find((j) => j.id === plain.jobId)?.batchId, null);
+  } finally {
+    await client.end();
     await engine.close();
   }
 });

@@ -3,6 +3,9 @@ a flow built with sepp.Flow, dependency_results at lease, GetJob's links, batche
 completion job, a flow and a batch cancelled as one act, batches listed."""
 from __future__ import annotations
 
+import pathlib
+import re
+
 import pytest
 
 import sepp
@@ -111,7 +114,7 @@ def test_a_batch_ends_once_with_its_completion_job(client: sepp.Client, queue: s
     assert batch.success_job_id is None, "a member died: no on_success"
     assert [m.member_state for m in listed] == ["completed", "dead"]
     done = lease_one(client, f"{queue}-done")
-    assert done.id == batch.complete_job_id
+    assert (done.id, done.batch_id) == (batch.complete_job_id, None), "a completion job is no member"
     assert done.json() == {
         "batch": {"id": batch.id, "outcome": "complete", "completed": 1, "dead": 1, "cancelled": 0,
                   "members": members, "membersOmitted": False},
@@ -144,10 +147,11 @@ def test_a_running_member_fans_out_into_its_sealed_batch(client: sepp.Client, qu
     added = client.create_batch(on_complete=sepp.JobSpec(f"{queue}-done", "done"), jobs=[sepp.JobSpec(queue, "fan")],
                                 seal=True)
     fan = lease_one(client, queue)
+    assert fan.batch_id == added.batch.id, "a leased member carries its batch id"
     with pytest.raises(sepp.SeppError) as sealed:
         client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")])
     assert sealed.value.code == "failed_precondition"
-    more = client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")] * 2, from_member=fan.id)
+    more = client.add_to_batch(fan.batch_id or "", [sepp.JobSpec(queue, "part")] * 2, from_member=fan.id)
     assert more.batch.members == 3
     client.ack(fan)
     for _ in range(2):
@@ -208,3 +212,15 @@ def test_a_dependency_policy_without_dependencies_is_refused_before_sending(clie
     ids = client.enqueue_flow(sepp.Flow().add("a", sepp.JobSpec(queue, "a"))
                               .add("b", sepp.JobSpec(queue, "b", on_dependency_failure="run"), after=["a"]))
     assert client.get_job(ids["b"].id).state == "waiting"
+
+
+def test_the_python_example_of_workflows_md_runs_and_prints_what_the_page_shows(client: sepp.Client) -> None:
+    """docs/workflows.md's Python example (a member fanning out into its own batch with
+    `job.batch_id`), run as a user would with a connected `client`."""
+    page = (pathlib.Path(__file__).resolve().parents[3] / "docs" / "workflows.md").read_text()
+    examples = re.findall(r"```python\n(.*?)```\n\nIt prints:\n\n```text\n(.*?)```", page, re.DOTALL)
+    assert len(examples) == 1, "the page has one Python example, followed by its output"
+    code, output = examples[0]
+    printed: list[str] = []
+    exec(code, {"client": client, "print": lambda line: printed.append(str(line))})
+    assert "\n".join(printed) == output.rstrip("\n")

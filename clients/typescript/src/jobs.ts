@@ -137,6 +137,11 @@ export class LeasedJob implements LeaseRef {
    * enqueue order; empty for a job without dependencies.
    */
   readonly dependencyResults: readonly DependencyResult[];
+  /**
+   * The batch the job is a member of, or null outside batches: a member that has not ended
+   * adds to it with `addToBatch(job.batchId, jobs, { fromMember: job.id })`.
+   */
+  readonly batchId: string | null;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoLeasedJob) {
@@ -162,6 +167,7 @@ export class LeasedJob implements LeaseRef {
       job.dependencyResults === undefined || job.dependencyResults.length === 0
         ? noDependencyResults
         : job.dependencyResults.map(dependencyResultFromProto);
+    this.batchId = textOrNull(job.batchId ?? '');
   }
 
   /** When the lease ends (server clock). */

@@ -141,6 +141,7 @@ class Reader {
       lastError: '',
       group: '',
       dependencyResults: [],
+      batchId: '',
       timeoutAtMs: 0,
     };
     while (this.pos < end) {
@@ -201,6 +202,9 @@ class Reader {
           break;
         case 402:
           job.dependencyResults.push(this.dependencyResult(this.length(end)));
+          break;
+        case 410:
+          job.batchId = this.text(this.length(end));
           break;
         case 560:
           job.timeoutAtMs = this.uint53(end);

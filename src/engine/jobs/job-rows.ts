@@ -67,6 +67,7 @@ export function leasedJobFromRow(row: LeasedRow): LeasedJob {
     lastError: row.last_error,
     group: row.group_key,
     timeoutAtMs: row.timeout_at_ms,
+    batchId: row.batch_id,
   };
 }
 

@@ -52,7 +52,8 @@ const unendedBatchesOf = statement(
 );
 /**
  * Adds members: the batch's row first (its count gives the positions and locks it, so two
- * servers adding at once number their members apart), then the members and their flags.
+ * servers adding at once number their members apart), then the members, their flags and
+ * their batch's id (for their leases: schema/postgres/0016_job_batch_id.sql).
  */
 const addMembers = statement(
   `WITH b AS (
@@ -61,7 +62,8 @@ const addMembers = statement(
    m AS (
      INSERT INTO batch_members (job_id, batch_id, position)
      SELECT t.job_id, $1, b.base + t.ord - 1 FROM b, unnest($2::text[]) WITH ORDINALITY AS t(job_id, ord))
-   UPDATE jobs SET dependency_flags = dependency_flags | ${batchMember} WHERE id = ANY($2::text[])`,
+   UPDATE jobs SET dependency_flags = dependency_flags | ${batchMember}, batch_id = $1
+    WHERE id = ANY($2::text[])`,
 );
 const seal = statement(
   "UPDATE batches SET state = 'sealed', sealed_at_ms = $2 WHERE id = $1 AND state = 'open'",

@@ -30,7 +30,8 @@ import {
 } from './sql.ts';
 
 /**
- * The columns of a LeasedRow, as every leasing statement returns them, and `dependency_flags`
+ * The columns of a LeasedRow, as every leasing statement returns them (`batch_id`: NULL but
+ * for a batch's members, schema/postgres/0016), and `dependency_flags`
  * (noted for the results passed on at lease: dependencies.ts `noteLeased`). The rows come as
  * arrays (sql.ts `arrayStatement`) that `leasedRow` maps: one object literal per job rather
  * than the driver's object built key by key.
@@ -57,6 +58,7 @@ const leasedNames = [
   'expires_at_ms',
   'group_key',
   'timeout_at_ms',
+  'batch_id',
   'dependency_flags',
 ] as const satisfies readonly (keyof LeasedRow | 'dependency_flags')[];
 type LeasedWithFlags = LeasedRow & { dependency_flags: number };
@@ -94,6 +96,7 @@ function leasedRow(r: unknown[]): LeasedWithFlags {
     expires_at_ms: r[at.expires_at_ms] as LeasedRow['expires_at_ms'],
     group_key: r[at.group_key] as LeasedRow['group_key'],
     timeout_at_ms: r[at.timeout_at_ms] as LeasedRow['timeout_at_ms'],
+    batch_id: r[at.batch_id] as LeasedRow['batch_id'],
     dependency_flags: r[at.dependency_flags] as number,
   };
 }

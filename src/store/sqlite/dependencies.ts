@@ -310,8 +310,9 @@ export function prepareDependencyStatements(db: Preparer) {
     countMember: db.prepare<[{ batchId: string }]>(
       'UPDATE batches SET members = members + 1, pending = pending + 1 WHERE id = @batchId',
     ),
-    markMember: db.prepare<[string]>(
-      `UPDATE jobs SET dependency_flags = dependency_flags | ${batchMember} WHERE id = ?`,
+    /** Marks a member and keeps its batch with it, for its leases (schema/0030_job_batch_id.sql). */
+    markMember: db.prepare<[{ batchId: string; jobId: string }]>(
+      `UPDATE jobs SET dependency_flags = dependency_flags | ${batchMember}, batch_id = @batchId WHERE id = @jobId`,
     ),
     seal: db.prepare<[{ batchId: string; nowMs: number }]>(
       "UPDATE batches SET state = 'sealed', sealed_at_ms = @nowMs WHERE id = @batchId AND state = 'open'",
@@ -515,7 +516,7 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       for (const jobId of jobIds) {
         sql.addMember.run({ batchId, jobId });
         sql.countMember.run({ batchId });
-        sql.markMember.run(jobId);
+        sql.markMember.run({ batchId, jobId });
       }
     },
     *seal(p) {

@@ -14,9 +14,13 @@ import { MultiRowStatement } from './multi-row.ts';
 import { objectRows } from './object-rows.ts';
 import type { Preparer } from './prepare-on-use.ts';
 
-/** The columns of a LeasedRow, in the order every leasing statement returns them. */
+/**
+ * The columns of a LeasedRow, in the order every leasing statement returns them. `batch_id`
+ * is NULL but for a batch's members (schema/0030_job_batch_id.sql): the lease hands a member
+ * its batch from the row it updates, without reading batch_members.
+ */
 export const leasedColumns =
-  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key, timeout_at_ms';
+  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key, timeout_at_ms, batch_id';
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =

@@ -189,6 +189,9 @@ class LeasedJob(_Payload):
     dependency_results: Sequence[DependencyResult]
     """What each job it depends on ended with, in enqueue order (empty for a job without
     dependencies): docs/workflows.md, "Results passed on"."""
+    batch_id: str | None
+    """The batch the job is a member of, or None outside batches: a member that has not ended
+    adds to it with `client.add_to_batch(job.batch_id, jobs, from_member=job.id)`."""
 
     def __init__(self, job: job_pb2.LeasedJob) -> None:
         self.id = job.job_id
@@ -210,6 +213,7 @@ class LeasedJob(_Payload):
         self.group = _text_or_none(job.group)
         self.timeout_at_ms = _ms_or_none(job.timeout_at_ms)
         self.dependency_results = tuple(DependencyResult.from_proto(d) for d in job.dependency_results)
+        self.batch_id = _text_or_none(job.batch_id)
 
     @property
     def is_last_attempt(self) -> bool:

@@ -489,6 +489,52 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    name: 'batches: a leased member carries its batch id (grouped or not, added by a member, retried); others none',
+    async run(h) {
+      const { engine } = await h.engine();
+      const queue = fresh();
+      const member = (extra: Partial<EnqueueRequest> = {}): EnqueueRequest => ({
+        queue,
+        type: 'm',
+        payload: bytes(''),
+        ...extra,
+      });
+      const outside = await add(engine, { queue });
+      const created = await engine.createBatch({ jobs: [member(), member({ group: 'g' })], seal: true });
+      const id = created.batch.id;
+      const [plain, grouped] = created.results.map((r) => (r.ok ? r.jobId : assert.fail(r.message)));
+      const batchOf = (jobs: readonly LeasedJob[]) => new Map(jobs.map((j) => [j.id, j.batchId]));
+      const leased = await engine.reserve({ queues: [queue], maxJobs: 10, leaseMs: 60_000 });
+      assert.deepEqual(
+        batchOf(leased),
+        new Map([
+          [outside.id, null],
+          [plain!, id],
+          [grouped!, id],
+        ]),
+      );
+      // A member fans out into its own sealed batch with the id its lease carried.
+      const first = leased.find((j) => j.id === plain)!;
+      const added = await engine.addToBatch(first.batchId!, [member()], { fromMember: first.id });
+      const [child] = added.results.map((r) => (r.ok ? r.jobId : assert.fail(r.message)));
+      // A member's next attempt carries it too.
+      await engine.nack({
+        jobId: first.id,
+        attempt: first.attempt,
+        error: 'again',
+        directive: { kind: 'delay', delayMs: 0 },
+      });
+      const next = await engine.reserve({ queues: [queue], maxJobs: 10, leaseMs: 60_000 });
+      assert.deepEqual(
+        batchOf(next),
+        new Map([
+          [plain!, id],
+          [child!, id],
+        ]),
+      );
+    },
+  },
+  {
     name: 'batches: the first death enqueues on_death once, with its error; a last member dying first ends both',
     async run(h) {
       const { engine } = await h.engine();

@@ -776,6 +776,13 @@ export interface LeasedJob {
    */
   dependencyResults: DependencyResult[];
   /**
+   * The batch the job is a member of (issue 33); empty outside batches. A member
+   * that has not ended may add jobs to it (AddToBatchRequest.from_member) without
+   * reading it with GetJob. It stays with the job after the batch ends, and after
+   * the batch is swept (limits.batch_retention_ms), when GetBatch answers NOT_FOUND.
+   */
+  batchId: string;
+  /**
    * When this attempt must end (its hard timeout: the job's `timeout_ms` or
    * the queue's `default_timeout_ms`), in ms since the Unix epoch (server
    * clock); 0 when it has none. `lease_deadline_ms` never passes it, and no
@@ -2314,6 +2321,7 @@ function createBaseLeasedJob(): LeasedJob {
     lastError: "",
     group: "",
     dependencyResults: [],
+    batchId: "",
     timeoutAtMs: 0,
   };
 }
@@ -2373,6 +2381,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     }
     for (const v of message.dependencyResults) {
       DependencyResult.encode(v!, writer.uint32(402).fork()).join();
+    }
+    if (message.batchId !== "") {
+      writer.uint32(410).string(message.batchId);
     }
     if (message.timeoutAtMs !== 0) {
       writer.uint32(560).int64(message.timeoutAtMs);
@@ -2540,6 +2551,14 @@ export const LeasedJob: MessageFns<LeasedJob> = {
             message.dependencyResults.push(DependencyResult.decode(reader, reader.uint32()));
             continue;
           }
+          case 51: {
+            if (tag !== 410) {
+              break;
+            }
+
+            message.batchId = reader.string();
+            continue;
+          }
           case 70: {
             if (tag !== 560) {
               break;
@@ -2629,6 +2648,11 @@ export const LeasedJob: MessageFns<LeasedJob> = {
         : globalThis.Array.isArray(object?.dependency_results)
         ? object.dependency_results.map((e: any) => DependencyResult.fromJSON(e))
         : [],
+      batchId: isSet(object.batchId)
+        ? globalThis.String(object.batchId)
+        : isSet(object.batch_id)
+        ? globalThis.String(object.batch_id)
+        : "",
       timeoutAtMs: isSet(object.timeoutAtMs)
         ? globalThis.Number(object.timeoutAtMs)
         : isSet(object.timeout_at_ms)
@@ -2699,6 +2723,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     if (message.dependencyResults?.length) {
       obj.dependencyResults = message.dependencyResults.map((e) => DependencyResult.toJSON(e));
     }
+    if (message.batchId !== "") {
+      obj.batchId = message.batchId;
+    }
     if (message.timeoutAtMs !== 0) {
       obj.timeoutAtMs = Math.round(message.timeoutAtMs);
     }
@@ -2736,6 +2763,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     message.lastError = object.lastError ?? "";
     message.group = object.group ?? "";
     message.dependencyResults = object.dependencyResults?.map((e) => DependencyResult.fromPartial(e)) || [];
+    message.batchId = object.batchId ?? "";
     message.timeoutAtMs = object.timeoutAtMs ?? 0;
     return message;
   },
