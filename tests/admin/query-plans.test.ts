@@ -94,6 +94,9 @@ const allowedScans = new Set([
   'keptFailures',
   'countsLeft',
   'edgesLeft',
+  // How many waiting jobs a delete of some dead letters cancels, for the admin's dialog: the
+  // distinct waiting jobs, up to LIMIT (1,000), in a temporary tree of at most that many rows.
+  'waitingOnDead',
 ]);
 
 test('every statement of the SQLite store reads through an index, without sorting', () => {
