@@ -337,7 +337,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     workerControl: new WorkerControl(ctx, settler, audit, workerActivity),
     audit,
     actions,
-    queueAdmin: new QueueAdmin(ctx, flow, waiters, audit),
+    queueAdmin: new QueueAdmin(ctx, flow, waiters, audit, (view) => lookup.findAll(view)),
     deadLetters,
     selectedJobs: new SelectedJobs(ctx, audit, actions, canceller, deadLetters),
     onlineBackup: new OnlineBackup(store),
