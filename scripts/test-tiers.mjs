@@ -124,6 +124,7 @@ export const systemTier = {
   'tests/store/postgres-helper.test.ts': 'PostgreSQL clusters (postgresql-15)',
   'tests/store/postgres-bulk-keys.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-queue-miss.test.ts': 'a PostgreSQL cluster (postgresql-15)',
+  'tests/store/postgres-read-queue.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-dependents.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-batch-owners.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-serve.test.ts': 'a PostgreSQL cluster (postgresql-15)',

@@ -101,6 +101,10 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # one that listens for the other servers' wake-ups; 2 to 100.
 # pool_size = 10
 
+# Reads that may wait for a read connection at once when all are busy; one
+# more is refused at once (RESOURCE_EXHAUSTED, 429), not queued; 1 to 100000.
+# max_waiting_reads = 1000
+
 # A statement running longer than this is cancelled (100ms to 1h).
 # statement_timeout_ms = "30s"
 

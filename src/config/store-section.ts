@@ -18,7 +18,15 @@ import { complete } from './section-defaults.ts';
 import type { ConfigSecret, StoreConfig } from './types.ts';
 
 /** The settings that mean something only to the PostgreSQL store. */
-const postgresOnly = ['url', 'password_file', 'password_env', 'pool_size', 'statement_timeout_ms', 'schema'];
+const postgresOnly = [
+  'url',
+  'password_file',
+  'password_env',
+  'pool_size',
+  'max_waiting_reads',
+  'statement_timeout_ms',
+  'schema',
+];
 
 export function readStore(reader: ConfigReader, value: unknown, io: SecretIo | undefined): StoreConfig {
   const given = reader.section('store', storeSpec, value);

@@ -185,6 +185,8 @@ export interface StoreConfig {
   readonly password: ConfigSecret | null;
   /** Connections each sepp server opens to PostgreSQL (one of them the writer), besides its listener. */
   readonly poolSize: number;
+  /** Reads that may wait for a read connection at once; one more is refused (RESOURCE_EXHAUSTED, 429). */
+  readonly maxWaitingReads: number;
   /** A statement running longer than this is cancelled (PostgreSQL's statement_timeout). */
   readonly statementTimeoutMs: number;
   /** The PostgreSQL schema holding sepp's tables, created and migrated at start. */

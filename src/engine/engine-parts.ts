@@ -370,6 +370,9 @@ function attachToStore(
     },
     unitFailed: toSeppError,
     closed: shuttingDown,
+    // A read the store refused at once (every read connection busy, its queue full): the
+    // caller is told to come back, as for any other limit reached (429 / RESOURCE_EXHAUSTED).
+    readsRefused: (refusal) => new SeppError('resource_exhausted', refusal.message, { cause: refusal }),
     // Reserves held back by a limit are woken by the leases this commit ended; after a full
     // disk, the jobs it deleted may have made room; the queues the batch created are counted
     // as existing from here on (limits.max_queues).

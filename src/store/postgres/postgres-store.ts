@@ -19,6 +19,7 @@
 import type pg from 'pg';
 import { parsePostgresUrl } from '../postgres-url.ts';
 import {
+  ReadsRefused,
   type ReadUnit,
   type ReplicationMode,
   StorageFailure,
@@ -55,6 +56,13 @@ import { type Capabilities, PostgresWriter, type WriterSession, writerSession } 
 export interface PostgresStoreOptions extends PostgresConnectOptions {
   /** Connections of this server: one writer, the rest for reads (at least 2). */
   readonly poolSize: number;
+  /**
+   * Reads that may wait for a read connection at once; one more is refused at once
+   * (ReadsRefused, readers.ts). Default `defaultMaxWaitingReads`.
+   */
+  readonly maxWaitingReads?: number;
+  /** Told of each read refused that way, with how many were refused so far (for the log). */
+  readonly onReadsRefused?: (refusedTotal: number) => void;
   /** Told what the start applied (one line per migration, for the log). */
   readonly onMigrated?: (applied: readonly AppliedMigration[]) => void;
   /**
@@ -126,6 +134,9 @@ async function readReplication(client: pg.Client): Promise<ReplicationFacts> {
   return { mode, standbys: Number(standbys), synchronousStandbyNames: names, synchronousCommit: commit };
 }
 
+/** Reads that may wait for a read connection unless the options say otherwise (store.max_waiting_reads). */
+export const defaultMaxWaitingReads = 1000;
+
 /** The advisory-lock class of counter shards (the second key is the shard number). */
 const shardLockClass = 0x5e9a;
 /** Most servers on one schema: shards are numbered 1 to this. */
@@ -145,7 +156,11 @@ export class PostgresStore implements Store {
       ...(options.maxBatchOperations === undefined ? {} : { maxBatchOperations: options.maxBatchOperations }),
     });
     this.readers = new ReadPool(
-      Math.max(1, options.poolSize - 1),
+      {
+        size: Math.max(1, options.poolSize - 1),
+        maxWaiting: options.maxWaitingReads ?? defaultMaxWaitingReads,
+        ...(options.onReadsRefused === undefined ? {} : { onRefused: options.onReadsRefused }),
+      },
       (onError) => this.connectClient(onError),
       (c) => ({ ...(postgresCapabilities(c) satisfies StoreView), statistics: statisticsOps(c) }),
     );
@@ -199,9 +214,16 @@ export class PostgresStore implements Store {
     if (this.closing !== undefined) return Promise.reject(this.writer.hooks.closed());
     return this.start().then(() =>
       this.readers.read(unit).catch((error: unknown) => {
-        throw error instanceof StorageFailure ? this.writer.hooks.commitFailed(storageFailure(error)) : error;
+        if (error instanceof StorageFailure) throw this.writer.hooks.commitFailed(storageFailure(error));
+        if (error instanceof ReadsRefused) throw this.writer.hooks.readsRefused?.(error) ?? error;
+        throw error;
       }),
     );
+  }
+
+  /** Reads waiting for a read connection now. */
+  get waitingReads(): number {
+    return this.readers.waitingReads;
   }
 
   /** Units waiting for the next batch. */
