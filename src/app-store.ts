@@ -84,7 +84,8 @@ async function openPostgres(
   onMigrated: (applied: readonly { version: number; name: string; durationMs: number }[]) => void,
   { logger, clock }: StoreDeps,
 ): Promise<Store> {
-  const { url, password, schema, poolSize, maxWaitingReads, statementTimeoutMs } = config.store;
+  const { url, password, schema, poolSize, maxWaitingReads, maxWaitingReadsPerKey, statementTimeoutMs } =
+    config.store;
   if (url === null) throw new StoreStartupError('store.kind = "postgres" needs store.url');
   const store = new PostgresStore({
     url,
@@ -92,6 +93,7 @@ async function openPostgres(
     schema,
     poolSize,
     maxWaitingReads,
+    maxWaitingReadsPerKey,
     statementTimeoutMs,
     onMigrated,
     onReadsRefused: readsRefusedLog(logger, clock, maxWaitingReads, poolSize),

@@ -105,6 +105,11 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # more is refused at once (RESOURCE_EXHAUSTED, 429), not queued; 1 to 100000.
 # max_waiting_reads = 1000
 
+# While reads wait, the read calls one API key may have in flight (callers
+# without a key count as one); one more is refused at once, so one key's
+# flood leaves room for the others' reads; 1 to max_waiting_reads.
+# max_waiting_reads_per_key = 100
+
 # A statement running longer than this is cancelled (100ms to 1h).
 # statement_timeout_ms = "30s"
 

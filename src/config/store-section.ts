@@ -24,6 +24,7 @@ const postgresOnly = [
   'password_env',
   'pool_size',
   'max_waiting_reads',
+  'max_waiting_reads_per_key',
   'statement_timeout_ms',
   'schema',
 ];
@@ -100,6 +101,16 @@ export function readStore(reader: ConfigReader, value: unknown, io: SecretIo | u
         },
         io,
       ) ?? null;
+  }
+  if (
+    !reader.failed.has('store.max_waiting_reads') &&
+    !reader.failed.has('store.max_waiting_reads_per_key') &&
+    entry.maxWaitingReadsPerKey > entry.maxWaitingReads
+  ) {
+    reader.problem(
+      'store.max_waiting_reads_per_key',
+      `${entry.maxWaitingReadsPerKey} is above store.max_waiting_reads (${entry.maxWaitingReads}), so one key could fill the whole queue; lower it or raise store.max_waiting_reads`,
+    );
   }
   return Object.freeze({ ...entry, password });
 }

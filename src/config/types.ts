@@ -187,6 +187,8 @@ export interface StoreConfig {
   readonly poolSize: number;
   /** Reads that may wait for a read connection at once; one more is refused (RESOURCE_EXHAUSTED, 429). */
   readonly maxWaitingReads: number;
+  /** Read calls one API key may have in flight while reads wait; one more is refused (RESOURCE_EXHAUSTED, 429). */
+  readonly maxWaitingReadsPerKey: number;
   /** A statement running longer than this is cancelled (PostgreSQL's statement_timeout). */
   readonly statementTimeoutMs: number;
   /** The PostgreSQL schema holding sepp's tables, created and migrated at start. */

@@ -59,6 +59,7 @@ import {
   RuntimeSettings,
   settingKeyOf,
 } from './queues/index.ts';
+import { ReadShares } from './read-shares.ts';
 import { type ReconcileReport, type ScheduleEvent, Schedules } from './schedules/index.ts';
 import type { EngineOptions } from './settings.ts';
 import type { CommitStats, JobEvent } from './types.ts';
@@ -103,6 +104,8 @@ export interface EngineParts {
   /** The queues whose leases pass results of dependencies on. */
   readonly dependencyQueues: DependencyQueues;
   readonly lifecycle: EngineLifecycle;
+  /** Each caller's share of the store's read queue (read-shares.ts). */
+  readonly readShares: ReadShares;
   readonly events: EventLog;
   readonly queues: QueueRegistry;
   readonly waiters: WaiterRegistry;
@@ -318,6 +321,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     remoteWakeups,
     ctx,
     lifecycle,
+    readShares: new ReadShares(store.readQueue),
     events,
     queues,
     waiters,

@@ -251,6 +251,11 @@ export interface Store {
   readonly files?: StoreFiles;
   /** Word between the servers sharing this store; absent when it is this server's alone. */
   readonly signals?: StoreSignals;
+  /**
+   * Reads that can wait for a connection: how many wait now, and how many read calls one
+   * caller may have in flight while any do (the engine's ReadShares). Absent: reads never wait.
+   */
+  readonly readQueue?: { readonly waiting: number; readonly sharePerCaller: number };
   /** What it is and where its data is; absent: only `kind` is known. */
   describe?(): StoreDescription;
 }

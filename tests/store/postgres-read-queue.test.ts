@@ -1,28 +1,42 @@
 /**
  * The PostgreSQL store's reads wait for a read connection in a bounded queue
- * (store.max_waiting_reads, src/store/postgres/readers.ts): with its one read connection
- * held (a read blocked on a table an outside transaction locked), a flood of GetJob calls
- * gets at most that many waiting and the rest RESOURCE_EXHAUSTED at once, an admin listing
- * 429 with Retry-After, one `store.reads_refused` line in the log, /readyz still ready; enqueues (the writer's
- * connection) go on meanwhile, and once the connection is free every waiting read answers
- * and new reads are served again.
+ * (store.max_waiting_reads, src/store/postgres/readers.ts), of which each API key has a share
+ * (store.max_waiting_reads_per_key, src/engine/read-shares.ts). With the server's one read
+ * connection held (a read blocked on a table an outside transaction locked): one key's flood
+ * of GetJob gets its share waiting and the rest RESOURCE_EXHAUSTED at once (its GET over the
+ * HTTP API 429), another key's read still waits and is served; past the whole queue every
+ * read is refused, the admin API's queue list with 429 and Retry-After, in one
+ * `store.reads_refused` log line; /readyz stays ready and enqueues (the writer's connection)
+ * go on. Once the connection is free every waiting read answers.
  *
  * The same server's `server.started` line shows where its store is — user, host, port,
  * database and the URL's parameters — and not the password, which the run's secret check
  * (tests/helpers/secret-log.ts) looks for in every captured line.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, test } from 'node:test';
-import { type ServiceError, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { answered, within } from '../helpers/bounded.ts';
 import { useCluster } from '../helpers/postgres.ts';
-import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { apiKeysToml, call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { waitFor } from '../helpers/steady-load.ts';
 
 const postgres = useCluster('readq');
 const schema = 'readq';
-const maxWaitingReads = 4;
+/*
+ * The server's own reads (its once-a-second looks at the queues and the tables' statistics)
+ * may wait too, a few at most: the queue is large enough that they never decide an outcome
+ * the test counts on.
+ */
+const maxWaitingReads = 12;
+const perKey = 3;
+const names = ['a', 'b', 'c', 'd', 'e'] as const;
+const keys = Object.fromEntries(names.map((n) => [n, randomBytes(24).toString('hex')])) as Record<
+  (typeof names)[number],
+  string
+>;
 const lines: Record<string, unknown>[] = [];
 let server: TestServer | undefined;
 let started: Promise<TestServer> | undefined;
@@ -35,9 +49,12 @@ function serverUp(): Promise<TestServer> {
     const url = `${cluster.urlWithoutPassword(database)}?sslmode=disable&application_name=sepp_readq`;
     server = await within(
       startTestServer({
+        http: true,
         toml:
+          apiKeysToml(names.map((name) => ({ name, role: 'admin' as const, key: keys[name] }))) +
           `[store]\nkind = "postgres"\nurl = "${url}"\npassword_file = "${cluster.passwordFile}"\n` +
-          `schema = "${schema}"\npool_size = 2\nmax_waiting_reads = ${maxWaitingReads}\n`,
+          `schema = "${schema}"\npool_size = 2\nmax_waiting_reads = ${maxWaitingReads}\n` +
+          `max_waiting_reads_per_key = ${perKey}\n`,
         logger: createLogger({
           level: 'info',
           format: 'json',
@@ -56,6 +73,12 @@ after(async () => {
   await server?.dispose();
 });
 
+function as(name: (typeof names)[number]): Metadata {
+  const metadata = new Metadata();
+  metadata.set('authorization', `Bearer ${keys[name]}`);
+  return metadata;
+}
+
 /** Until a backend of the test's database waits for a lock: the audit read holds the connection. */
 async function waitForLockWait(): Promise<void> {
   const sql =
@@ -71,66 +94,83 @@ async function waitForLockWait(): Promise<void> {
   );
 }
 
-const failure = (reply: Promise<unknown>) =>
-  reply.then(
-    () => undefined,
-    (error: ServiceError) => error,
+/** Calls that settle, each as undefined (answered) or its error, and those settled so far. */
+function tracked(replies: Promise<unknown>[]) {
+  const settled: (ServiceError | undefined)[] = [];
+  const all = replies.map((reply) =>
+    reply.then(
+      () => undefined,
+      (error: ServiceError) => error,
+    ),
   );
+  for (const outcome of all) void outcome.then((e) => settled.push(e));
+  return { settled, all: Promise.all(all) };
+}
 
-test('a flood of reads past store.max_waiting_reads is refused at once; writes go on; reads come back', async () => {
-  const { client, metricsUrl } = await serverUp();
+const shareRefusal = /has 3 reads in flight .*store\.max_waiting_reads_per_key.*retry shortly/;
+const queueRefusal =
+  /every read connection .* busy .*\(store\.max_waiting_reads, store\.pool_size\).*retry shortly/;
+
+test("one key's flood gets its share, another key's read still waits; past the queue reads are refused; writes go on", async () => {
+  const { client, metricsUrl, httpUrl } = await serverUp();
+  const adminUrl = metricsUrl.replace(/\/metrics$/, '');
   const locker = await postgres.client();
-  const { jobId } = await call(client, client.enqueue, { job: testJob('reads') });
-  const getJob = () => call(client, client.getJob, { jobId });
+  const { jobId } = await call(client, client.enqueue, { job: testJob('reads') }, as('a'));
+  const getJob = (name: (typeof names)[number]) => call(client, client.getJob, { jobId }, as(name));
 
   // The one read connection (pool_size = 2: one writer, one reader) is held by a read of the
   // audit log, which waits for the outside transaction's lock; enqueues never touch that table.
   await locker.query('BEGIN');
   await locker.query(`LOCK TABLE ${schema}.audit_log IN ACCESS EXCLUSIVE MODE`);
-  const held = call(client, client.listAuditEntries, {
-    pageSize: 10,
-    pageToken: '',
-    actor: '',
-    action: '',
-    target: '',
-  });
-  await waitForLockWait();
-  const flood = Array.from({ length: 20 }, () => getJob());
-  const settledAtOnce: (ServiceError | undefined)[] = [];
-  const outcomes = flood.map((reply) =>
-    failure(reply).then((error) => {
-      settledAtOnce.push(error);
-      return error;
-    }),
+  const held = call(
+    client,
+    client.listAuditEntries,
+    { pageSize: 10, pageToken: '', actor: '', action: '', target: '' },
+    as('e'),
   );
-  let refused: ServiceError[] = [];
+  let waiting: Promise<unknown>[] = [held];
   try {
-    // At most max_waiting_reads reads wait (the server's own once-a-second reads may take some
-    // of those places); every other GetJob is answered at once.
+    await waitForLockWait();
+    // Key a floods: its share waits, every other call is refused at once.
+    const a = tracked(Array.from({ length: 10 }, () => getJob('a')));
+    await waitFor(() => a.settled.length >= 10 - perKey, 'the GetJob calls of a beyond its share', 20_000);
+    assert.equal(a.settled.length, 10 - perKey, 'a has exactly its share waiting');
+    for (const error of a.settled) {
+      assert.equal(error?.code, status.RESOURCE_EXHAUSTED, error?.details);
+      assert.match(error.details, shareRefusal);
+    }
+    const overHttp = await fetch(`${httpUrl}/v1/jobs/${jobId}`, {
+      headers: { authorization: `Bearer ${keys.a}` },
+    });
+    assert.equal(overHttp.status, 429, await overHttp.text());
+    assert.equal(overHttp.headers.get('retry-after'), '1');
+
+    // Key b's read still finds room: it waits, and is served once the connection is free.
+    const b = tracked([getJob('b')]);
+    // Keys c, d and e flood too: together past store.max_waiting_reads, so some are refused by the queue.
+    const flood = tracked(
+      ['c', 'd', 'e'].flatMap((name) => Array.from({ length: 4 }, () => getJob(name as 'c'))),
+    );
+    waiting = [held, a.all, b.all, flood.all];
     await waitFor(
-      () => settledAtOnce.length >= flood.length - maxWaitingReads,
-      `all but ${maxWaitingReads} of the 20 GetJob calls answered`,
+      () => flood.settled.some((e) => e !== undefined && queueRefusal.test(e.details)),
+      'a refusal by the full queue',
       20_000,
     );
-    const answeredAtOnce = [...settledAtOnce];
-    refused = answeredAtOnce.filter((e): e is ServiceError => e !== undefined);
-    assert.equal(refused.length, answeredAtOnce.length, 'none of them was served: the connection is held');
-    for (const error of refused) {
-      assert.equal(error.code, status.RESOURCE_EXHAUSTED, error.details);
-      assert.match(error.details, /read connection.*busy.*store\.max_waiting_reads.*retry shortly/);
-    }
+    assert.equal(b.settled.length, 0, "b's read waits");
+    assert.ok(flood.settled.every((e) => e?.code === status.RESOURCE_EXHAUSTED));
 
-    // The admin API's queue list is refused the same way: 429 with Retry-After.
-    const adminUrl = metricsUrl.replace(/\/metrics$/, '');
+    // The queue is full: the admin API's queue list is refused too, 429 with Retry-After.
     const listing = await fetch(`${adminUrl}/api/v1/queues`);
     assert.equal(listing.status, 429, await listing.text());
     assert.equal(listing.headers.get('retry-after'), '1');
-    // Busy is not down: a load balancer keeps the server (its writes go on).
+    // Busy is not down: a load balancer keeps the server, and its writes go on.
     const ready = await fetch(`${adminUrl}/readyz`);
     assert.equal(ready.status, 200, await ready.text());
-
-    // Writes go on: the writer has a connection of its own.
-    const more = await answered(call(client, client.enqueue, { job: testJob('reads') }), 'an enqueue');
+    const more = await answered(
+      call(client, client.enqueue, { job: testJob('reads') }, as('c')),
+      'an enqueue',
+    );
     assert.ok(more.jobId);
 
     const logged = lines.filter((l) => l.event === 'store.reads_refused');
@@ -140,23 +180,24 @@ test('a flood of reads past store.max_waiting_reads is refused at once; writes g
     await locker.query('COMMIT');
   }
   // The held read and the reads that waited answer once the connection is free.
-  await answered(held, 'the held audit read');
-  const waited = (await answered(Promise.all(outcomes), 'the GetJob calls that waited')).filter(
-    (e) => e === undefined,
-  );
-  assert.equal(waited.length, flood.length - refused.length);
-  assert.ok(waited.length <= maxWaitingReads, `${waited.length} waited`);
-  assert.equal((await answered(getJob(), 'a GetJob after the flood')).job?.jobId, jobId);
+  const [, aAll, bAll] = (await answered(Promise.all(waiting), 'the reads that waited')) as [
+    unknown,
+    (ServiceError | undefined)[],
+    (ServiceError | undefined)[],
+  ];
+  assert.equal(aAll.filter((e) => e === undefined).length, perKey, "a's share was served");
+  assert.deepEqual(bAll, [undefined], "b's read was served");
+  assert.equal((await answered(getJob('a'), 'a GetJob after the flood')).job?.jobId, jobId);
 });
 
 test('server.started shows the store as user@host:port/database?parameters, never the password', async () => {
   await serverUp();
-  const started = lines.find((l) => l.event === 'server.started');
+  const startedLine = lines.find((l) => l.event === 'server.started');
   const { cluster, database } = postgres;
   assert.equal(
-    started?.store_url,
+    startedLine?.store_url,
     `${cluster.user}@${cluster.host}:${cluster.port}/${database}?sslmode=disable&application_name=sepp_readq`,
   );
-  assert.equal(started?.store_schema, schema);
+  assert.equal(startedLine?.store_schema, schema);
   assert.ok(!JSON.stringify(lines).includes(cluster.password), 'no line holds the password');
 });

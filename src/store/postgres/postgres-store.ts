@@ -61,6 +61,11 @@ export interface PostgresStoreOptions extends PostgresConnectOptions {
    * (ReadsRefused, readers.ts). Default `defaultMaxWaitingReads`.
    */
   readonly maxWaitingReads?: number;
+  /**
+   * Read calls one caller may have in flight while reads wait for a connection (the engine's
+   * ReadShares refuses one more). Default `defaultMaxWaitingReadsPerKey`.
+   */
+  readonly maxWaitingReadsPerKey?: number;
   /** Told of each read refused that way, with how many were refused so far (for the log). */
   readonly onReadsRefused?: (refusedTotal: number) => void;
   /** Told what the start applied (one line per migration, for the log). */
@@ -136,6 +141,8 @@ async function readReplication(client: pg.Client): Promise<ReplicationFacts> {
 
 /** Reads that may wait for a read connection unless the options say otherwise (store.max_waiting_reads). */
 export const defaultMaxWaitingReads = 1000;
+/** Each caller's share of them unless the options say otherwise (store.max_waiting_reads_per_key). */
+export const defaultMaxWaitingReadsPerKey = 100;
 
 /** The advisory-lock class of counter shards (the second key is the shard number). */
 const shardLockClass = 0x5e9a;
@@ -147,6 +154,8 @@ export class PostgresStore implements Store {
   private readonly writer: PostgresWriter;
   private readonly readers: ReadPool<Capabilities & { readonly statistics: StatisticsOps }>;
   readonly signals: PostgresSignals;
+  /** Reads waiting for a read connection now, and each caller's share of them. */
+  readonly readQueue: { readonly waiting: number; readonly sharePerCaller: number };
   private started: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
@@ -164,6 +173,13 @@ export class PostgresStore implements Store {
       (onError) => this.connectClient(onError),
       (c) => ({ ...(postgresCapabilities(c) satisfies StoreView), statistics: statisticsOps(c) }),
     );
+    const readers = this.readers;
+    this.readQueue = {
+      get waiting() {
+        return readers.waitingReads;
+      },
+      sharePerCaller: options.maxWaitingReadsPerKey ?? defaultMaxWaitingReadsPerKey,
+    };
     this.signals = new PostgresSignals(
       (onError) => this.connectClient(onError),
       options.schema,
@@ -219,11 +235,6 @@ export class PostgresStore implements Store {
         throw error;
       }),
     );
-  }
-
-  /** Reads waiting for a read connection now. */
-  get waitingReads(): number {
-    return this.readers.waitingReads;
   }
 
   /** Units waiting for the next batch. */
