@@ -656,6 +656,11 @@ export class Engine {
     return this.parts.readShares.enter(caller);
   }
 
+  /** The store's read queue for the metrics (read-shares.ts); null when reads never wait (SQLite). */
+  get readQueue(): { waiting: number; refusedQueueFull: number; refusedKeyShare: number } | null {
+    return this.parts.readShares.stats;
+  }
+
   /** Long-polls waiting now. */
   get waitingReserves(): number {
     return this.parts.waiters.size;

@@ -19,8 +19,24 @@ const nothing = () => {};
 
 export class ReadShares {
   private readonly inFlight = new Map<string, number>();
+  /** Read calls refused since the engine opened, a caller holding its share. */
+  private refusedTotal = 0;
 
   constructor(private readonly queue: Store['readQueue']) {}
+
+  /**
+   * The store's read queue for the metrics: reads waiting now, and the reads refused since
+   * the start, because the queue was full or a caller held its share; null when reads never wait.
+   */
+  get stats(): { waiting: number; refusedQueueFull: number; refusedKeyShare: number } | null {
+    const queue = this.queue;
+    if (queue === undefined) return null;
+    return {
+      waiting: queue.waiting,
+      refusedQueueFull: queue.refusedTotal,
+      refusedKeyShare: this.refusedTotal,
+    };
+  }
 
   /** Counts a read call of `caller` in; answers the function that counts it out (once). */
   enter(caller: string): () => void {
@@ -28,6 +44,7 @@ export class ReadShares {
     if (queue === undefined) return nothing;
     const held = this.inFlight.get(caller) ?? 0;
     if (held >= queue.sharePerCaller && queue.waiting > 0) {
+      this.refusedTotal++;
       throw new SeppError(
         'resource_exhausted',
         `${caller} has ${held} reads in flight while this server's reads wait for a connection, ` +

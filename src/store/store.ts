@@ -255,7 +255,12 @@ export interface Store {
    * Reads that can wait for a connection: how many wait now, and how many read calls one
    * caller may have in flight while any do (the engine's ReadShares). Absent: reads never wait.
    */
-  readonly readQueue?: { readonly waiting: number; readonly sharePerCaller: number };
+  readonly readQueue?: {
+    readonly waiting: number;
+    readonly sharePerCaller: number;
+    /** Reads refused since the store opened because as many waited already (the metrics' count). */
+    readonly refusedTotal: number;
+  };
   /** What it is and where its data is; absent: only `kind` is known. */
   describe?(): StoreDescription;
 }

@@ -6,8 +6,9 @@
  * of GetJob gets its share waiting and the rest RESOURCE_EXHAUSTED at once (its GET over the
  * HTTP API 429), another key's read still waits and is served; past the whole queue every
  * read is refused, the admin API's queue list with 429 and Retry-After, in one
- * `store.reads_refused` log line; /readyz stays ready and enqueues (the writer's connection)
- * go on. Once the connection is free every waiting read answers.
+ * `store.reads_refused` log line, the refusals counted by reason in `/metrics`; /readyz
+ * stays ready and enqueues (the writer's connection) go on. Once the connection is free
+ * every waiting read answers.
  *
  * The same server's `server.started` line shows where its store is — user, host, port,
  * database and the URL's parameters — and not the password, which the run's secret check
@@ -20,6 +21,7 @@ import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { answered, within } from '../helpers/bounded.ts';
 import { useCluster } from '../helpers/postgres.ts';
+import { sampleValue, scrape } from '../helpers/prometheus.ts';
 import { apiKeysToml, call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { waitFor } from '../helpers/steady-load.ts';
 
@@ -172,6 +174,14 @@ test("one key's flood gets its share, another key's read still waits; past the q
       'an enqueue',
     );
     assert.ok(more.jobId);
+
+    // What an operator sees: the queue full in the gauge, the refusals counted by reason.
+    const { samples } = await scrape(metricsUrl);
+    assert.equal(sampleValue(samples, 'sepp_store_reads_waiting'), maxWaitingReads);
+    const refusedBy = (reason: string) =>
+      sampleValue(samples, 'sepp_store_reads_refused_total', { sepp_refusal_reason: reason }) ?? 0;
+    assert.ok(refusedBy('key_share') >= 10 - perKey + 1, `key_share ${refusedBy('key_share')}`);
+    assert.ok(refusedBy('queue_full') >= 2, `queue_full ${refusedBy('queue_full')}`);
 
     const logged = lines.filter((l) => l.event === 'store.reads_refused');
     assert.equal(logged.length, 1, 'one line for the flood, not one per call');

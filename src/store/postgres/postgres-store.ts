@@ -154,8 +154,12 @@ export class PostgresStore implements Store {
   private readonly writer: PostgresWriter;
   private readonly readers: ReadPool<Capabilities & { readonly statistics: StatisticsOps }>;
   readonly signals: PostgresSignals;
-  /** Reads waiting for a read connection now, and each caller's share of them. */
-  readonly readQueue: { readonly waiting: number; readonly sharePerCaller: number };
+  /** Reads waiting for a read connection now, each caller's share of them, and the reads refused. */
+  readonly readQueue: {
+    readonly waiting: number;
+    readonly sharePerCaller: number;
+    readonly refusedTotal: number;
+  };
   private started: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
@@ -177,6 +181,9 @@ export class PostgresStore implements Store {
     this.readQueue = {
       get waiting() {
         return readers.waitingReads;
+      },
+      get refusedTotal() {
+        return readers.refusedTotal;
       },
       sharePerCaller: options.maxWaitingReadsPerKey ?? defaultMaxWaitingReadsPerKey,
     };

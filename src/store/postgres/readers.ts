@@ -37,7 +37,7 @@ export class ReadPool<V> {
   private open = 0;
   private closed = false;
   /** Reads refused since the pool was made. */
-  private refusedTotal = 0;
+  refusedTotal = 0;
 
   constructor(
     private readonly options: ReadPoolOptions,
