@@ -47,8 +47,8 @@ export class ReadShares {
       this.refusedTotal++;
       throw new SeppError(
         'resource_exhausted',
-        `${caller} has ${held} reads in flight while this server's reads wait for a connection, ` +
-          `its share (store.max_waiting_reads_per_key); nothing was read, retry shortly`,
+        `${caller} has ${held} read calls in flight while this server's reads wait for a connection; ` +
+          `its share is ${queue.sharePerCaller} (store.max_waiting_reads_per_key); nothing was read, retry shortly`,
       );
     }
     this.inFlight.set(caller, held + 1);

@@ -109,7 +109,8 @@ function tracked(replies: Promise<unknown>[]) {
   return { settled, all: Promise.all(all) };
 }
 
-const shareRefusal = /has 3 reads in flight .*store\.max_waiting_reads_per_key.*retry shortly/;
+const shareRefusal =
+  /^a has 3 read calls in flight .*; its share is 3 \(store\.max_waiting_reads_per_key\).*retry shortly/;
 const queueRefusal =
   /every read connection .* busy .*\(store\.max_waiting_reads, store\.pool_size\).*retry shortly/;
 
