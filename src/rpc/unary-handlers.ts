@@ -90,8 +90,9 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
               throw hideUnaryNotFound(rpc, request, error);
             });
         };
-        if (permission !== 'read') return answer();
-        // A read call counts toward its key's share of the store's read queue (engine/read-shares.ts).
+        if (permission !== 'read' || rpc === 'GetServerInfo') return answer();
+        // A read call counts toward its key's share of the store's read queue (engine/read-shares.ts);
+        // GetServerInfo reads nothing of the store, so it is never refused for it.
         const leave = engine.enterRead(caller.name);
         return Promise.resolve().then(answer).finally(leave);
       },

@@ -148,6 +148,10 @@ test("one key's flood gets its share, another key's read still waits; past the q
     assert.equal(overHttp.status, 429, await overHttp.text());
     assert.equal(overHttp.headers.get('retry-after'), '1');
 
+    // GetServerInfo reads nothing of the store: it is never refused for it.
+    const info = await answered(call(client, client.getServerInfo, {}, as('a')), "a's GetServerInfo");
+    assert.equal(info.store?.kind, 'postgres');
+
     // Key b's read still finds room: it waits, and is served once the connection is free.
     const b = tracked([getJob('b')]);
     // Keys c, d and e flood too: together past store.max_waiting_reads, so some are refused by the queue.
