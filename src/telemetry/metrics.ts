@@ -310,11 +310,11 @@ export class Metrics {
       description:
         '1 while the data directory disk is full: enqueues are refused, workers drain in the freed reserve',
     });
-    const readsWaiting = meter.createObservableUpDownCounter('sepp.store.reads.waiting', {
-      unit: '{read}',
-      description:
-        'PostgreSQL: reads waiting for a read connection now (at most store.max_waiting_reads; absent on SQLite)',
-    });
+    const readsWaiting = upDown(
+      'sepp.store.reads.waiting',
+      '{read}',
+      'PostgreSQL: reads waiting for a read connection now (at most store.max_waiting_reads; absent on SQLite)',
+    );
     const readsRefused = meter.createObservableCounter('sepp.store.reads.refused', {
       unit: '{read}',
       description:
