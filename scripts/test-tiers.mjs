@@ -125,6 +125,7 @@ export const systemTier = {
   'tests/store/postgres-bulk-keys.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-queue-miss.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-dependency-failures.test.ts': 'a PostgreSQL cluster (postgresql-15)',
+  'tests/store/postgres-read-queue.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-dependents.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-batch-owners.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-batch-death.test.ts': 'a PostgreSQL cluster (postgresql-15)',

@@ -7,6 +7,7 @@
  * PostgreSQL password appears in no message (the URL never holds one).
  */
 import { redactUrl, type SeppConfig } from './config/index.ts';
+import type { Clock } from './engine/clock.ts';
 import { removeStaleBackups } from './rpc/index.ts';
 import { defaultConnectTimeoutMs } from './store/postgres/connect.ts';
 import { type ConnectTarget, connectAdvice } from './store/postgres/connect-advice.ts';
@@ -19,6 +20,9 @@ import { DataDirInUseError, SchemaTooNewError } from './store/sqlite/open.ts';
 import { openSqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
 import type { Logger } from './telemetry/index.ts';
+
+/** At most one `store.reads_refused` line a minute while reads are refused. */
+const refusalsLoggedEveryMs = 60_000;
 
 export class StoreStartupError extends Error {
   override name = 'StoreStartupError';
@@ -36,6 +40,8 @@ export const schemaVersions: Readonly<{ sqlite: number; postgres: number }> = Ob
 
 export interface StoreDeps {
   logger: Logger;
+  /** For the pace of the `store.reads_refused` lines. */
+  clock: Pick<Clock, 'nowMs'>;
   /** The SQLite addon's path (the single executable unpacks it). */
   nativeBinding?: string | undefined;
 }
@@ -46,7 +52,7 @@ export async function openConfiguredStore(config: SeppConfig, deps: StoreDeps): 
   const onMigrated = (applied: readonly { version: number; name: string; durationMs: number }[]) => {
     for (const step of applied) logger.info('store.migrated', { ...step, store: config.store.kind });
   };
-  if (config.store.kind === 'postgres') return openPostgres(config, onMigrated, logger);
+  if (config.store.kind === 'postgres') return openPostgres(config, onMigrated, deps);
   let store: ReturnType<typeof openSqliteStore>;
   try {
     store = openSqliteStore(config.server.dataDir, {
@@ -88,17 +94,21 @@ const replicationMeaning = {
 async function openPostgres(
   config: SeppConfig,
   onMigrated: (applied: readonly { version: number; name: string; durationMs: number }[]) => void,
-  logger: Logger,
+  { logger, clock }: StoreDeps,
 ): Promise<Store> {
-  const { url, password, schema, poolSize, statementTimeoutMs } = config.store;
+  const { url, password, schema, poolSize, maxWaitingReads, maxWaitingReadsPerKey, statementTimeoutMs } =
+    config.store;
   if (url === null) throw new StoreStartupError('store.kind = "postgres" needs store.url');
   const store = new PostgresStore({
     url,
     password: password === null ? null : password.reveal().toString('utf8'),
     schema,
     poolSize,
+    maxWaitingReads,
+    maxWaitingReadsPerKey,
     statementTimeoutMs,
     onMigrated,
+    onReadsRefused: readsRefusedLog(logger, clock, maxWaitingReads, poolSize),
     onStatisticsFailed: (error) =>
       logger.warn('store.statistics_failed', {
         detail: `the look at the growing tables' statistics failed: ${error instanceof Error ? error.message : String(error)}; until it works again, the plans rest on autovacuum's statistics (docs/postgres.md)`,
@@ -127,6 +137,34 @@ async function openPostgres(
     );
   }
   return store;
+}
+
+/**
+ * The log of reads the store refused since every read connection was busy and its queue full
+ * (store.max_waiting_reads): the first at once, then at most one line a minute, each with the
+ * reads refused since the line before and in all, so a flood is one line a minute, not one a call.
+ */
+function readsRefusedLog(
+  logger: Logger,
+  clock: Pick<Clock, 'nowMs'>,
+  maxWaitingReads: number,
+  poolSize: number,
+): (refusedTotal: number) => void {
+  let lastLineMs: number | undefined;
+  let loggedTotal = 0;
+  return (refusedTotal) => {
+    const nowMs = clock.nowMs();
+    if (lastLineMs !== undefined && nowMs - lastLineMs < refusalsLoggedEveryMs) return;
+    logger.warn('store.reads_refused', {
+      refused: refusedTotal - loggedTotal,
+      refused_total: refusedTotal,
+      detail:
+        `reads are refused (RESOURCE_EXHAUSTED, HTTP 429): all ${poolSize - 1} read connections are busy and ` +
+        `${maxWaitingReads} reads wait for one (store.max_waiting_reads, store.pool_size; docs/postgres.md, "Sizing")`,
+    });
+    lastLineMs = nowMs;
+    loggedTotal = refusedTotal;
+  };
 }
 
 /** Where the store's first host is, for the advice on a failed start (no password: the URL holds none). */

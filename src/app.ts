@@ -27,11 +27,11 @@ import { StoreOutage } from './app-store-outage.ts';
 import {
   boundAddress,
   configWarnings,
+  describePostgresUrl,
   filePermissionWarnings,
   formatProblem,
   overrideConflicts,
   queueSettingsChecker,
-  redactUrl,
   type SeppConfig,
   type TlsFiles,
   tlsFilesProblems,
@@ -138,7 +138,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   // The composition root picks the backend (app-store.ts): SQLite in the data directory, or PostgreSQL.
   let store: Store;
   try {
-    store = await openConfiguredStore(config, { logger, nativeBinding: deps.nativeBinding });
+    store = await openConfiguredStore(config, { logger, clock, nativeBinding: deps.nativeBinding });
   } catch (error) {
     if (error instanceof StoreStartupError) throw new StartupError(error.message);
     throw error;
@@ -335,7 +335,9 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     otlp: config.telemetry.otlpEndpoint === null ? 'off' : new URL(config.telemetry.otlpEndpoint).host,
     store: config.store.kind,
     ...(config.store.kind === 'postgres'
-      ? { store_url: redactUrl(config.store.url ?? ''), store_schema: config.store.schema }
+      ? // user@host:port/database?parameters: the user and the URL's parameters are no secret, and
+        // the password is never in the URL (config/redact.ts).
+        { store_url: describePostgresUrl(config.store.url ?? ''), store_schema: config.store.schema }
       : { data_dir: config.server.dataDir, durability: config.server.durability }),
     // Each port's own authentication and TLS: one "auth" field said nothing of the admin port.
     grpc_auth: apiKeys.length > 0 ? 'api_keys' : 'none',

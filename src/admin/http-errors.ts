@@ -66,5 +66,7 @@ export function toErrorResponse(
       internal: error,
     };
   }
+  // A limit reached or the storage away: worth a retry in a moment, as the HTTP API says too.
+  if (error.code === 'resource_exhausted' || error.code === 'unavailable') c.header('Retry-After', '1');
   return { response: errorResponse(c, error.code, error.message), internal: null };
 }

@@ -101,6 +101,15 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # one that listens for the other servers' wake-ups; 2 to 100.
 # pool_size = 10
 
+# Reads that may wait for a read connection at once when all are busy; one
+# more is refused at once (RESOURCE_EXHAUSTED, 429), not queued; 1 to 100000.
+# max_waiting_reads = 1000
+
+# While reads wait, the read calls one API key may have in flight (callers
+# without a key count as one); one more is refused at once, so one key's
+# flood leaves room for the others' reads; 1 to max_waiting_reads.
+# max_waiting_reads_per_key = 100
+
 # A statement running longer than this is cancelled, and a transaction idle
 # longer (a frozen server) is ended by PostgreSQL (100ms to 1h).
 # statement_timeout_ms = "30s"

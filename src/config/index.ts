@@ -41,7 +41,7 @@ export {
   queueSettingText,
 } from './queue-settings-input.ts';
 export { tomlKey } from './reader.ts';
-export { redactConfig, redactUrl } from './redact.ts';
+export { describePostgresUrl, redactConfig, redactUrl } from './redact.ts';
 export { planReload } from './reload-plan.ts';
 export { checkReloadSafety } from './reload-safety.ts';
 export { credentialName } from './schema.ts';

@@ -51,6 +51,44 @@ export function redactUrl(text: string): string {
   return `${url.protocol}//${userinfo}${url.host}${url.pathname}${query}`;
 }
 
+/** The URL parameters the PostgreSQL driver reads as secrets (the config refuses them in store.url). */
+const postgresSecretParams = new Set(['password', 'sslpassword']);
+
+/**
+ * Where a PostgreSQL store is, for the log: `user@host:port/database?parameters` (several
+ * hosts as `host1:5432,host2:5432`), without the scheme. The user and the parameters
+ * (`sslmode`, `target_session_attrs`, `application_name`…) are no secret and tell an operator
+ * which role and which TLS mode the server uses; the password never sits in store.url (the
+ * config refuses it), and if one did, it would show as `<redacted>`, as would `?password=`.
+ */
+export function describePostgresUrl(url: string): string {
+  const m = /^postgres(?:ql)?:\/\/(?:([^@/?#]*)@)?([^/?#]*)([^?#]*)(?:\?([^#]*))?/.exec(url);
+  if (m === null) return redacted;
+  const [, userinfo, hosts = '', path = '', query] = m;
+  const colon = userinfo?.indexOf(':') ?? -1;
+  const user =
+    userinfo === undefined ? '' : colon === -1 ? `${userinfo}@` : `${userinfo.slice(0, colon)}:${redacted}@`;
+  const params =
+    query === undefined || query === ''
+      ? ''
+      : `?${query
+          .split('&')
+          .map((pair) => {
+            const name = decodeURIComponentSafe(pair.split('=')[0] ?? '');
+            return postgresSecretParams.has(name) ? `${pair.split('=')[0]}=${redacted}` : pair;
+          })
+          .join('&')}`;
+  return `${user}${hosts}${path}${params}`;
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** Whether a field (camelCase, as in SeppConfig) holds a secret or a hash of one. */
 export function isSecretField(name: string): boolean {
   return secretFields.has(name);

@@ -152,6 +152,8 @@ export const storeSpec: SectionSpec<StoreEntry> = {
   passwordFile: { field: pathField(), default: null },
   passwordEnv: { field: envVarName, default: null },
   poolSize: { field: integerField({ min: 2, max: 100 }), default: 10 },
+  maxWaitingReads: { field: integerField({ min: 1, max: 100_000 }), default: 1000 },
+  maxWaitingReadsPerKey: { field: integerField({ min: 1, max: 100_000 }), default: 100 },
   statementTimeoutMs: { field: durationField({ min: 100, max: 1 * HOUR_MS }), default: 30 * SECOND_MS },
   schema: {
     field: stringField({

@@ -18,7 +18,16 @@ import { complete } from './section-defaults.ts';
 import type { ConfigSecret, StoreConfig } from './types.ts';
 
 /** The settings that mean something only to the PostgreSQL store. */
-const postgresOnly = ['url', 'password_file', 'password_env', 'pool_size', 'statement_timeout_ms', 'schema'];
+const postgresOnly = [
+  'url',
+  'password_file',
+  'password_env',
+  'pool_size',
+  'max_waiting_reads',
+  'max_waiting_reads_per_key',
+  'statement_timeout_ms',
+  'schema',
+];
 
 export function readStore(reader: ConfigReader, value: unknown, io: SecretIo | undefined): StoreConfig {
   const given = reader.section('store', storeSpec, value);
@@ -92,6 +101,16 @@ export function readStore(reader: ConfigReader, value: unknown, io: SecretIo | u
         },
         io,
       ) ?? null;
+  }
+  if (
+    !reader.failed.has('store.max_waiting_reads') &&
+    !reader.failed.has('store.max_waiting_reads_per_key') &&
+    entry.maxWaitingReadsPerKey > entry.maxWaitingReads
+  ) {
+    reader.problem(
+      'store.max_waiting_reads_per_key',
+      `${entry.maxWaitingReadsPerKey} is above store.max_waiting_reads (${entry.maxWaitingReads}), so one key could fill the whole queue; lower it or raise store.max_waiting_reads`,
+    );
   }
   return Object.freeze({ ...entry, password });
 }

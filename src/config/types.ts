@@ -185,6 +185,10 @@ export interface StoreConfig {
   readonly password: ConfigSecret | null;
   /** Connections each sepp server opens to PostgreSQL (one of them the writer), besides its listener. */
   readonly poolSize: number;
+  /** Reads that may wait for a read connection at once; one more is refused (RESOURCE_EXHAUSTED, 429). */
+  readonly maxWaitingReads: number;
+  /** Read calls one API key may have in flight while reads wait; one more is refused (RESOURCE_EXHAUSTED, 429). */
+  readonly maxWaitingReadsPerKey: number;
   /** A statement running longer than this is cancelled (PostgreSQL's statement_timeout), and so is a transaction idle longer (idle_in_transaction_session_timeout). */
   readonly statementTimeoutMs: number;
   /** The PostgreSQL schema holding sepp's tables, created and migrated at start. */

@@ -66,6 +66,7 @@ import {
   RuntimeSettings,
   settingKeyOf,
 } from './queues/index.ts';
+import { ReadShares } from './read-shares.ts';
 import { type ReconcileReport, type ScheduleEvent, Schedules } from './schedules/index.ts';
 import type { EngineOptions } from './settings.ts';
 import type { CommitStats, JobEvent } from './types.ts';
@@ -112,6 +113,8 @@ export interface EngineParts {
   /** The queues whose leases pass results of dependencies on. */
   readonly dependencyQueues: DependencyQueues;
   readonly lifecycle: EngineLifecycle;
+  /** Each caller's share of the store's read queue (read-shares.ts). */
+  readonly readShares: ReadShares;
   readonly events: EventLog;
   readonly queues: QueueRegistry;
   readonly waiters: WaiterRegistry;
@@ -344,6 +347,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     ctx,
     limits,
     lifecycle,
+    readShares: new ReadShares(store.readQueue),
     events,
     queues,
     waiters,
@@ -363,7 +367,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     workerControl: new WorkerControl(ctx, settler, audit, workerActivity),
     audit,
     actions,
-    queueAdmin: new QueueAdmin(ctx, flow, waiters, audit),
+    queueAdmin: new QueueAdmin(ctx, flow, waiters, audit, (view) => lookup.findAll(view)),
     deadLetters,
     selectedJobs: new SelectedJobs(ctx, audit, actions, canceller, deadLetters),
     onlineBackup: new OnlineBackup(store),
@@ -396,6 +400,9 @@ function attachToStore(
     },
     unitFailed: toSeppError,
     closed: shuttingDown,
+    // A read the store refused at once (every read connection busy, its queue full): the
+    // caller is told to come back, as for any other limit reached (429 / RESOURCE_EXHAUSTED).
+    readsRefused: (refusal) => new SeppError('resource_exhausted', refusal.message, { cause: refusal }),
     // Reserves held back by a limit are woken by the leases this commit ended; after a full
     // disk, the jobs it deleted may have made room; the queues the batch created are counted
     // as existing from here on (limits.max_queues).

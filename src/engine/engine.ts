@@ -643,6 +643,20 @@ export class Engine {
     return this.parts.workerControl.releaseLease(jobId, audit);
   }
 
+  /**
+   * Counts a read call of `caller` (an API key's name) in while it runs; answers the function
+   * that counts it out. Throws RESOURCE_EXHAUSTED when the caller holds its share of the
+   * store's read queue while reads wait (read-shares.ts). For the doors.
+   */
+  enterRead(caller: string): () => void {
+    return this.parts.readShares.enter(caller);
+  }
+
+  /** The store's read queue for the metrics (read-shares.ts); null when reads never wait (SQLite). */
+  get readQueue(): { waiting: number; refusedQueueFull: number; refusedKeyShare: number } | null {
+    return this.parts.readShares.stats;
+  }
+
   /** Long-polls waiting now. */
   get waitingReserves(): number {
     return this.parts.waiters.size;

@@ -54,12 +54,19 @@ export class EngineLifecycle {
   }
 
   /**
-   * Rejects (unavailable) unless the store answers a read now and can write:
+   * Rejects (unavailable) unless the store answers a read now (or is too busy to take one
+   * more, its read queue full) and can write:
    * for readiness probes, so one index lookup (of an id no job has), never a
    * scan, and the store's check of its files (SQLite: two stat() calls).
    */
   async checkReadable(): Promise<void> {
-    await this.read((view) => view.jobs.attempt(noJobId));
+    await this.read((view) => view.jobs.attempt(noJobId)).catch((error: unknown) => {
+      // Refused at once since every read connection is busy and as many reads wait (PostgreSQL's
+      // store.max_waiting_reads): the store answers, it is busy, and writes go on. Not ready would
+      // move a flood of reads from this server to the others behind a load balancer.
+      if (error instanceof SeppError && error.code === 'resource_exhausted') return;
+      throw error;
+    });
     // A store whose files were deleted or replaced still reads, but refuses writes.
     const problem = this.store.files?.problem() ?? null;
     if (problem !== null) throw new SeppError('unavailable', problem);

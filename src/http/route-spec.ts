@@ -79,6 +79,12 @@ interface RouteBase {
   body?: JsonSchema;
   /** Error codes this operation answers besides the ones every operation may (400, 401, 413, 429, 503…). */
   errors?: readonly HttpErrorCode[];
+  /**
+   * A long-poll: it waits for something to happen, not for the store, so it does not count
+   * toward its key's share of the store's read queue (src/engine/read-shares.ts) as other
+   * `read` operations do.
+   */
+  longPoll?: true;
 }
 
 /** An operation answered with one JSON document (status 200). */

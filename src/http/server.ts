@@ -262,6 +262,15 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         },
       };
       if (route.kind === 'json') {
+        // A read counts toward its key's share of the store's read queue (engine/read-shares.ts).
+        if (route.permission === 'read' && route.longPoll !== true) {
+          const leave = engine.enterRead(caller.name);
+          const previous = release;
+          release = () => {
+            leave();
+            previous();
+          };
+        }
         const hidden = scopedJobId;
         const value = await (hidden === undefined
           ? route.handle(request)

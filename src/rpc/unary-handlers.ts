@@ -82,12 +82,19 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         callerName = caller.name;
         const request: unknown = call.request;
         if (request instanceof MalformedRequest) throw new SeppError('invalid_argument', request.message);
-        if (caller.scope === null) return fn(call.request, call, caller, observation);
-        return checkUnaryScope(engine, rpc, request, caller)
-          .then(() => fn(call.request, call, caller, observation))
-          .catch((error: unknown) => {
-            throw hideUnaryNotFound(rpc, request, error);
-          });
+        const answer = () => {
+          if (caller.scope === null) return fn(call.request, call, caller, observation);
+          return checkUnaryScope(engine, rpc, request, caller)
+            .then(() => fn(call.request, call, caller, observation))
+            .catch((error: unknown) => {
+              throw hideUnaryNotFound(rpc, request, error);
+            });
+        };
+        if (permission !== 'read' || rpc === 'GetServerInfo') return answer();
+        // A read call counts toward its key's share of the store's read queue (engine/read-shares.ts);
+        // GetServerInfo reads nothing of the store, so it is never refused for it.
+        const leave = engine.enterRead(caller.name);
+        return Promise.resolve().then(answer).finally(leave);
       },
       (code) => observation.end(code, callerName),
     );

@@ -127,6 +127,15 @@ export class StorageFailure extends Error {
   }
 }
 
+/**
+ * A read refused at once, before it waited: every read connection is busy and as many reads
+ * as the store lets wait for one wait already (the PostgreSQL store's `store.max_waiting_reads`).
+ * Nothing was read; the same read may work a moment later.
+ */
+export class ReadsRefused extends Error {
+  override name = 'ReadsRefused';
+}
+
 /** What a write unit's caller is told when it goes wrong, and who watches the writes: the engine's part. */
 export interface WriteHooks {
   /** The error every unit of a failed commit is rejected with. */
@@ -135,6 +144,8 @@ export interface WriteHooks {
   unitFailed(error: unknown): Error;
   /** The error a write made after close() is rejected with. */
   closed(): Error;
+  /** The error a read the store refused at once (ReadsRefused) is rejected with. */
+  readsRefused?(refusal: ReadsRefused): Error;
   /** After each commit (SQLite: each batch), before its callers are answered. */
   afterCommit?(stats: CommitStats): void;
   /** An after-commit hook threw (a bug): the callers are answered anyway. */
@@ -240,6 +251,16 @@ export interface Store {
   readonly files?: StoreFiles;
   /** Word between the servers sharing this store; absent when it is this server's alone. */
   readonly signals?: StoreSignals;
+  /**
+   * Reads that can wait for a connection: how many wait now, and how many read calls one
+   * caller may have in flight while any do (the engine's ReadShares). Absent: reads never wait.
+   */
+  readonly readQueue?: {
+    readonly waiting: number;
+    readonly sharePerCaller: number;
+    /** Reads refused since the store opened because as many waited already (the metrics' count). */
+    readonly refusedTotal: number;
+  };
   /** What it is and where its data is; absent: only `kind` is known. */
   describe?(): StoreDescription;
 }

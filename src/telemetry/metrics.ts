@@ -39,6 +39,12 @@ export interface MetricsSource {
   /** The named queues described (ages, flow control): only those with series of their own. */
   describeQueues(names: readonly string[]): Promise<QueueInfo[]>;
   readonly waitingReserves: number;
+  /**
+   * PostgreSQL: reads waiting for a read connection now, and those refused since the start
+   * (the queue full, store.max_waiting_reads; a key at its share, store.max_waiting_reads_per_key);
+   * null for a store whose reads never wait (no series then).
+   */
+  readonly readQueue: { waiting: number; refusedQueueFull: number; refusedKeyShare: number } | null;
   /** The job event backlog (src/engine/events): subscribers, events kept and their bytes. */
   readonly eventBacklog: { subscribers: number; events: number; bytes: number };
   /** True while the disk is full (enqueues refused, workers draining). */
@@ -310,6 +316,26 @@ export class Metrics {
       description:
         '1 while the data directory disk is full: enqueues are refused, workers drain in the freed reserve',
     });
+    const readsWaiting = upDown(
+      'sepp.store.reads.waiting',
+      '{read}',
+      'PostgreSQL: reads waiting for a read connection now (at most store.max_waiting_reads; absent on SQLite)',
+    );
+    const readsRefused = meter.createObservableCounter('sepp.store.reads.refused', {
+      unit: '{read}',
+      description:
+        'PostgreSQL: reads refused at once (RESOURCE_EXHAUSTED, 429) since the start: queue_full (store.max_waiting_reads), key_share (store.max_waiting_reads_per_key)',
+    });
+    meter.addBatchObservableCallback(
+      (result) => {
+        const reads = this.source?.readQueue;
+        if (reads === undefined || reads === null) return;
+        result.observe(readsWaiting, reads.waiting);
+        result.observe(readsRefused, reads.refusedQueueFull, { [attr.refusalReason]: 'queue_full' });
+        result.observe(readsRefused, reads.refusedKeyShare, { [attr.refusalReason]: 'key_share' });
+      },
+      [readsWaiting, readsRefused],
+    );
     diskFull.addCallback((result) => {
       if (this.source !== undefined) result.observe(this.source.diskIsFull ? 1 : 0);
     });

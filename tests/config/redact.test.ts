@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { redactConfig } from '../../src/config/redact.ts';
+import { describePostgresUrl, redactConfig } from '../../src/config/redact.ts';
 import { configWarnings } from '../../src/config/warnings.ts';
 import { loadToml } from './helpers.ts';
 
@@ -117,4 +117,24 @@ test('risky settings produce warnings naming the setting', () => {
     loadToml('[server]\ngrpc_listen = "0.0.0.0:1"\n[grpc]\ninsecure_allow_unauthenticated = true\n'),
   );
   assert.match(insecure?.message ?? '', /anyone who can reach 0\.0\.0\.0:1 can use gRPC/);
+});
+
+test('a PostgreSQL URL for the start line: user, hosts, database and parameters, never a password', () => {
+  assert.equal(
+    describePostgresUrl('postgres://sepp@db.example:5432/jobs?sslmode=verify-full&sslrootcert=/etc/ca.pem'),
+    'sepp@db.example:5432/jobs?sslmode=verify-full&sslrootcert=/etc/ca.pem',
+  );
+  assert.equal(
+    describePostgresUrl('postgresql://sepp@a:5432,b:5433/jobs?target_session_attrs=read-write'),
+    'sepp@a:5432,b:5433/jobs?target_session_attrs=read-write',
+  );
+  assert.equal(describePostgresUrl('postgres://db/jobs'), 'db/jobs');
+  // The config refuses these; were one to come through, its secret would not be shown.
+  assert.equal(
+    describePostgresUrl(
+      'postgres://sepp:hunter2secret@db/jobs?password=pw-in-query&sslpassword=x&sslmode=disable',
+    ),
+    'sepp:<redacted>@db/jobs?password=<redacted>&sslpassword=<redacted>&sslmode=disable',
+  );
+  assert.equal(describePostgresUrl('not a url'), '<redacted>');
 });

@@ -33,6 +33,8 @@ test('the store is SQLite by default, with the PostgreSQL settings at their defa
       passwordEnv: null,
       password: null,
       poolSize: 10,
+      maxWaitingReads: 1000,
+      maxWaitingReadsPerKey: 100,
       statementTimeoutMs: 30_000,
       schema: 'sepp',
     },
@@ -42,13 +44,15 @@ test('the store is SQLite by default, with the PostgreSQL settings at their defa
 test('kind = "postgres" takes the URL, pool size, statement timeout and schema; also from the environment', () => {
   const config = loadToml(
     pgToml(
-      'pool_size = 4\nstatement_timeout_ms = "5s"\nschema = "jobs_1"\npassword_file = "/etc/sepp/pg-password"\n',
+      'pool_size = 4\nmax_waiting_reads = 50\nmax_waiting_reads_per_key = 50\nstatement_timeout_ms = "5s"\nschema = "jobs_1"\npassword_file = "/etc/sepp/pg-password"\n',
     ),
     { readSecretFile },
   );
   assert.equal(config.store.kind, 'postgres');
   assert.equal(config.store.url, 'postgres://sepp@db.example:5432/queue');
   assert.equal(config.store.poolSize, 4);
+  assert.equal(config.store.maxWaitingReads, 50);
+  assert.equal(config.store.maxWaitingReadsPerKey, 50);
   assert.equal(config.store.statementTimeoutMs, 5000);
   assert.equal(config.store.schema, 'jobs_1');
   assert.equal(
@@ -109,6 +113,12 @@ test('a PostgreSQL store needs a URL naming host and database, without a passwor
   );
   assertProblem(problemsOf(pgToml('schema = "Sepp-1"\n')), 'store.schema', /lower-case letters/);
   assertProblem(problemsOf(pgToml('pool_size = 1\n')), 'store.pool_size', /2/);
+  assertProblem(problemsOf(pgToml('max_waiting_reads = 0\n')), 'store.max_waiting_reads', /1/);
+  assertProblem(
+    problemsOf(pgToml('max_waiting_reads = 50\nmax_waiting_reads_per_key = 51\n')),
+    'store.max_waiting_reads_per_key',
+    /51 is above store\.max_waiting_reads \(50\), so one key could fill the whole queue/,
+  );
 });
 
 test('the password comes from exactly one place, and a missing one is a problem of the file', () => {
@@ -130,9 +140,10 @@ test('the password comes from exactly one place, and a missing one is a problem 
 });
 
 test('PostgreSQL settings on the SQLite store are refused, not ignored', () => {
-  const problems = problemsOf('[store]\nurl = "postgres://db/sepp"\npool_size = 3\n');
+  const problems = problemsOf('[store]\nurl = "postgres://db/sepp"\npool_size = 3\nmax_waiting_reads = 9\n');
   assertProblem(problems, 'store.url', /store\.kind is "sqlite"; set kind = "postgres"/);
   assertProblem(problems, 'store.pool_size', /store\.kind is "sqlite"/);
+  assertProblem(problems, 'store.max_waiting_reads', /store\.kind is "sqlite"/);
   assertProblem(
     problemsOf('', { env: { SEPP_STORE_URL: 'postgres://db/sepp' } }),
     'store.url',

@@ -3,7 +3,7 @@
  * schema before the second one's refresh (queues/queue-lookup.ts): every call that checks a
  * queue exists finds it in the store on the registry's miss and answers as the first server
  * would — its paused flag and run-time overrides included — and a queue that exists nowhere
- * is still NOT_FOUND. The clocks are fake, so no poll refreshes anything; the queues are made
+ * is still NOT_FOUND. ListQueues and the admin API's queue page list it at once too. The clocks are fake, so no poll refreshes anything; the queues are made
  * paused or with scheduled jobs only, so no signal of ready jobs tells the second server either.
  */
 import assert from 'node:assert/strict';
@@ -72,7 +72,8 @@ async function madeOnA(queue: string, scheduled = 0): Promise<void> {
   assert.ok(!(await knownToB(queue)), `B does not know ${queue} yet`);
 }
 
-const knownToB = async (queue: string) => (await b.listQueues()).some((q) => q.name === queue);
+/** Whether B's registry holds `queue` (describeQueues describes only those, and looks nothing up). */
+const knownToB = async (queue: string) => (await b.describeQueues([queue])).length > 0;
 
 /** What a queue looks like through one server, without what is that server's own (its waiters). */
 async function seen(engine: Engine, queue: string) {
@@ -120,8 +121,9 @@ test('each call on B right after A made the queue answers as A, and B keeps the 
 });
 
 test('an enqueue on B to a queue A made finds it: still paused, its override kept, counted once', async () => {
-  await madeOnA('enq');
+  await openBoth();
   const before = (await b.listQueues()).length;
+  await madeOnA('enq');
   const [accepted] = await b.enqueueBatch([{ queue: 'enq', type: 't', payload }]);
   assert.ok(accepted?.ok === true);
   assert.equal((await b.getJob(accepted.jobId)).maxAttempts, 7, "the job is checked against A's override");
@@ -219,4 +221,26 @@ test('a batch or flow to a queue new everywhere reads its row once, not once per
   const made = await b.enqueueAtomic(jobs('made-atomic'));
   assert.ok(made.committed);
   assert.equal((await b.getJob(made.results[0]?.jobId ?? '')).maxAttempts, 7);
+});
+
+test("ListQueues and the queue page on B list a queue A just made, with A's paused flag and override", async () => {
+  await madeOnA('listed', 1);
+  const listed = (await b.listQueues()).find((q) => q.name === 'listed');
+  assert.ok(listed !== undefined, 'ListQueues lists it before any refresh');
+  assert.deepEqual(
+    { paused: listed.paused, scheduled: listed.counts.scheduled, maxAttempts: listed.settings.maxAttempts },
+    { paused: true, scheduled: 1, maxAttempts: 7 },
+  );
+  assert.ok(await knownToB('listed'), 'B keeps it');
+
+  await madeOnA('paged');
+  const page = await b.queuePage({ pageSize: 100 });
+  assert.equal(page.items.find((q) => q.name === 'paged')?.paused, true, "the admin API's page lists it");
+  const client = await postgres.client();
+  const stored = await client.query<{ name: string }>('SELECT name FROM miss.queues ORDER BY name');
+  assert.deepEqual(
+    page.items.map((q) => q.name),
+    stored.rows.map((row) => row.name),
+    'B lists every queue the store holds',
+  );
 });

@@ -28,6 +28,11 @@ export class QueueAdmin {
     /** The long-polls waiting on each queue (the leases room's waiters). */
     private readonly waiters: { waitingOn(queue: string): number },
     private readonly audit: AuditLog,
+    /**
+     * Adds to the registry the stored queues it misses (queue-lookup.ts `findAll`): another
+     * server's new queue is listed at once. Absent: the registry is listed as it is.
+     */
+    private readonly findNewQueues?: (view: StoreView) => Op<void>,
   ) {}
 
   /**
@@ -54,6 +59,7 @@ export class QueueAdmin {
 
   /** Every queue (at most limits.max_queues of them), in name order. */
   *listQueues(view: StoreView): Op<QueueInfo[]> {
+    if (this.findNewQueues !== undefined) yield* this.findNewQueues(view);
     return yield* this.describeQueues(view, this.ctx.queues.names());
   }
 
@@ -64,6 +70,7 @@ export class QueueAdmin {
    */
   *queuePage(view: StoreView, query: NamePageQuery): Op<Page<QueueInfo>> {
     const { queues, limits } = this.ctx;
+    if (this.findNewQueues !== undefined) yield* this.findNewQueues(view);
     const page = pickNamePage('queues', queues.existingNames(), query, limits);
     return { items: yield* this.describeQueues(view, page.names), nextCursor: page.nextCursor };
   }

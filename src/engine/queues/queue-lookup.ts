@@ -10,8 +10,10 @@
  * is fresher). A name that exists nowhere costs that one read on every call (a batch or a
  * flow reads each of its names once: EnqueueSteps.lookUpQueue): nothing remembers it beyond
  * the call, since a remembered absence would answer NOT_FOUND for a queue created since.
+ * A listing (ListQueues, the admin API's queue list) finds them the same way (`findAll`):
+ * one read of the stored queue names, and a lookup of each the registry misses.
  * On a store no other server shares (SQLite) the registry is the whole truth: a miss reads
- * nothing.
+ * nothing, and neither does a listing.
  */
 import type { Op } from '../../store/op.ts';
 import type { StoreView } from '../../store/store.ts';
@@ -58,6 +60,19 @@ export class QueueLookup {
       if (found.groups) this.groupsFound(queue);
     }
     return true;
+  }
+
+  /**
+   * Every stored queue the registry misses, looked up as `exists` looks one up, so that a
+   * listing shows a queue another server just made at once rather than after this server's
+   * next refresh. One read of the queue names (at most as many rows as there are queues) in
+   * the listing's own view; nothing on a store no other server shares.
+   */
+  *findAll(view: StoreView): Op<void> {
+    if (!this.shared) return;
+    for (const { name } of yield* view.queues.all()) {
+      if (!this.ctx.queues.exists(name)) yield* this.exists(view, name);
+    }
   }
 
   /**

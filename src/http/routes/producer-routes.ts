@@ -149,6 +149,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs/{jobId}/outcome',
       operationId: 'waitJob',
       permission: 'read',
+      longPoll: true,
       scope: 'job',
       tag: 'producers',
       summary: "Wait for a job's outcome (long-poll)",

@@ -19,6 +19,7 @@
 import type pg from 'pg';
 import { parsePostgresUrl } from '../postgres-url.ts';
 import {
+  ReadsRefused,
   type ReadUnit,
   type ReplicationMode,
   StorageFailure,
@@ -63,6 +64,18 @@ import { type Capabilities, PostgresWriter, type WriterSession, writerSession } 
 export interface PostgresStoreOptions extends PostgresConnectOptions {
   /** Connections of this server: one writer, the rest for reads (at least 2). */
   readonly poolSize: number;
+  /**
+   * Reads that may wait for a read connection at once; one more is refused at once
+   * (ReadsRefused, readers.ts). Default `defaultMaxWaitingReads`.
+   */
+  readonly maxWaitingReads?: number;
+  /**
+   * Read calls one caller may have in flight while reads wait for a connection (the engine's
+   * ReadShares refuses one more). Default `defaultMaxWaitingReadsPerKey`.
+   */
+  readonly maxWaitingReadsPerKey?: number;
+  /** Told of each read refused that way, with how many were refused so far (for the log). */
+  readonly onReadsRefused?: (refusedTotal: number) => void;
   /** Told what the start applied (one line per migration, for the log). */
   readonly onMigrated?: (applied: readonly AppliedMigration[]) => void;
   /**
@@ -141,6 +154,11 @@ async function readReplication(client: pg.Client): Promise<ReplicationFacts> {
   return { mode, standbys: Number(standbys), synchronousStandbyNames: names, synchronousCommit: commit };
 }
 
+/** Reads that may wait for a read connection unless the options say otherwise (store.max_waiting_reads). */
+export const defaultMaxWaitingReads = 1000;
+/** Each caller's share of them unless the options say otherwise (store.max_waiting_reads_per_key). */
+export const defaultMaxWaitingReadsPerKey = 100;
+
 /** The advisory-lock class of counter shards (the second key is the shard number). */
 const shardLockClass = 0x5e9a;
 /** Most servers on one schema: shards are numbered 1 to this. */
@@ -153,6 +171,12 @@ export class PostgresStore implements Store {
     Capabilities & { readonly statistics: StatisticsOps; readonly schema: SchemaOps }
   >;
   readonly signals: PostgresSignals;
+  /** Reads waiting for a read connection now, each caller's share of them, and the reads refused. */
+  readonly readQueue: {
+    readonly waiting: number;
+    readonly sharePerCaller: number;
+    readonly refusedTotal: number;
+  };
   private started: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
@@ -162,7 +186,11 @@ export class PostgresStore implements Store {
       ...(options.maxBatchOperations === undefined ? {} : { maxBatchOperations: options.maxBatchOperations }),
     });
     this.readers = new ReadPool(
-      Math.max(1, options.poolSize - 1),
+      {
+        size: Math.max(1, options.poolSize - 1),
+        maxWaiting: options.maxWaitingReads ?? defaultMaxWaitingReads,
+        ...(options.onReadsRefused === undefined ? {} : { onRefused: options.onReadsRefused }),
+      },
       (onError) => this.connectClient(onError),
       (c) => ({
         ...(postgresCapabilities(c) satisfies StoreView),
@@ -170,6 +198,16 @@ export class PostgresStore implements Store {
         schema: schemaOps(c),
       }),
     );
+    const readers = this.readers;
+    this.readQueue = {
+      get waiting() {
+        return readers.waitingReads;
+      },
+      get refusedTotal() {
+        return readers.refusedTotal;
+      },
+      sharePerCaller: options.maxWaitingReadsPerKey ?? defaultMaxWaitingReadsPerKey,
+    };
     this.signals = new PostgresSignals(
       (onError) => this.connectClient(onError),
       options.schema,
@@ -222,7 +260,9 @@ export class PostgresStore implements Store {
     if (this.overtaken !== undefined) return Promise.reject(this.writer.hooks.commitFailed(this.overtaken));
     return this.start().then(() =>
       this.readers.read(unit).catch((error: unknown) => {
-        throw error instanceof StorageFailure ? this.writer.hooks.commitFailed(storageFailure(error)) : error;
+        if (error instanceof StorageFailure) throw this.writer.hooks.commitFailed(storageFailure(error));
+        if (error instanceof ReadsRefused) throw this.writer.hooks.readsRefused?.(error) ?? error;
+        throw error;
       }),
     );
   }

@@ -2,15 +2,27 @@
  * Read units on connections of their own, beside the writer: each runs in a
  * read-only REPEATABLE READ transaction, so a read of several statements is one
  * consistent view of what is committed. At most `size` connections, opened when
- * needed and kept; a read that finds them all busy waits for one (FIFO); a
- * connection that breaks is dropped and the next read opens another.
+ * needed and kept; a read that finds them all busy waits for one (FIFO), unless
+ * `maxWaiting` reads wait already: then it is refused at once (ReadsRefused), so a
+ * flood of reads (admin listings, GetJob) holds a bounded queue, not an unbounded
+ * one, and its callers hear "retry shortly" instead of waiting behind each other.
+ * A connection that breaks is dropped and the next read opens another.
  */
 import type pg from 'pg';
 import type { Op } from '../op.ts';
 import { resume } from '../op.ts';
-import { StorageFailure } from '../store.ts';
+import { ReadsRefused, StorageFailure } from '../store.ts';
 import { command, connectionOf, storageFailure } from './connect.ts';
 import type { Connection } from './sql.ts';
+
+export interface ReadPoolOptions {
+  /** Read connections at most. */
+  readonly size: number;
+  /** Reads that may wait for a connection at once; one more is refused (store.max_waiting_reads). */
+  readonly maxWaiting: number;
+  /** Told of each refusal, with how many reads had been refused so far (the log's count). */
+  readonly onRefused?: (refusedTotal: number) => void;
+}
 
 interface Reader<V> {
   readonly client: pg.Client;
@@ -24,9 +36,11 @@ export class ReadPool<V> {
   private readonly waiting: ((reader: Reader<V> | Error) => void)[] = [];
   private open = 0;
   private closed = false;
+  /** Reads refused since the pool was made. */
+  refusedTotal = 0;
 
   constructor(
-    private readonly size: number,
+    private readonly options: ReadPoolOptions,
     private readonly connect: (onError: (error: Error) => void) => Promise<pg.Client>,
     private readonly capabilities: (c: Connection) => V,
   ) {}
@@ -64,7 +78,7 @@ export class ReadPool<V> {
     if (this.closed) throw new Error('the store is closed');
     const idle = this.idle.pop();
     if (idle !== undefined) return idle;
-    if (this.open < this.size) {
+    if (this.open < this.options.size) {
       this.open++;
       try {
         const reader = { broken: false } as Reader<V>;
@@ -77,9 +91,24 @@ export class ReadPool<V> {
         throw storageFailure(error);
       }
     }
+    if (this.waiting.length >= this.options.maxWaiting) throw this.refuse();
     const next = await new Promise<Reader<V> | Error>((resolve) => this.waiting.push(resolve));
     if (next instanceof Error) throw next;
     return next;
+  }
+
+  /** Reads waiting for a connection now. */
+  get waitingReads(): number {
+    return this.waiting.length;
+  }
+
+  private refuse(): ReadsRefused {
+    this.refusedTotal++;
+    this.options.onRefused?.(this.refusedTotal);
+    return new ReadsRefused(
+      `every read connection of this server is busy and ${this.waiting.length} reads wait for one already ` +
+        `(store.max_waiting_reads, store.pool_size); nothing was read, retry shortly`,
+    );
   }
 
   private release(reader: Reader<V>): void {
