@@ -169,6 +169,28 @@ test('a queue that exists nowhere is still not_found on B (and B does not rememb
   assert.equal((await b.getQueue('nowhere'))?.paused, true);
 });
 
+test("ListQueues and the queue page on B list a queue A just made, with A's paused flag and override", async () => {
+  await madeOnA('listed', 1);
+  const listed = (await b.listQueues()).find((q) => q.name === 'listed');
+  assert.ok(listed !== undefined, 'ListQueues lists it before any refresh');
+  assert.deepEqual(
+    { paused: listed.paused, scheduled: listed.counts.scheduled, maxAttempts: listed.settings.maxAttempts },
+    { paused: true, scheduled: 1, maxAttempts: 7 },
+  );
+  assert.ok(await knownToB('listed'), 'B keeps it');
+
+  await madeOnA('paged');
+  const page = await b.queuePage({ pageSize: 100 });
+  assert.equal(page.items.find((q) => q.name === 'paged')?.paused, true, "the admin API's page lists it");
+  const client = await postgres.client();
+  const stored = await client.query<{ name: string }>('SELECT name FROM miss.queues ORDER BY name');
+  assert.deepEqual(
+    page.items.map((q) => q.name),
+    stored.rows.map((row) => row.name),
+    'B lists every queue the store holds',
+  );
+});
+
 /**
  * Counts the reads of a queue's row (`queues.find`) in B's writes while `act` runs: B's
  * store hands each write unit a transaction whose find is counted, and is itself again after.
@@ -221,26 +243,4 @@ test('a batch or flow to a queue new everywhere reads its row once, not once per
   const made = await b.enqueueAtomic(jobs('made-atomic'));
   assert.ok(made.committed);
   assert.equal((await b.getJob(made.results[0]?.jobId ?? '')).maxAttempts, 7);
-});
-
-test("ListQueues and the queue page on B list a queue A just made, with A's paused flag and override", async () => {
-  await madeOnA('listed', 1);
-  const listed = (await b.listQueues()).find((q) => q.name === 'listed');
-  assert.ok(listed !== undefined, 'ListQueues lists it before any refresh');
-  assert.deepEqual(
-    { paused: listed.paused, scheduled: listed.counts.scheduled, maxAttempts: listed.settings.maxAttempts },
-    { paused: true, scheduled: 1, maxAttempts: 7 },
-  );
-  assert.ok(await knownToB('listed'), 'B keeps it');
-
-  await madeOnA('paged');
-  const page = await b.queuePage({ pageSize: 100 });
-  assert.equal(page.items.find((q) => q.name === 'paged')?.paused, true, "the admin API's page lists it");
-  const client = await postgres.client();
-  const stored = await client.query<{ name: string }>('SELECT name FROM miss.queues ORDER BY name');
-  assert.deepEqual(
-    page.items.map((q) => q.name),
-    stored.rows.map((row) => row.name),
-    'B lists every queue the store holds',
-  );
 });
