@@ -5,7 +5,8 @@
  * 1. the operation is found from the method and path (404, 405);
  * 2. refused while shutting down (503);
  * 3. the API key is checked and the role's permission, from the headers
- *    alone — before a byte of the body is read (401, 403);
+ *    alone — before a byte of the body is read (401, 403); then the query
+ *    parameters against the operation's (400 for one it does not take);
  * 4. the body's size (Content-Length, or as chunks arrive) against
  *    http.max_request_bytes (413) and against the bytes in flight overall and
  *    for this key (429 with Retry-After) — a request with
@@ -52,6 +53,7 @@ import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.
 import { Router } from './router.ts';
 import { eventsRoute } from './routes/events-route.ts';
 import { producerRoutes } from './routes/producer-routes.ts';
+import { refuseUnknownQuery } from './routes/request-parts.ts';
 import { workerRoutes } from './routes/worker-routes.ts';
 import { workflowRoutes } from './routes/workflow-routes.ts';
 import type { JsonSchema } from './schema-primitives.ts';
@@ -218,6 +220,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       if (draining)
         throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
       const caller = callerOf(keys, req, route, operation);
+      const query = q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1));
+      refuseUnknownQuery(route, query);
       /** The job a scoped caller's request names: its NOT_FOUND is answered as for another queue's. */
       let scopedJobId: string | undefined;
       if (caller.scope !== null && route.scope === 'job') {
@@ -230,7 +234,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const request: ApiRequest = {
         caller,
         params,
-        query: q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1)),
+        query,
         body,
         headers: req.headers,
         peer: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,

@@ -11,7 +11,7 @@ import { httpStatusOf as adminStatusOf } from '../../src/admin/http-errors.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import type { SeppErrorCode } from '../../src/engine/errors.ts';
 import { httpStatusOf } from '../../src/http/errors.ts';
-import { type ApiAnswer, apiCall } from '../helpers/http-api.ts';
+import { type ApiAnswer, apiCall, openSse } from '../helpers/http-api.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 interface Leased {
@@ -560,6 +560,26 @@ describe('HTTP API', () => {
       'invalid_argument',
     );
     assert.match(typo.message, /did you mean waitTimeoutMs/);
+    // A query parameter an operation does not take is refused too, never dropped: a misspelt
+    // filter would widen the stream to every queue, a misspelt wait would answer at once.
+    const stream = await openSse(url, '/v1/events?queue=emails');
+    if (stream.status !== 400) stream.close();
+    assert.equal(stream.status, 400);
+    assert.match(
+      await stream.body(),
+      /"queue: unknown query parameter of GET \/v1\/events; did you mean queues\?"/,
+    );
+    const queryTypos: [string, RegExp][] = [
+      ['/v1/jobs/01890f6e-7c3a-7000-8000-000000000000/outcome?waitMS=1', /did you mean waitMs\?$/],
+      [
+        '/v1/jobs/01890f6e-7c3a-7000-8000-000000000000?verbose=1',
+        /GET \/v1\/jobs\/\{jobId\}; it takes none$/,
+      ],
+      ['/v1/batches?state=open&zzzzzzzz=1', /its parameters are state, owner, pageSize, pageToken$/],
+    ];
+    for (const [path, message] of queryTypos) {
+      assert.match(assertError(await get(path), 400, 'invalid_argument').message, message, path);
+    }
     assertError(
       await apiCall(url, '/v1/jobs/01890f6e-7c3a-7000-8000-000000000000', {
         raw: '{}',
