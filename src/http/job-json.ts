@@ -148,13 +148,13 @@ export function enqueueRequestFromJson(input: JsonInput): EnqueueRequest {
   return request;
 }
 
-/** A job id from the path or a field: a UUID (upper-case hex accepted). */
-export function jobIdFrom(value: string, field: string): string {
+/** A job id (or a batch id: `what`) from the path or a field: a UUID (upper-case hex accepted). */
+export function jobIdFrom(value: string, field: string, what: 'job' | 'batch' = 'job'): string {
   if (value === '') throw invalid(`${field}: required`);
   const id = normalizeJobId(value);
   if (id === null) {
     throw invalid(
-      `${field}: ${JSON.stringify(value.slice(0, 64))} is not a job id (a UUID such as 01a2365f-985c-7000-b7f9-d57e51622832)`,
+      `${field}: ${JSON.stringify(value.slice(0, 64))} is not a ${what} id (a UUID such as 01a2365f-985c-7000-b7f9-d57e51622832)`,
     );
   }
   return id;

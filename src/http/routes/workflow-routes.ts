@@ -44,7 +44,7 @@ function audit(request: ApiRequest, action: string, target: string): AuditInput 
 
 export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
   const engine = () => ctx.engine;
-  const batchId = (request: ApiRequest) => jobIdFrom(request.params.batchId ?? '', 'batchId');
+  const batchId = (request: ApiRequest) => jobIdFrom(request.params.batchId ?? '', 'batchId', 'batch');
   const jobsOf = (request: ApiRequest) =>
     body(request).has('jobs')
       ? body(request)
@@ -211,7 +211,9 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
         const fromMember = input.string('fromMember');
         const { batch, results } = await engine().addToBatch(batchId(request), jobsOf(request), {
           seal: input.boolean('seal') === true,
-          ...(fromMember === undefined || fromMember === '' ? {} : { fromMember }),
+          ...(fromMember === undefined || fromMember === ''
+            ? {}
+            : { fromMember: jobIdFrom(fromMember, input.name('fromMember')) }),
           caller: batchCaller(request.caller),
         });
         return { batch, results: results.map(enqueueResultToJson) };
