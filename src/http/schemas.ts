@@ -141,7 +141,27 @@ const leasedJob: JsonSchema = {
       items: ref('DependencyResult'),
     },
   },
-  required: ['jobId', 'queue', 'type', 'contentType', 'attempt', 'leaseDeadlineMs'],
+  // Every field is always there but the payload, in one of its two forms.
+  required: [
+    'jobId',
+    'queue',
+    'type',
+    'contentType',
+    'priority',
+    'attempt',
+    'maxAttempts',
+    'leaseDeadlineMs',
+    'enqueuedAtMs',
+    'runAtMs',
+    'metadata',
+    'traceparent',
+    'tracestate',
+    'idempotencyKey',
+    'lastError',
+    'group',
+    'timeoutAtMs',
+    'dependencyResults',
+  ],
 };
 
 export const progress: JsonSchema = {
@@ -151,6 +171,7 @@ export const progress: JsonSchema = {
     json: { ...anyJson, description: 'the last JSON document reported, or null' },
     reportedAtMs: ms,
   },
+  required: ['percent', 'json', 'reportedAtMs'],
 };
 
 export const resultFields: Record<string, JsonSchema> = {
@@ -159,84 +180,90 @@ export const resultFields: Record<string, JsonSchema> = {
   resultContentType: strOrNull,
 };
 
+const jobProperties: Record<string, JsonSchema> = {
+  jobId,
+  queue: str,
+  type: str,
+  state,
+  priority: int,
+  ...payloadFields('payload'),
+  payloadBytes: int,
+  contentType: str,
+  attempt: int,
+  maxAttempts: int,
+  idempotencyKey: strOrNull,
+  metadata,
+  traceparent: strOrNull,
+  tracestate: strOrNull,
+  enqueuedAtMs: ms,
+  runAtMs: ms,
+  leasedAtMs: msOrNull,
+  leaseDeadlineMs: msOrNull,
+  workerId: strOrNull,
+  lastError: strOrNull,
+  errors: {
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: {
+        attempt: int,
+        atMs: ms,
+        error: str,
+        errorClass: {
+          ...strOrNull,
+          description: "the class the worker named (nack's errorClass); null: none",
+        },
+        errorStack: {
+          ...strOrNull,
+          description: "the stack the worker sent (nack's errorStack); null: none",
+        },
+      },
+      required: ['attempt', 'atMs', 'error', 'errorClass', 'errorStack'],
+    },
+  },
+  deadReason,
+  failedAtMs: msOrNull,
+  completedAtMs: msOrNull,
+  expiresAtMs: msOrNull,
+  timeoutMs: { type: ['integer', 'null'], description: "the job's own timeout; null: the queue's" },
+  timeoutAtMs: msOrNull,
+  debounceKey: strOrNull,
+  debounceUntilMs: msOrNull,
+  cancelledAtMs: msOrNull,
+  cancelledBy: strOrNull,
+  ...resultFields,
+  progress,
+  group: strOrNull,
+  dependencies: {
+    type: 'array',
+    items: ref('JobLink'),
+    description: 'the jobs it waits on (depends_on), in enqueue order; empty for a job without',
+  },
+  dependents: {
+    type: 'array',
+    items: ref('JobLink'),
+    description: 'up to 100 jobs waiting on it, oldest first',
+  },
+  batchId: { type: ['string', 'null'], description: 'the batch it is a member of; null when none' },
+  outcomeOnly: {
+    type: 'boolean',
+    description:
+      'True when the job was deleted as it finished and this is only its outcome, kept in memory for ' +
+      'limits.finished_outcome_ms (default 5 minutes; not across a restart): id, queue, type, state, ' +
+      'attempt, when it ended, the result, lastError and deadReason, cancelledBy. The payload is empty; ' +
+      'metadata, errors and the rest are not kept.',
+  },
+};
+
 const job: JsonSchema = {
   type: 'object',
   description: 'Everything the server knows about a job (Job in job.proto); absent values are null.',
-  properties: {
-    jobId,
-    queue: str,
-    type: str,
-    state,
-    priority: int,
-    ...payloadFields('payload'),
-    payloadBytes: int,
-    contentType: str,
-    attempt: int,
-    maxAttempts: int,
-    idempotencyKey: strOrNull,
-    metadata,
-    traceparent: strOrNull,
-    tracestate: strOrNull,
-    enqueuedAtMs: ms,
-    runAtMs: ms,
-    leasedAtMs: msOrNull,
-    leaseDeadlineMs: msOrNull,
-    workerId: strOrNull,
-    lastError: strOrNull,
-    errors: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          attempt: int,
-          atMs: ms,
-          error: str,
-          errorClass: {
-            ...strOrNull,
-            description: "the class the worker named (nack's errorClass); null: none",
-          },
-          errorStack: {
-            ...strOrNull,
-            description: "the stack the worker sent (nack's errorStack); null: none",
-          },
-        },
-        required: ['attempt', 'atMs', 'error', 'errorClass', 'errorStack'],
-      },
-    },
-    deadReason,
-    failedAtMs: msOrNull,
-    completedAtMs: msOrNull,
-    expiresAtMs: msOrNull,
-    timeoutMs: { type: ['integer', 'null'], description: "the job's own timeout; null: the queue's" },
-    timeoutAtMs: msOrNull,
-    debounceKey: strOrNull,
-    debounceUntilMs: msOrNull,
-    cancelledAtMs: msOrNull,
-    cancelledBy: strOrNull,
-    ...resultFields,
-    progress,
-    group: strOrNull,
-    dependencies: {
-      type: 'array',
-      items: ref('JobLink'),
-      description: 'the jobs it waits on (depends_on), in enqueue order; empty for a job without',
-    },
-    dependents: {
-      type: 'array',
-      items: ref('JobLink'),
-      description: 'up to 100 jobs waiting on it, oldest first',
-    },
-    batchId: { type: ['string', 'null'], description: 'the batch it is a member of; null when none' },
-    outcomeOnly: {
-      type: 'boolean',
-      description:
-        'True when the job was deleted as it finished and this is only its outcome, kept in memory for ' +
-        'limits.finished_outcome_ms (default 5 minutes; not across a restart): id, queue, type, state, ' +
-        'attempt, when it ended, the result, lastError and deadReason, cancelledBy. The payload is empty; ' +
-        'metadata, errors and the rest are not kept.',
-    },
-  },
-  required: ['jobId', 'queue', 'type', 'state', 'attempt'],
+  properties: jobProperties,
+  // Every field is always there (null when it has no value) but the payload and the result,
+  // each in one of its two forms.
+  required: Object.keys(jobProperties).filter(
+    (name) => !['payload', 'payloadBase64', 'result', 'resultBase64'].includes(name),
+  ),
 };
 
 const event: JsonSchema = {
@@ -285,7 +312,7 @@ const outcome: JsonSchema = {
     error: strOrNull,
     deadReason,
   },
-  required: ['jobId', 'finished', 'state'],
+  required: ['jobId', 'finished', 'state', 'atMs'],
 };
 
 const error: JsonSchema = {
