@@ -11,6 +11,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { parseConfigText } from '../../src/config/index.ts';
 import { httpStatusOf } from '../../src/http/errors.ts';
 import { openApiDocument } from '../../src/http/index.ts';
 import { type Delivery, startReceiver } from '../helpers/push-receiver.ts';
@@ -186,6 +187,32 @@ describe('docs/http.md', () => {
     await ended;
     child.kill('SIGTERM');
     assert.match(out, /^retry: 1000\n\nid: [0-9a-f]+:\d+\nevent: caught_up\ndata: \{"streamId"/);
+  });
+
+  test('the error shown is what a stale attempt gets, in the same shape and words', async () => {
+    const { jobId } = await t.server.engine.enqueue({ queue: 'fence', type: 't', payload: Buffer.alloc(0) });
+    const [leased] = await t.server.engine.reserve({ queues: ['fence'] });
+    assert.equal(leased?.id, jobId);
+    const answer = await bash(
+      `curl -sS -H 'Authorization: Bearer ${workerKey}' -H 'Content-Type: application/json' ` +
+        `-d '{"attempt": ${leased.attempt + 1}}' ${url}/v1/jobs/${jobId}/ack`,
+    );
+    // The same sentence but for the job id and the attempts.
+    const template = (text: string) =>
+      text
+        .trim()
+        .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID')
+        .replace(/\d+/g, 'N');
+    assert.equal(template(JSON.stringify(JSON.parse(block('error')))), template(answer));
+  });
+
+  test('every config block is a valid sepp.toml', () => {
+    const blocks = [...docs.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+    assert.equal(blocks.length, 2, 'the listen address and a push target');
+    for (const text of blocks) {
+      const checked = parseConfigText(text);
+      assert.ok(checked.ok, `${text}\n${JSON.stringify(checked.ok ? null : checked.problems)}`);
+    }
   });
 
   test('every error code is in the table with its status, and every operation with its path', () => {
