@@ -252,7 +252,9 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           schema: { type: 'integer', minimum: 0 },
         },
         membersLimit: {
-          description: 'members in the answer, default 100; 0: the batch alone',
+          description:
+            'members in the answer, default 100, at most limits.max_page_size (more is answered with that many); ' +
+            '0: the batch alone. The next page starts after the last position; the batch’s `members` says how many there are',
           schema: { type: 'integer', minimum: 0 },
         },
       },
