@@ -23,6 +23,10 @@ import {
 } from './schema-primitives.ts';
 import { dependencyPolicies, workflowComponents } from './workflow-schemas.ts';
 
+/** The names of `properties` but those an answer leaves out at times: its `required`. */
+const allBut = (properties: Record<string, JsonSchema>, absentAtTimes: readonly string[]): string[] =>
+  Object.keys(properties).filter((name) => !absentAtTimes.includes(name));
+
 const metadata: JsonSchema = { type: 'object', additionalProperties: str };
 const deadReason: JsonSchema = { type: ['string', 'null'], enum: [...deadReasons, null] };
 
@@ -108,60 +112,43 @@ const rejection: JsonSchema = {
   required: ['reason', 'message'],
 };
 
+const leasedJobProperties: Record<string, JsonSchema> = {
+  jobId,
+  queue: str,
+  type: str,
+  ...payloadFields('payload'),
+  contentType: str,
+  priority: int,
+  attempt: {
+    type: 'integer',
+    description: 'the fencing token: send it back on ack, nack, extend, progress',
+  },
+  maxAttempts: int,
+  leaseDeadlineMs: ms,
+  enqueuedAtMs: ms,
+  runAtMs: ms,
+  metadata,
+  traceparent: strOrNull,
+  tracestate: strOrNull,
+  idempotencyKey: strOrNull,
+  lastError: strOrNull,
+  group: strOrNull,
+  timeoutAtMs: msOrNull,
+  dependencyResults: {
+    type: 'array',
+    description:
+      'what the jobs it depended on ended with (empty for a job without dependencies); above ' +
+      'limits.max_dependency_results_bytes in all, `resultOmitted` and no result: read it with getJob',
+    items: ref('DependencyResult'),
+  },
+};
+
 const leasedJob: JsonSchema = {
   type: 'object',
   description: 'A leased job (LeasedJob in job.proto). Ack, nack or extend it with its `attempt`.',
-  properties: {
-    jobId,
-    queue: str,
-    type: str,
-    ...payloadFields('payload'),
-    contentType: str,
-    priority: int,
-    attempt: {
-      type: 'integer',
-      description: 'the fencing token: send it back on ack, nack, extend, progress',
-    },
-    maxAttempts: int,
-    leaseDeadlineMs: ms,
-    enqueuedAtMs: ms,
-    runAtMs: ms,
-    metadata,
-    traceparent: strOrNull,
-    tracestate: strOrNull,
-    idempotencyKey: strOrNull,
-    lastError: strOrNull,
-    group: strOrNull,
-    timeoutAtMs: msOrNull,
-    dependencyResults: {
-      type: 'array',
-      description:
-        'what the jobs it depended on ended with (empty for a job without dependencies); above ' +
-        'limits.max_dependency_results_bytes in all, `resultOmitted` and no result: read it with getJob',
-      items: ref('DependencyResult'),
-    },
-  },
+  properties: leasedJobProperties,
   // Every field is always there but the payload, in one of its two forms.
-  required: [
-    'jobId',
-    'queue',
-    'type',
-    'contentType',
-    'priority',
-    'attempt',
-    'maxAttempts',
-    'leaseDeadlineMs',
-    'enqueuedAtMs',
-    'runAtMs',
-    'metadata',
-    'traceparent',
-    'tracestate',
-    'idempotencyKey',
-    'lastError',
-    'group',
-    'timeoutAtMs',
-    'dependencyResults',
-  ],
+  required: allBut(leasedJobProperties, ['payload', 'payloadBase64']),
 };
 
 export const progress: JsonSchema = {
@@ -261,9 +248,7 @@ const job: JsonSchema = {
   properties: jobProperties,
   // Every field is always there (null when it has no value) but the payload and the result,
   // each in one of its two forms.
-  required: Object.keys(jobProperties).filter(
-    (name) => !['payload', 'payloadBase64', 'result', 'resultBase64'].includes(name),
-  ),
+  required: allBut(jobProperties, ['payload', 'payloadBase64', 'result', 'resultBase64']),
 };
 
 const event: JsonSchema = {
