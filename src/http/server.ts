@@ -43,6 +43,7 @@ import {
 import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
+import { ApiNames } from './api-names.ts';
 import { anonymous, KeyTable } from './auth.ts';
 import { type ErrorBody, errorAnswer, type HttpErrorCode, httpStatusOf, invalid } from './errors.ts';
 import { jobIdFrom } from './job-json.ts';
@@ -57,6 +58,7 @@ import { refuseUnknownQuery } from './routes/request-parts.ts';
 import { workerRoutes } from './routes/worker-routes.ts';
 import { workflowRoutes } from './routes/workflow-routes.ts';
 import type { JsonSchema } from './schema-primitives.ts';
+import { components } from './schemas.ts';
 import { EventStreamResponse } from './sse.ts';
 
 /** Where the HTTP layer writes log lines (the server's logger; http does not import telemetry). */
@@ -178,6 +180,17 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   routes.push(openApiRoute(() => document));
   document = buildOpenApi(routes, options.version);
   const router = new Router(routes);
+  /** Each operation's names for the fields the engine's messages name as the protocol does. */
+  const namesOf = new Map(
+    routes.map((route) => [
+      route,
+      ApiNames.of(
+        [route.body ?? {}, route.kind === 'json' ? route.response : route.event],
+        components,
+        Object.keys(route.query ?? {}),
+      ),
+    ]),
+  );
 
   let active = 0;
   let onIdle: (() => void) | undefined;
@@ -210,6 +223,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       if (active === 0) onIdle?.();
     });
     let operation = `${req.method ?? ''} ${req.url ?? ''}`.slice(0, 200);
+    let names: ApiNames | undefined;
     try {
       const target = req.url ?? '';
       if (!target.startsWith('/')) throw invalid('the request target must be a path, e.g. /v1/jobs');
@@ -217,6 +231,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const path = q < 0 ? target : target.slice(0, q);
       const { route, params } = router.match(req.method ?? '', path);
       operation = `${route.method} ${route.path}`;
+      names = namesOf.get(route);
       if (draining)
         throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
       const caller = callerOf(keys, req, route, operation);
@@ -269,6 +284,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         return;
       }
       const answer = errorAnswer(error);
+      if (names !== undefined) answer.body.error.message = names.rewrite(answer.body.error.message);
       if (answer.bug !== null) {
         try {
           options.log?.error('http.internal_error', { operation, error: answer.bug.message });

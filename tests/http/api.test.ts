@@ -249,6 +249,36 @@ describe('HTTP API', () => {
     assert.equal(counts?.ready, (before?.ready ?? 0) + 1);
   });
 
+  test('messages name fields as this API does (ttlMs, not ttl_ms) and settings as sepp.toml does', async () => {
+    const message = async (answer: Promise<ApiAnswer>, status: number) =>
+      assertError(await answer, status, status === 429 ? 'resource_exhausted' : 'invalid_argument').message;
+    assert.equal(
+      await message(post('/v1/jobs', { queue: 'names', type: 't', ttlMs: -1 }), 400),
+      'ttlMs is -1; it must be a positive integer',
+    );
+    const batch = await post<{ results: { rejection?: { message: string } }[] }>('/v1/jobs/batch', {
+      jobs: [{ queue: 'names', type: 't', maxAttempts: 1001 }],
+    });
+    assert.match(batch.json.results[0]?.rejection?.message ?? '', /^maxAttempts is 1001;/);
+    const atomic = await post<{ rejections: { message: string }[] }>('/v1/jobs/atomic', {
+      jobs: [{ queue: 'names', type: 't', timeoutMs: -5 }],
+    });
+    assert.match(atomic.json.rejections[0]?.message ?? '', /^timeoutMs is -5;/);
+    assert.equal(
+      await message(get('/v1/batches?pageToken=nope'), 400),
+      'pageToken is not one this server gave for batches; pass back nextPageToken unchanged, or none for the first page',
+    );
+    assert.match(
+      await message(post('/v1/reserve', { queues: ['names'], maxJobs: 100_000 }), 400),
+      /^maxJobs is 100000; .*\(limits\.max_reserve_jobs\)$/,
+    );
+    // A setting keeps its name, also where it reads like a field.
+    assert.match(
+      await message(post('/v1/jobs', { queue: 'small', type: 't', payload: 'x'.repeat(100) }), 400),
+      /the limit for queue small is 16 bytes \(max_payload_bytes\)$/,
+    );
+  });
+
   test('a batch answers one result per job; an atomic batch stores all or nothing', async () => {
     const batch = await post<{ results: Record<string, { reason?: string; jobId?: string }>[] }>(
       '/v1/jobs/batch',

@@ -12,7 +12,12 @@ import type { FlowJob } from '../../engine/types.ts';
 import type { BatchInfo } from '../../engine/workflow-types.ts';
 import { anonymous, type Caller } from '../auth.ts';
 import { invalid } from '../errors.ts';
-import { enqueueRequestFromJson, enqueueResultToJson, jobIdFrom } from '../job-json.ts';
+import {
+  enqueueRequestFromJson,
+  enqueueResultToJson,
+  indexedRejectionsToJson,
+  jobIdFrom,
+} from '../job-json.ts';
 import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
 import {
   addToBatchRequest,
@@ -98,11 +103,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           : {
               committed: false,
               jobs: [],
-              rejections: result.rejections.map((r) => ({
-                index: r.index,
-                reason: r.reason,
-                message: r.message,
-              })),
+              rejections: indexedRejectionsToJson(result.rejections),
             };
       },
     },
