@@ -30,6 +30,22 @@ function block(name: string): string {
   return match[1];
 }
 
+/** The JSON lines the docs show after the block `name` (its output). */
+function shownOutput(name: string): string[] {
+  const match = new RegExp(`<!-- http\\.md#${name} -->[\\s\\S]*?\`\`\`json\\n([\\s\\S]*?)\`\`\``).exec(docs);
+  assert.ok(match?.[1] !== undefined, `docs/http.md shows the output of ${name}`);
+  return match[1].trim().split('\n');
+}
+
+/** A JSON value's shape: its fields in order, the shape of an array's first item, a leaf's type. */
+function shape(value: unknown): unknown {
+  if (Array.isArray(value)) return [shape(value[0])];
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value).map(([key, item]) => [key, shape(item)]);
+  }
+  return typeof value;
+}
+
 /** Runs a script with bash (asynchronously: the server under test runs in this process). */
 async function bash(script: string): Promise<string> {
   const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -76,6 +92,11 @@ describe('docs/http.md', () => {
     const batch = JSON.parse(lines[1] ?? '') as { results: { accepted: { jobId: string } }[] };
     assert.equal(batch.results.length, 2);
     assert.ok(batch.results.every((r) => r.accepted.jobId.length === 36));
+    // Each answer has the fields the docs show, in their order.
+    assert.deepEqual(
+      lines.map((line) => shape(JSON.parse(line))),
+      shownOutput('producer').map((line) => shape(JSON.parse(line))),
+    );
   });
 
   test('the workflows: a flow by name, a sealed batch and the list of them, every answer as shown', async () => {
@@ -116,6 +137,9 @@ describe('docs/http.md', () => {
     assert.equal(await exited, 0, out);
     const [state, outcome] = out.trim().split('\n');
     assert.equal(state, '"ready"');
+    const [shownState, shownOutcome] = shownOutput('outcome');
+    assert.equal(state, shownState);
+    assert.deepEqual(shape(JSON.parse(outcome ?? '')), shape(JSON.parse(shownOutcome ?? '')));
     const parsed = JSON.parse(outcome ?? '') as { finished: boolean; state: string; result: unknown };
     assert.deepEqual(
       [parsed.finished, parsed.state, parsed.result],
@@ -185,8 +209,31 @@ describe('docs/http.md', () => {
       });
     });
     await ended;
-    child.kill('SIGTERM');
     assert.match(out, /^retry: 1000\n\nid: [0-9a-f]+:\d+\nevent: caught_up\ndata: \{"streamId"/);
+    // A job completed with a result arrives as the event shown: an id, and data with the same fields in order.
+    const completed = new Promise<string>((resolve) => {
+      child.stdout.on('data', () => {
+        const event = /\n(id: [^\n]+\ndata: \{"sequence"[^\n]*"kind":"completed"[^\n]*)\n/.exec(out);
+        if (event?.[1] !== undefined) resolve(event[1]);
+      });
+    });
+    await t.server.engine.enqueue({ queue: 'emails', type: 'welcome', payload: Buffer.from('{}') });
+    const [leased] = await t.server.engine.reserve({ queues: ['emails'] });
+    assert.ok(leased !== undefined);
+    await t.server.engine.ack({
+      jobId: leased.id,
+      attempt: leased.attempt,
+      result: Buffer.from('{"ok":true}'),
+      resultContentType: 'application/json',
+    });
+    const [idLine, dataLine] = (await completed).split('\n');
+    child.kill('SIGTERM');
+    const [shownId, shownData] = block('event').trim().split('\n');
+    const fieldsOf = (line: string | undefined) =>
+      Object.keys(JSON.parse((line ?? '').slice('data: '.length)));
+    assert.match(idLine ?? '', /^id: [0-9a-f]{16}:\d+$/);
+    assert.match(shownId ?? '', /^id: [0-9a-f]{16}:\d+$/);
+    assert.deepEqual(fieldsOf(dataLine), fieldsOf(shownData));
   });
 
   test('the error shown is what a stale attempt gets, in the same shape and words', async () => {
