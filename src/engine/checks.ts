@@ -22,9 +22,11 @@ export function holdsNul(text: string): boolean {
   return text.includes('\u0000');
 }
 
+/** A size for messages: whole MiB or KiB as such, any other size with its exact count of bytes. */
 export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  // Rounded alone, a payload 2 bytes over a 1 MiB limit would read "1.0 MiB, the limit is 1 MiB".
+  if (bytes >= 1024 * 1024) return `${bytes} bytes (${(bytes / (1024 * 1024)).toFixed(1)} MiB)`;
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
   return `${bytes} bytes`;
 }

@@ -29,6 +29,7 @@ import type {
   NackDirective,
   ProgressReport,
 } from '../engine/types.ts';
+import { ApiNames } from './api-names.ts';
 import { invalid } from './errors.ts';
 import type { JsonInput } from './json-input.ts';
 import { ackRequest, progressRequest } from './operation-schemas.ts';
@@ -38,6 +39,8 @@ import { components } from './schemas.ts';
 import { dependencyPolicies } from './workflow-schemas.ts';
 
 const enqueueFields = fieldsOf(components.EnqueueJob ?? {});
+/** A job's rejection names the fields of the job as this API does. */
+const enqueueNames = ApiNames.of([components.EnqueueJob ?? {}], components);
 const ackFields = fieldsOf(ackRequest);
 const progressFields = fieldsOf(progressRequest);
 
@@ -148,13 +151,13 @@ export function enqueueRequestFromJson(input: JsonInput): EnqueueRequest {
   return request;
 }
 
-/** A job id from the path or a field: a UUID (upper-case hex accepted). */
-export function jobIdFrom(value: string, field: string): string {
+/** A job id (or a batch id: `what`) from the path or a field: a UUID (upper-case hex accepted). */
+export function jobIdFrom(value: string, field: string, what: 'job' | 'batch' = 'job'): string {
   if (value === '') throw invalid(`${field}: required`);
   const id = normalizeJobId(value);
   if (id === null) {
     throw invalid(
-      `${field}: ${JSON.stringify(value.slice(0, 64))} is not a job id (a UUID such as 01a2365f-985c-7000-b7f9-d57e51622832)`,
+      `${field}: ${JSON.stringify(value.slice(0, 64))} is not a ${what} id (a UUID such as 01a2365f-985c-7000-b7f9-d57e51622832)`,
     );
   }
   return id;
@@ -251,7 +254,18 @@ export function acceptedToJson(accepted: EnqueueAccepted) {
 export function enqueueResultToJson(result: EnqueueResult) {
   return result.ok
     ? { accepted: acceptedToJson(result) }
-    : { rejection: { reason: result.reason, message: result.message } };
+    : { rejection: { reason: result.reason, message: enqueueNames.rewrite(result.message) } };
+}
+
+/** The rejections of an all-or-none enqueue (atomic, a flow), each by its job's index. */
+export function indexedRejectionsToJson(
+  rejections: readonly { index: number; reason: string; message: string }[],
+) {
+  return rejections.map((r) => ({
+    index: r.index,
+    reason: r.reason,
+    message: enqueueNames.rewrite(r.message),
+  }));
 }
 
 /** A leased job as a worker (or a push receiver) gets it: LeasedJob in job.proto. */

@@ -23,6 +23,10 @@ import {
 } from './schema-primitives.ts';
 import { dependencyPolicies, workflowComponents } from './workflow-schemas.ts';
 
+/** The names of `properties` but those an answer leaves out at times: its `required`. */
+const allBut = (properties: Record<string, JsonSchema>, absentAtTimes: readonly string[]): string[] =>
+  Object.keys(properties).filter((name) => !absentAtTimes.includes(name));
+
 const metadata: JsonSchema = { type: 'object', additionalProperties: str };
 const deadReason: JsonSchema = { type: ['string', 'null'], enum: [...deadReasons, null] };
 
@@ -108,46 +112,49 @@ const rejection: JsonSchema = {
   required: ['reason', 'message'],
 };
 
+const leasedJobProperties: Record<string, JsonSchema> = {
+  jobId,
+  queue: str,
+  type: str,
+  ...payloadFields('payload'),
+  contentType: str,
+  priority: int,
+  attempt: {
+    type: 'integer',
+    description: 'the fencing token: send it back on ack, nack, extend, progress',
+  },
+  maxAttempts: int,
+  leaseDeadlineMs: ms,
+  enqueuedAtMs: ms,
+  runAtMs: ms,
+  metadata,
+  traceparent: strOrNull,
+  tracestate: strOrNull,
+  idempotencyKey: strOrNull,
+  lastError: strOrNull,
+  group: strOrNull,
+  timeoutAtMs: msOrNull,
+  dependencyResults: {
+    type: 'array',
+    description:
+      'what the jobs it depended on ended with (empty for a job without dependencies); above ' +
+      'limits.max_dependency_results_bytes in all, `resultOmitted` and no result: read it with getJob',
+    items: ref('DependencyResult'),
+  },
+  batchId: {
+    type: ['string', 'null'],
+    description:
+      'the batch it is a member of, null when none: a member that has not ended adds to it ' +
+      '(POST /v1/batches/{batchId}/jobs with `fromMember`)',
+  },
+};
+
 const leasedJob: JsonSchema = {
   type: 'object',
   description: 'A leased job (LeasedJob in job.proto). Ack, nack or extend it with its `attempt`.',
-  properties: {
-    jobId,
-    queue: str,
-    type: str,
-    ...payloadFields('payload'),
-    contentType: str,
-    priority: int,
-    attempt: {
-      type: 'integer',
-      description: 'the fencing token: send it back on ack, nack, extend, progress',
-    },
-    maxAttempts: int,
-    leaseDeadlineMs: ms,
-    enqueuedAtMs: ms,
-    runAtMs: ms,
-    metadata,
-    traceparent: strOrNull,
-    tracestate: strOrNull,
-    idempotencyKey: strOrNull,
-    lastError: strOrNull,
-    group: strOrNull,
-    timeoutAtMs: msOrNull,
-    dependencyResults: {
-      type: 'array',
-      description:
-        'what the jobs it depended on ended with (empty for a job without dependencies); above ' +
-        'limits.max_dependency_results_bytes in all, `resultOmitted` and no result: read it with getJob',
-      items: ref('DependencyResult'),
-    },
-    batchId: {
-      type: ['string', 'null'],
-      description:
-        'the batch it is a member of, null when none: a member that has not ended adds to it ' +
-        '(POST /v1/batches/{batchId}/jobs with `fromMember`)',
-    },
-  },
-  required: ['jobId', 'queue', 'type', 'contentType', 'attempt', 'leaseDeadlineMs'],
+  properties: leasedJobProperties,
+  // Every field is always there but the payload, in one of its two forms.
+  required: allBut(leasedJobProperties, ['payload', 'payloadBase64']),
 };
 
 export const progress: JsonSchema = {
@@ -157,6 +164,7 @@ export const progress: JsonSchema = {
     json: { ...anyJson, description: 'the last JSON document reported, or null' },
     reportedAtMs: ms,
   },
+  required: ['percent', 'json', 'reportedAtMs'],
 };
 
 export const resultFields: Record<string, JsonSchema> = {
@@ -165,84 +173,88 @@ export const resultFields: Record<string, JsonSchema> = {
   resultContentType: strOrNull,
 };
 
+const jobProperties: Record<string, JsonSchema> = {
+  jobId,
+  queue: str,
+  type: str,
+  state,
+  priority: int,
+  ...payloadFields('payload'),
+  payloadBytes: int,
+  contentType: str,
+  attempt: int,
+  maxAttempts: int,
+  idempotencyKey: strOrNull,
+  metadata,
+  traceparent: strOrNull,
+  tracestate: strOrNull,
+  enqueuedAtMs: ms,
+  runAtMs: ms,
+  leasedAtMs: msOrNull,
+  leaseDeadlineMs: msOrNull,
+  workerId: strOrNull,
+  lastError: strOrNull,
+  errors: {
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: {
+        attempt: int,
+        atMs: ms,
+        error: str,
+        errorClass: {
+          ...strOrNull,
+          description: "the class the worker named (nack's errorClass); null: none",
+        },
+        errorStack: {
+          ...strOrNull,
+          description: "the stack the worker sent (nack's errorStack); null: none",
+        },
+      },
+      required: ['attempt', 'atMs', 'error', 'errorClass', 'errorStack'],
+    },
+  },
+  deadReason,
+  failedAtMs: msOrNull,
+  completedAtMs: msOrNull,
+  expiresAtMs: msOrNull,
+  timeoutMs: { type: ['integer', 'null'], description: "the job's own timeout; null: the queue's" },
+  timeoutAtMs: msOrNull,
+  debounceKey: strOrNull,
+  debounceUntilMs: msOrNull,
+  cancelledAtMs: msOrNull,
+  cancelledBy: strOrNull,
+  ...resultFields,
+  progress,
+  group: strOrNull,
+  dependencies: {
+    type: 'array',
+    items: ref('JobLink'),
+    description: 'the jobs it waits on (depends_on), in enqueue order; empty for a job without',
+  },
+  dependents: {
+    type: 'array',
+    items: ref('JobLink'),
+    description: 'up to 100 jobs waiting on it, oldest first',
+  },
+  batchId: { type: ['string', 'null'], description: 'the batch it is a member of; null when none' },
+  outcomeOnly: {
+    type: 'boolean',
+    description:
+      'True when the job was deleted as it finished and this is only its outcome, kept in memory for ' +
+      'limits.finished_outcome_ms (default 5 minutes; not across a restart): id, queue, type, state, ' +
+      'attempt, when it ended, the result, lastError and deadReason, cancelledBy. The payload is empty; ' +
+      'metadata, errors and the rest are not kept.',
+  },
+};
+
 const job: JsonSchema = {
   type: 'object',
   description: 'Everything the server knows about a job (Job in job.proto); absent values are null.',
-  properties: {
-    jobId,
-    queue: str,
-    type: str,
-    state,
-    priority: int,
-    ...payloadFields('payload'),
-    payloadBytes: int,
-    contentType: str,
-    attempt: int,
-    maxAttempts: int,
-    idempotencyKey: strOrNull,
-    metadata,
-    traceparent: strOrNull,
-    tracestate: strOrNull,
-    enqueuedAtMs: ms,
-    runAtMs: ms,
-    leasedAtMs: msOrNull,
-    leaseDeadlineMs: msOrNull,
-    workerId: strOrNull,
-    lastError: strOrNull,
-    errors: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          attempt: int,
-          atMs: ms,
-          error: str,
-          errorClass: {
-            ...strOrNull,
-            description: "the class the worker named (nack's errorClass); null: none",
-          },
-          errorStack: {
-            ...strOrNull,
-            description: "the stack the worker sent (nack's errorStack); null: none",
-          },
-        },
-        required: ['attempt', 'atMs', 'error', 'errorClass', 'errorStack'],
-      },
-    },
-    deadReason,
-    failedAtMs: msOrNull,
-    completedAtMs: msOrNull,
-    expiresAtMs: msOrNull,
-    timeoutMs: { type: ['integer', 'null'], description: "the job's own timeout; null: the queue's" },
-    timeoutAtMs: msOrNull,
-    debounceKey: strOrNull,
-    debounceUntilMs: msOrNull,
-    cancelledAtMs: msOrNull,
-    cancelledBy: strOrNull,
-    ...resultFields,
-    progress,
-    group: strOrNull,
-    dependencies: {
-      type: 'array',
-      items: ref('JobLink'),
-      description: 'the jobs it waits on (depends_on), in enqueue order; empty for a job without',
-    },
-    dependents: {
-      type: 'array',
-      items: ref('JobLink'),
-      description: 'up to 100 jobs waiting on it, oldest first',
-    },
-    batchId: { type: ['string', 'null'], description: 'the batch it is a member of; null when none' },
-    outcomeOnly: {
-      type: 'boolean',
-      description:
-        'True when the job was deleted as it finished and this is only its outcome, kept in memory for ' +
-        'limits.finished_outcome_ms (default 5 minutes; not across a restart): id, queue, type, state, ' +
-        'attempt, when it ended, the result, lastError and deadReason, cancelledBy. The payload is empty; ' +
-        'metadata, errors and the rest are not kept.',
-    },
-  },
-  required: ['jobId', 'queue', 'type', 'state', 'attempt'],
+  properties: jobProperties,
+  // Every field is always there (null when it has no value) but the payload and the result,
+  // each in one of its two forms.
+  required: allBut(jobProperties, ['payload', 'payloadBase64', 'result', 'resultBase64']),
 };
 
 const event: JsonSchema = {
@@ -291,7 +303,7 @@ const outcome: JsonSchema = {
     error: strOrNull,
     deadReason,
   },
-  required: ['jobId', 'finished', 'state'],
+  required: ['jobId', 'finished', 'state', 'atMs'],
 };
 
 const error: JsonSchema = {

@@ -5,7 +5,8 @@
  * 1. the operation is found from the method and path (404, 405);
  * 2. refused while shutting down (503);
  * 3. the API key is checked and the role's permission, from the headers
- *    alone — before a byte of the body is read (401, 403);
+ *    alone — before a byte of the body is read (401, 403); then the query
+ *    parameters against the operation's (400 for one it does not take);
  * 4. the body's size (Content-Length, or as chunks arrive) against
  *    http.max_request_bytes (413) and against the bytes in flight overall and
  *    for this key (429 with Retry-After) — a request with
@@ -46,6 +47,7 @@ import {
 import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
+import { ApiNames } from './api-names.ts';
 import { anonymous, KeyTable } from './auth.ts';
 import { type ErrorBody, errorAnswer, type HttpErrorCode, httpStatusOf, invalid } from './errors.ts';
 import { jobIdFrom } from './job-json.ts';
@@ -56,9 +58,11 @@ import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.
 import { Router } from './router.ts';
 import { eventsRoute } from './routes/events-route.ts';
 import { producerRoutes } from './routes/producer-routes.ts';
+import { refuseUnknownQuery } from './routes/request-parts.ts';
 import { workerRoutes } from './routes/worker-routes.ts';
 import { workflowRoutes } from './routes/workflow-routes.ts';
 import type { JsonSchema } from './schema-primitives.ts';
+import { components } from './schemas.ts';
 import { EventStreamResponse } from './sse.ts';
 
 /** Where the HTTP layer writes log lines (the server's logger; http does not import telemetry). */
@@ -183,6 +187,17 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   routes.push(openApiRoute(() => document));
   document = buildOpenApi(routes, options.version);
   const router = new Router(routes);
+  /** Each operation's names for the fields the engine's messages name as the protocol does. */
+  const namesOf = new Map(
+    routes.map((route) => [
+      route,
+      ApiNames.of(
+        [route.body ?? {}, route.kind === 'json' ? route.response : route.event],
+        components,
+        Object.keys(route.query ?? {}),
+      ),
+    ]),
+  );
 
   let active = 0;
   let onIdle: (() => void) | undefined;
@@ -229,6 +244,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           res.writeContinue();
         }
       : null;
+    let names: ApiNames | undefined;
     try {
       const target = req.url ?? '';
       if (!target.startsWith('/')) throw invalid('the request target must be a path, e.g. /v1/jobs');
@@ -236,9 +252,12 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const path = q < 0 ? target : target.slice(0, q);
       const { route, params } = router.match(req.method ?? '', path);
       operation = `${route.method} ${route.path}`;
+      names = namesOf.get(route);
       if (draining)
         throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
       const caller = callerOf(keys, req, route, operation);
+      const query = q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1));
+      refuseUnknownQuery(route, query);
       /** The job a scoped caller's request names: its NOT_FOUND is answered as for another queue's. */
       let scopedJobId: string | undefined;
       if (caller.scope !== null && route.scope === 'job') {
@@ -251,7 +270,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const request: ApiRequest = {
         caller,
         params,
-        query: q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1)),
+        query,
         body,
         headers: req.headers,
         peer: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
@@ -295,6 +314,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         return;
       }
       const answer = errorAnswer(error);
+      if (names !== undefined) answer.body.error.message = names.rewrite(answer.body.error.message);
       if (answer.bug !== null) {
         try {
           options.log?.error('http.internal_error', { operation, error: answer.bug.message });

@@ -416,3 +416,14 @@ test('events report enqueued, deduplicated and rejected jobs per queue', async (
     },
   );
 });
+
+test('a payload just over its limit says by how much: its exact size, not a rounding of it', async () => {
+  await withEngine({ options: withQueues({ mib: { maxPayloadBytes: 1024 * 1024 } }) }, async ({ engine }) => {
+    const [result] = await engine.enqueueBatch([job('mib', { payload: new Uint8Array(1024 * 1024 + 2) })]);
+    assert.ok(result !== undefined && !result.ok);
+    assert.equal(
+      result.message,
+      'payload is 1048578 bytes (1.0 MiB), the limit for queue mib is 1 MiB (max_payload_bytes)',
+    );
+  });
+});

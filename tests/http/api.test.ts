@@ -11,7 +11,7 @@ import { httpStatusOf as adminStatusOf } from '../../src/admin/http-errors.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import type { SeppErrorCode } from '../../src/engine/errors.ts';
 import { httpStatusOf } from '../../src/http/errors.ts';
-import { type ApiAnswer, apiCall } from '../helpers/http-api.ts';
+import { type ApiAnswer, apiCall, openSse } from '../helpers/http-api.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 interface Leased {
@@ -247,6 +247,36 @@ describe('HTTP API', () => {
     assertError(await post('/v1/jobs', { queue: 'small', type: 't', priorty: 1 }), 400, 'invalid_argument');
     const counts = (await t.server.engine.listQueues()).find((q) => q.name === 'small')?.counts;
     assert.equal(counts?.ready, (before?.ready ?? 0) + 1);
+  });
+
+  test('messages name fields as this API does (ttlMs, not ttl_ms) and settings as sepp.toml does', async () => {
+    const message = async (answer: Promise<ApiAnswer>, status: number) =>
+      assertError(await answer, status, status === 429 ? 'resource_exhausted' : 'invalid_argument').message;
+    assert.equal(
+      await message(post('/v1/jobs', { queue: 'names', type: 't', ttlMs: -1 }), 400),
+      'ttlMs is -1; it must be a positive integer',
+    );
+    const batch = await post<{ results: { rejection?: { message: string } }[] }>('/v1/jobs/batch', {
+      jobs: [{ queue: 'names', type: 't', maxAttempts: 1001 }],
+    });
+    assert.match(batch.json.results[0]?.rejection?.message ?? '', /^maxAttempts is 1001;/);
+    const atomic = await post<{ rejections: { message: string }[] }>('/v1/jobs/atomic', {
+      jobs: [{ queue: 'names', type: 't', timeoutMs: -5 }],
+    });
+    assert.match(atomic.json.rejections[0]?.message ?? '', /^timeoutMs is -5;/);
+    assert.equal(
+      await message(get('/v1/batches?pageToken=nope'), 400),
+      'pageToken is not one this server gave for batches; pass back nextPageToken unchanged, or none for the first page',
+    );
+    assert.match(
+      await message(post('/v1/reserve', { queues: ['names'], maxJobs: 100_000 }), 400),
+      /^maxJobs is 100000; .*\(limits\.max_reserve_jobs\)$/,
+    );
+    // A setting keeps its name, also where it reads like a field.
+    assert.match(
+      await message(post('/v1/jobs', { queue: 'small', type: 't', payload: 'x'.repeat(100) }), 400),
+      /the limit for queue small is 16 bytes \(max_payload_bytes\)$/,
+    );
   });
 
   test('a batch answers one result per job; an atomic batch stores all or nothing', async () => {
@@ -560,6 +590,26 @@ describe('HTTP API', () => {
       'invalid_argument',
     );
     assert.match(typo.message, /did you mean waitTimeoutMs/);
+    // A query parameter an operation does not take is refused too, never dropped: a misspelt
+    // filter would widen the stream to every queue, a misspelt wait would answer at once.
+    const stream = await openSse(url, '/v1/events?queue=emails');
+    if (stream.status !== 400) stream.close();
+    assert.equal(stream.status, 400);
+    assert.match(
+      await stream.body(),
+      /"queue: unknown query parameter of GET \/v1\/events; did you mean queues\?"/,
+    );
+    const queryTypos: [string, RegExp][] = [
+      ['/v1/jobs/01890f6e-7c3a-7000-8000-000000000000/outcome?waitMS=1', /did you mean waitMs\?$/],
+      [
+        '/v1/jobs/01890f6e-7c3a-7000-8000-000000000000?verbose=1',
+        /GET \/v1\/jobs\/\{jobId\}; it takes none$/,
+      ],
+      ['/v1/batches?state=open&zzzzzzzz=1', /its parameters are state, owner, pageSize, pageToken$/],
+    ];
+    for (const [path, message] of queryTypos) {
+      assert.match(assertError(await get(path), 400, 'invalid_argument').message, message, path);
+    }
     assertError(
       await apiCall(url, '/v1/jobs/01890f6e-7c3a-7000-8000-000000000000', {
         raw: '{}',

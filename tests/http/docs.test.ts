@@ -11,6 +11,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { parseConfigText } from '../../src/config/index.ts';
 import { httpStatusOf } from '../../src/http/errors.ts';
 import { openApiDocument } from '../../src/http/index.ts';
 import { type Delivery, startReceiver } from '../helpers/push-receiver.ts';
@@ -27,6 +28,22 @@ function block(name: string): string {
   const match = new RegExp(`<!-- http\\.md#${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\`\`\``).exec(docs);
   assert.ok(match?.[1] !== undefined, `docs/http.md has a block ${name}`);
   return match[1];
+}
+
+/** The JSON lines the docs show after the block `name` (its output). */
+function shownOutput(name: string): string[] {
+  const match = new RegExp(`<!-- http\\.md#${name} -->[\\s\\S]*?\`\`\`json\\n([\\s\\S]*?)\`\`\``).exec(docs);
+  assert.ok(match?.[1] !== undefined, `docs/http.md shows the output of ${name}`);
+  return match[1].trim().split('\n');
+}
+
+/** A JSON value's shape: its fields in order, the shape of an array's first item, a leaf's type. */
+function shape(value: unknown): unknown {
+  if (Array.isArray(value)) return [shape(value[0])];
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value).map(([key, item]) => [key, shape(item)]);
+  }
+  return typeof value;
 }
 
 /** Runs a script with bash (asynchronously: the server under test runs in this process). */
@@ -75,6 +92,11 @@ describe('docs/http.md', () => {
     const batch = JSON.parse(lines[1] ?? '') as { results: { accepted: { jobId: string } }[] };
     assert.equal(batch.results.length, 2);
     assert.ok(batch.results.every((r) => r.accepted.jobId.length === 36));
+    // Each answer has the fields the docs show, in their order.
+    assert.deepEqual(
+      lines.map((line) => shape(JSON.parse(line))),
+      shownOutput('producer').map((line) => shape(JSON.parse(line))),
+    );
   });
 
   test('the workflows: a flow by name, a sealed batch and the list of them, every answer as shown', async () => {
@@ -115,6 +137,9 @@ describe('docs/http.md', () => {
     assert.equal(await exited, 0, out);
     const [state, outcome] = out.trim().split('\n');
     assert.equal(state, '"ready"');
+    const [shownState, shownOutcome] = shownOutput('outcome');
+    assert.equal(state, shownState);
+    assert.deepEqual(shape(JSON.parse(outcome ?? '')), shape(JSON.parse(shownOutcome ?? '')));
     const parsed = JSON.parse(outcome ?? '') as { finished: boolean; state: string; result: unknown };
     assert.deepEqual(
       [parsed.finished, parsed.state, parsed.result],
@@ -184,8 +209,57 @@ describe('docs/http.md', () => {
       });
     });
     await ended;
-    child.kill('SIGTERM');
     assert.match(out, /^retry: 1000\n\nid: [0-9a-f]+:\d+\nevent: caught_up\ndata: \{"streamId"/);
+    // A job completed with a result arrives as the event shown: an id, and data with the same fields in order.
+    const completed = new Promise<string>((resolve) => {
+      child.stdout.on('data', () => {
+        const event = /\n(id: [^\n]+\ndata: \{"sequence"[^\n]*"kind":"completed"[^\n]*)\n/.exec(out);
+        if (event?.[1] !== undefined) resolve(event[1]);
+      });
+    });
+    await t.server.engine.enqueue({ queue: 'emails', type: 'welcome', payload: Buffer.from('{}') });
+    const [leased] = await t.server.engine.reserve({ queues: ['emails'] });
+    assert.ok(leased !== undefined);
+    await t.server.engine.ack({
+      jobId: leased.id,
+      attempt: leased.attempt,
+      result: Buffer.from('{"ok":true}'),
+      resultContentType: 'application/json',
+    });
+    const [idLine, dataLine] = (await completed).split('\n');
+    child.kill('SIGTERM');
+    const [shownId, shownData] = block('event').trim().split('\n');
+    const fieldsOf = (line: string | undefined) =>
+      Object.keys(JSON.parse((line ?? '').slice('data: '.length)));
+    assert.match(idLine ?? '', /^id: [0-9a-f]{16}:\d+$/);
+    assert.match(shownId ?? '', /^id: [0-9a-f]{16}:\d+$/);
+    assert.deepEqual(fieldsOf(dataLine), fieldsOf(shownData));
+  });
+
+  test('the error shown is what a stale attempt gets, in the same shape and words', async () => {
+    const { jobId } = await t.server.engine.enqueue({ queue: 'fence', type: 't', payload: Buffer.alloc(0) });
+    const [leased] = await t.server.engine.reserve({ queues: ['fence'] });
+    assert.equal(leased?.id, jobId);
+    const answer = await bash(
+      `curl -sS -H 'Authorization: Bearer ${workerKey}' -H 'Content-Type: application/json' ` +
+        `-d '{"attempt": ${leased.attempt + 1}}' ${url}/v1/jobs/${jobId}/ack`,
+    );
+    // The same sentence but for the job id and the attempts.
+    const template = (text: string) =>
+      text
+        .trim()
+        .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID')
+        .replace(/\d+/g, 'N');
+    assert.equal(template(JSON.stringify(JSON.parse(block('error')))), template(answer));
+  });
+
+  test('every config block is a valid sepp.toml', () => {
+    const blocks = [...docs.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+    assert.equal(blocks.length, 2, 'the listen address and a push target');
+    for (const text of blocks) {
+      const checked = parseConfigText(text);
+      assert.ok(checked.ok, `${text}\n${JSON.stringify(checked.ok ? null : checked.problems)}`);
+    }
   });
 
   test('every error code is in the table with its status, and every operation with its path', () => {

@@ -122,9 +122,15 @@ describe('HTTP events (SSE)', () => {
   test('a resume the server cannot serve is refused: another run 416, a malformed id 400, a bad filter 400', async () => {
     const other = await openSse(url, '/v1/events', { headers: { 'last-event-id': 'abcdef0123456789:3' } });
     assert.equal(other.status, 416);
-    assert.match(await other.body(), /"code":"out_of_range".*restarted/);
+    const otherBody = await other.body();
+    assert.match(otherBody, /"code":"out_of_range".*restarted/);
     const future = await openSse(url, `/v1/events?lastEventId=${t.server.engine.eventStreamId}:999999999`);
     assert.equal(future.status, 416);
+    // In this API's names (Last-Event-ID, GET /v1/jobs/{jobId}), not gRPC's (after_sequence, GetJob).
+    const futureBody = await future.body();
+    assert.match(futureBody, /Last-Event-ID's sequence is 999999999/);
+    assert.match(otherBody, /\(GET \/v1\/jobs\/\{jobId\}\) and subscribe again without Last-Event-ID/);
+    for (const body of [otherBody, futureBody]) assert.doesNotMatch(body, /after_sequence|stream_id|GetJob/);
     const malformed = await openSse(url, '/v1/events', { headers: { 'last-event-id': 'not an id' } });
     assert.equal(malformed.status, 400);
     const kinds = await openSse(url, '/v1/events?kinds=exploded');

@@ -243,3 +243,45 @@ test('every error status an operation may answer is documented for it, with the 
     }
   }
 });
+
+test('an answer field is required unless the document says when it is absent', () => {
+  // A generated client makes every field not in `required` optional: a field the server always
+  // writes must be required (null when it has no value), or every client checks for nothing.
+  // Absent at times: a payload or result in one of its two forms, one of a per-job result's
+  // `accepted` or `rejection`, an event's fields of other kinds, an outcome's of other states.
+  const alternates = new Set(['payload', 'payloadBase64', 'result', 'resultBase64', 'accepted', 'rejection']);
+  const byShape: Readonly<Record<string, readonly string[]>> = {
+    JobEvent: Object.keys(doc.components.schemas.JobEvent?.properties ?? {}),
+    JobOutcome: ['resultContentType', 'error', 'deadReason'],
+  };
+  const problems: string[] = [];
+  const seen = new Set<Schema>();
+  const visit = (schema: Schema, at: string, allowed: readonly string[] = []) => {
+    if (seen.has(schema)) return;
+    seen.add(schema);
+    if (typeof schema.$ref === 'string') {
+      const name = schema.$ref.replace('#/components/schemas/', '');
+      const target = doc.components.schemas[name];
+      assert.ok(target !== undefined, name);
+      visit(target, name, byShape[name]);
+      return;
+    }
+    const properties = (schema.properties ?? {}) as Record<string, Schema>;
+    const required = new Set((schema.required ?? []) as string[]);
+    for (const [name, property] of Object.entries(properties)) {
+      if (!required.has(name) && !alternates.has(name) && !allowed.includes(name)) {
+        problems.push(`${at}.${name}`);
+      }
+      visit(property, `${at}.${name}`);
+    }
+    if (typeof schema.items === 'object' && schema.items !== null) visit(schema.items as Schema, `${at}[]`);
+  };
+  for (const [path, operations] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const content of Object.values(operation.responses['200']?.content ?? {})) {
+        visit(content.schema, `${method} ${path}`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});

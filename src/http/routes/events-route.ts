@@ -14,6 +14,7 @@
  */
 import { requireInScope } from '../../config/index.ts';
 import { SeppError } from '../../engine/errors.ts';
+import type { EventSink } from '../../engine/events/index.ts';
 import type { EventStart, LifecycleEventKind } from '../../engine/events/lifecycle-event.ts';
 import { lifecycleEventKinds } from '../../engine/events/lifecycle-event.ts';
 import { eventToJson } from '../job-json.ts';
@@ -22,8 +23,24 @@ import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schema-primitives.ts';
 import { queryBoolean, queryList, queryString } from './request-parts.ts';
 
+/**
+ * The engine words its refusals of a subscription for gRPC (`after_sequence`,
+ * GetJob); over HTTP the same things have these names.
+ */
+const httpNames: readonly (readonly [string, string])[] = [
+  ['after_sequence is', "Last-Event-ID's sequence is"],
+  ['without after_sequence', 'without Last-Event-ID'],
+  ['with GetJob or ListQueues', '(GET /v1/jobs/{jobId})'],
+];
+
+function inHttpTerms(error: SeppError): SeppError {
+  let message = error.message;
+  for (const [grpc, http] of httpNames) message = message.replaceAll(grpc, http);
+  return message === error.message ? error : new SeppError(error.code, message);
+}
+
 /** Where a subscription starts: after `Last-Event-ID` (header, or `lastEventId`), else oldest or now. */
-function startOf(request: ApiRequest): EventStart {
+function startOf(request: ApiRequest, currentStreamId: string): EventStart {
   const header = request.headers['last-event-id'];
   const fromQuery = queryString(request, 'lastEventId', 128);
   const resume = typeof header === 'string' && header !== '' ? header : fromQuery;
@@ -35,8 +52,17 @@ function startOf(request: ApiRequest): EventStart {
         `Last-Event-ID: ${JSON.stringify(resume.slice(0, 80))} is not an event id of this API (<streamId>:<sequence>)`,
       );
     }
+    const streamId = match[1] ?? '';
+    if (streamId !== currentStreamId) {
+      throw new SeppError(
+        'out_of_range',
+        `Last-Event-ID: stream ${streamId} is not this server's event stream (${currentStreamId}): the server ` +
+          'restarted since, and events are not kept across restarts. Read the state you need ' +
+          '(GET /v1/jobs/{jobId}) and subscribe again without Last-Event-ID',
+      );
+    }
     // A resume point wins over fromOldest: EventSource reconnects with the same URL and the header.
-    return { kind: 'after', streamId: match[1] ?? '', sequence: Number(match[2]) };
+    return { kind: 'after', streamId, sequence: Number(match[2]) };
   }
   return queryBoolean(request, 'fromOldest') === true ? { kind: 'oldest' } : { kind: 'now' };
 }
@@ -94,39 +120,42 @@ export function eventsRoute(ctx: ApiContext): RouteSpec {
         kinds: queryList(request, 'kinds', lifecycleEventKinds.length) as LifecycleEventKind[],
         ...(scope === null ? {} : { queueAllowed: (queue: string) => scope.allows(queue) }),
       };
-      const start = startOf(request);
       const streamId = engine().eventStreamId;
-      const subscription = engine().subscribeEvents(
-        filter,
-        start,
-        {
-          send: (events, written) => {
-            stream.send(
-              events.map((event) => ({
-                id: `${streamId}:${event.sequence}`,
-                data: stringifyWithRaw(eventToJson(event)),
-              })),
-              written,
-            );
-          },
-          caughtUp: (sequence) => {
-            stream.send([
-              {
-                id: `${streamId}:${sequence}`,
-                event: 'caught_up',
-                data: JSON.stringify({ streamId, sequence }),
-              },
-            ]);
-          },
-          end: (error) => {
-            stream.send([
-              { event: 'end', data: JSON.stringify({ error: { code: error.code, message: error.message } }) },
-            ]);
-            stream.end();
-          },
+      const start = startOf(request, streamId);
+      const sink: EventSink = {
+        send: (events, written) => {
+          stream.send(
+            events.map((event) => ({
+              id: `${streamId}:${event.sequence}`,
+              data: stringifyWithRaw(eventToJson(event)),
+            })),
+            written,
+          );
         },
-        ctx.eventOwner(request.caller),
-      );
+        caughtUp: (sequence) => {
+          stream.send([
+            {
+              id: `${streamId}:${sequence}`,
+              event: 'caught_up',
+              data: JSON.stringify({ streamId, sequence }),
+            },
+          ]);
+        },
+        end: (ended) => {
+          const error = inHttpTerms(ended);
+          stream.send([
+            { event: 'end', data: JSON.stringify({ error: { code: error.code, message: error.message } }) },
+          ]);
+          stream.end();
+        },
+      };
+      const subscription = (() => {
+        try {
+          return engine().subscribeEvents(filter, start, sink, ctx.eventOwner(request.caller));
+        } catch (error) {
+          throw error instanceof SeppError ? inHttpTerms(error) : error;
+        }
+      })();
       // The subscription may have ended the stream already (it fell behind at once).
       stream.onClose(() => subscription.close());
       /** Ends the stream with an `end` event that says why. */

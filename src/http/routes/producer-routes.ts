@@ -11,6 +11,7 @@ import {
   acceptedToJson,
   enqueueRequestFromJson,
   enqueueResultToJson,
+  indexedRejectionsToJson,
   jobIdFrom,
   jobToJson,
 } from '../job-json.ts';
@@ -114,11 +115,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
           : {
               committed: false,
               results: [],
-              rejections: result.rejections.map((r) => ({
-                index: r.index,
-                reason: r.reason,
-                message: r.message,
-              })),
+              rejections: indexedRejectionsToJson(result.rejections),
             };
       },
     },

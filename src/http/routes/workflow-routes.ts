@@ -11,7 +11,13 @@ import type { AuditInput } from '../../engine/admin-types.ts';
 import { batchCaller, ownerToList } from '../../engine/batches/index.ts';
 import type { FlowJob } from '../../engine/types.ts';
 import { anonymous, type Caller } from '../auth.ts';
-import { enqueueRequestFromJson, enqueueResultToJson, jobIdFrom } from '../job-json.ts';
+import { invalid } from '../errors.ts';
+import {
+  enqueueRequestFromJson,
+  enqueueResultToJson,
+  indexedRejectionsToJson,
+  jobIdFrom,
+} from '../job-json.ts';
 import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
 import {
   addToBatchRequest,
@@ -42,7 +48,7 @@ function audit(request: ApiRequest, action: string, target: string): AuditInput 
 
 export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
   const engine = () => ctx.engine;
-  const batchId = (request: ApiRequest) => jobIdFrom(request.params.batchId ?? '', 'batchId');
+  const batchId = (request: ApiRequest) => jobIdFrom(request.params.batchId ?? '', 'batchId', 'batch');
   const jobsOf = (request: ApiRequest) =>
     body(request).has('jobs')
       ? body(request)
@@ -96,11 +102,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           : {
               committed: false,
               jobs: [],
-              rejections: result.rejections.map((r) => ({
-                index: r.index,
-                reason: r.reason,
-                message: r.message,
-              })),
+              rejections: indexedRejectionsToJson(result.rejections),
             };
       },
     },
@@ -218,7 +220,9 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
         const fromMember = input.string('fromMember');
         const { batch, results } = await engine().addToBatch(batchId(request), jobsOf(request), {
           seal: input.boolean('seal') === true,
-          ...(fromMember === undefined || fromMember === '' ? {} : { fromMember }),
+          ...(fromMember === undefined || fromMember === ''
+            ? {}
+            : { fromMember: jobIdFrom(fromMember, input.name('fromMember')) }),
           caller: batchCaller(request.caller),
         });
         return { batch, results: results.map(enqueueResultToJson) };
@@ -257,7 +261,9 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           schema: { type: 'integer', minimum: 0 },
         },
         membersLimit: {
-          description: 'members in the answer, default 100; 0: the batch alone',
+          description:
+            'members in the answer, default 100, at most limits.max_page_size (more is answered with that many); ' +
+            '0: the batch alone. The next page starts after the last position; the batch’s `members` says how many there are',
           schema: { type: 'integer', minimum: 0 },
         },
       },
