@@ -246,14 +246,17 @@ test('a scoped key is refused what spans queues; bad input is a 400 naming the f
   ];
   assert.deepEqual(
     bad.map((r) => r.status),
-    [400, 400, 400, 400, 400, 400],
+    [400, 400, 400, 400, 400, 400, 400],
   );
   // Each id is named as what it is, by the field's name in this API.
-  assert.match(bad[4]!.json.error.message, /^batchId: "not-a-batch" is not a batch id /);
-  assert.match(bad[5]!.json.error.message, /^fromMember: "not-a-job" is not a job id /);
+  assert.match(bad[5]!.json.error.message, /^batchId: "not-a-batch" is not a batch id /);
+  assert.match(bad[6]!.json.error.message, /^fromMember: "not-a-job" is not a job id /);
   assert.match(bad[0]!.json.error.message, /dependsOn\[0\]/);
   assert.match(bad[1]!.json.error.message, /onDependencyFailure/);
-  assert.match(bad[2]!.json.error.message, /on_dependency_failure is run but the job has no dependencies/);
+  assert.match(
+    bad[2]!.json.error.message,
+    /^onDependencyFailure is run but the job has no dependencies: .*give dependsOn/,
+  );
   assert.match(bad[3]!.json.error.message, /jobs\[0\]\.job: required/);
   assert.match(bad[4]!.json.error.message, /jobs\[0\]\.later: unknown field/);
   const missing = await call(`/v1/jobs/${crypto.randomUUID()}`);

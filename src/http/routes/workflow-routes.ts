@@ -11,7 +11,6 @@ import type { AuditInput } from '../../engine/admin-types.ts';
 import { batchCaller, ownerToList } from '../../engine/batches/index.ts';
 import type { FlowJob } from '../../engine/types.ts';
 import { anonymous, type Caller } from '../auth.ts';
-import { invalid } from '../errors.ts';
 import {
   enqueueRequestFromJson,
   enqueueResultToJson,
