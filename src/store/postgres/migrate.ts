@@ -13,7 +13,11 @@
  * database without knowing the newer migrations: one whose version is older is refused at
  * start, and, while it runs, the store looks at the rule (`SchemaOps`) and refuses everything
  * once a newer sepp's migration excluded it (postgres-store.ts). A row without a rule (written
- * before `servers_from` existed) counts as its own version: only servers knowing it.
+ * before `servers_from` existed) counts as its own version: only servers knowing it. A
+ * migration may admit older servers only if what they write stays whole without it: an index,
+ * a function they never call, a repair of data. Not a column or table they would leave
+ * unfilled, nor a column of `batches`, which they read with prepared `SELECT *` statements
+ * (PostgreSQL fails those once the table's columns change).
  */
 import type pg from 'pg';
 import { buildInfo } from '../../build-info.ts';
