@@ -16,6 +16,7 @@
 --   and a count is the sum over the shards (design note, section 5);
 -- - autovacuum follows the churn of the jobs table (fixed thresholds, no scale factor).
 -- The migration runs under an advisory lock (src/store/postgres/migrate.ts).
+-- servers-from: 1 — the first schema.
 
 CREATE TABLE queues (
   name           text COLLATE "C" PRIMARY KEY,

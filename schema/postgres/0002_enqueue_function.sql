@@ -29,6 +29,8 @@
 -- The function is SECURITY DEFINER with a fixed search_path (this schema, then pg_temp):
 -- an application's role needs USAGE on the schema and EXECUTE on the function, and no
 -- access to any table. EXECUTE is revoked from PUBLIC.
+-- servers-from: 2 — not checked for servers of schema 1 (whether they keep
+--   queues.settings_json, which the function reads).
 
 CREATE FUNCTION enqueue_refuse(code text, reason text, message text) RETURNS void
 LANGUAGE plpgsql AS $fn$

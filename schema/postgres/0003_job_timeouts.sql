@@ -4,6 +4,8 @@
 -- which caps the lease deadline there: the lease-expiry sweep ends the attempt with
 -- reason `timeout`. No index is added. Both columns are NULL for jobs without a timeout,
 -- so adding them rewrites nothing.
+-- servers-from: 3 — servers of schema 2 lease without setting timeout_at_ms: a job's timeout
+--   would not hold.
 ALTER TABLE jobs ADD COLUMN timeout_ms bigint;
 ALTER TABLE jobs ADD COLUMN timeout_at_ms bigint;
 -- dead_reason gains `timeout`. A wider CHECK holds for every stored row: NOT VALID adds it

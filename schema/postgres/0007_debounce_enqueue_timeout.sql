@@ -3,6 +3,8 @@
 -- enqueue may push the job to, and a partial index over the jobs that can still absorb an
 -- enqueue (waiting, never leased). Both columns are NULL for jobs without a key, so adding
 -- them rewrites nothing.
+-- servers-from: 7 — servers of schema 6 fire a schedule's jobs without its timeout_ms and know
+--   no debounce.
 ALTER TABLE jobs ADD COLUMN debounce_key text COLLATE "C";
 ALTER TABLE jobs ADD COLUMN debounce_until_ms bigint;
 CREATE INDEX jobs_debounce ON jobs (queue, debounce_key, seq)

@@ -11,6 +11,8 @@
 --
 -- Several servers share these tables (src/store/postgres/dependencies.ts says how each
 -- decision is made exactly once: row locks, checked in the statement that changes a row).
+-- servers-from: 8 — servers of schema 7 know no dependencies: their ack deletes a job others
+--   wait on and releases none.
 ALTER TABLE jobs ADD COLUMN dependency_flags integer NOT NULL DEFAULT 0;
 -- true once the queue has had a job that waited on others: only its leases read the results
 -- of dependencies.

@@ -2,6 +2,8 @@
 -- header for why). Several servers may share this table: the primary key decides which
 -- start holds a key (INSERT … ON CONFLICT), so two servers never both start an operation
 -- under one key.
+-- servers-from: 9 — servers of schema 8 start a bulk operation without taking its request key:
+--   one key, two operations.
 CREATE TABLE bulk_operation_keys (
   actor          text COLLATE "C" NOT NULL,
   request_key    text COLLATE "C" NOT NULL,

@@ -8,6 +8,8 @@
 -- job holds. The function is 0007's with `waiting` added to both state lists; nothing else
 -- changes. CREATE OR REPLACE keeps its owner and privileges (EXECUTE stays revoked from
 -- PUBLIC), and its fixed search_path is set again below. It still takes no `depends_on`.
+-- servers-from: 11 — the enqueue function only, which the servers never call: servers of schema
+--   11 count waiting jobs themselves.
 CREATE OR REPLACE FUNCTION enqueue(
   queue_name text,
   job_type text,

@@ -7,6 +7,9 @@
 -- it after the first's commit and finds it set), so exactly one unit sees its own member
 -- there and enqueues the job (`death_job_id`), also across a crash. A refused enqueue is
 -- told in `completion_error`. Nullable columns without a default: no row is rewritten.
+-- servers-from: 14 — servers of schema 13 count a dead member without setting first_dead_id
+--   (on_death is never enqueued), and their prepared `SELECT * FROM batches` fails once the
+--   table has more columns (PostgreSQL: "cached plan must not change result type").
 ALTER TABLE batches ADD COLUMN on_death_json text;
 ALTER TABLE batches ADD COLUMN first_dead_id text COLLATE "C";
 ALTER TABLE batches ADD COLUMN death_job_id text COLLATE "C";

@@ -310,8 +310,11 @@ test('a PostgreSQL store that cannot be opened stops the start: one line saying 
   await attempt(
     storeToml('newer'),
     'a schema a newer sepp migrated',
-    new RegExp(`has version ${migrations.at(-1)!.version + 1}, written by a newer sepp; this sepp `),
-    /; every server on schema "newer" must run that sepp or a newer one; .*\(docs\/upgrading\.md, "On PostgreSQL"\)$/,
+    // Its row has no rule (made as before servers_from existed): only servers knowing it run on it.
+    new RegExp(
+      `has version ${migrations.at(-1)!.version + 1}, written by a newer sepp whose migrations let servers of schema version ${migrations.at(-1)!.version + 1} or later run on it; this sepp `,
+    ),
+    /; a server on schema "newer" must run a sepp that knows that schema version or a later one; .*\(docs\/upgrading\.md, "On PostgreSQL"\)$/,
   );
   // Least privilege (docs/postgres.md): a role that owns no database and may create nothing in
   // it is refused with the statement that fixes it; given a schema of its own, it starts (before,
@@ -520,7 +523,7 @@ test('a migration runs without the statement timeout, which still holds outside 
   await client.query('SET statement_timeout = 100');
   try {
     // A migration slower than store.statement_timeout_ms (a big jobs table) is not cancelled.
-    const slow = { version: 1, name: 'slow', sql: 'SELECT pg_sleep(0.3)' };
+    const slow = { version: 1, name: 'slow', serversFrom: 1, sql: 'SELECT pg_sleep(0.3)' };
     const applied = await within(migrate(client, 'slow_migration', [slow]), 'the slow migration');
     assert.deepEqual(
       applied.map((m) => m.name),
@@ -565,7 +568,7 @@ test('a server whose schema a newer sepp migrates while it runs refuses every ca
       answer = await ready();
     }
     const why = new RegExp(
-      `the PostgreSQL schema "overtaken" was migrated to version ${newer} by a newer sepp while this server ran; this sepp \\S+ knows versions up to ${newer - 1}, so it reads and writes nothing more: stop it and run the newer sepp \\(docs/upgrading\\.md, "On PostgreSQL"\\)`,
+      `the PostgreSQL schema "overtaken" was migrated to version ${newer} by a newer sepp while this server ran, whose migrations let servers of schema version ${newer} or later run on it; this sepp \\S+ knows versions up to ${newer - 1}, so it reads and writes nothing more: stop it and run the newer sepp \\(docs/upgrading\\.md, "On PostgreSQL"\\)`,
     );
     assert.equal(answer.status, 503);
     assert.match(answer.body.reason ?? '', why);
@@ -632,6 +635,106 @@ test('a writer that reconnects to a schema a newer sepp migrated meanwhile refus
   } finally {
     await within(store.close(), 'the store closed');
   }
+});
+
+test("a newer migration whose rule admits this server's schema leaves it serving; one that does not refuses it", async () => {
+  const open = () =>
+    new PostgresStore({
+      ...postgres.cluster.storeOptions(postgres.database, 'rolling'),
+      schemaCheckIntervalMs: 0,
+    });
+  const write = (store: PostgresStore) =>
+    store.write(function* (tx) {
+      yield* tx.counts.adjust({ queue: 'emails', from: null, to: 'ready', jobs: 1 });
+    });
+  const latest = migrations.at(-1)!.version;
+  const store = open();
+  const restarted = open();
+  try {
+    await within(store.start(), 'the store started');
+    // A newer sepp's migration that lets servers of this schema run on (`-- servers-from:`).
+    await postgres.cluster.query(
+      `INSERT INTO rolling.schema_migrations (version, name, servers_from) VALUES (${latest + 1}, 'compatible.sql', ${latest})`,
+      [],
+      postgres.database,
+    );
+    assert.equal(await store.checkSchema(), null, 'still serving');
+    // docs/upgrading.md's query of the rule.
+    const ruleQuery = /^ {4}(SELECT max\(version\) .* FROM sepp\.schema_migrations;)$/m.exec(
+      readFileSync(new URL('../../docs/upgrading.md', import.meta.url), 'utf8'),
+    )?.[1];
+    assert.ok(ruleQuery, "docs/upgrading.md's query");
+    const rule = await postgres.cluster.query(ruleQuery.replace('sepp.', 'rolling.'), [], postgres.database);
+    assert.deepEqual(rule.rows, [{ version: latest + 1, servers_from: latest }]);
+    await within(write(store), 'a write after the compatible migration');
+    assert.equal(
+      await within(
+        store.read((view) => view.counts.unfinished('emails')),
+        'a read',
+      ),
+      1,
+    );
+    // A server of this version (re)starting on it starts too.
+    await within(restarted.start(), 'an older server started on the newer schema');
+    await within(write(restarted), "the restarted server's write");
+    // The next migration needs servers that know it: both are refused, and so is a start.
+    await postgres.cluster.query(
+      `INSERT INTO rolling.schema_migrations (version, name, servers_from) VALUES (${latest + 2}, 'incompatible.sql', ${latest + 2})`,
+      [],
+      postgres.database,
+    );
+    const why = new RegExp(
+      `schema "rolling" was migrated to version ${latest + 2} by a newer sepp while this server ran, whose migrations let servers of schema version ${latest + 2} or later run on it; this sepp \\S+ knows versions up to ${latest},`,
+    );
+    assert.match((await store.checkSchema()) ?? '', why);
+    await assert.rejects(within(write(store), 'a write after the incompatible migration'), why);
+    assert.match((await restarted.checkSchema()) ?? '', why);
+    const late = open();
+    await assert.rejects(
+      within(late.start(), 'a start after the incompatible migration'),
+      new RegExp(
+        `the PostgreSQL schema "rolling" has version ${latest + 2}, written by a newer sepp whose migrations let servers of schema version ${latest + 2} or later run on it; this sepp \\S+ knows versions up to ${latest}: run the newer sepp`,
+      ),
+    );
+    await late.close();
+  } finally {
+    await within(Promise.all([store.close(), restarted.close()]), 'the stores closed');
+  }
+});
+
+test('0017 raises the counts of dependents that servers of an older schema left short; a schema without rules gets them', async () => {
+  const recount = migrations.findIndex((m) => m.name === '0017_recount_job_dependents.sql');
+  assert.ok(recount > 0);
+  const client = await postgres.client();
+  await within(migrate(client, 'recount', migrations.slice(0, recount)), 'migrated to before 0017');
+  // As a sepp from before the rules left it.
+  await client.query('ALTER TABLE recount.schema_migrations DROP COLUMN servers_from');
+  // p: 3 edges, counted 1 (an older server added 2); q: 5 counted, 1 edge left (its other
+  // waiting jobs swept); r: edges, no row (counted when first named).
+  await client.query(
+    `INSERT INTO recount.job_dependencies (child_seq, parent_id, policy) VALUES
+         (1, 'p', 'cancel'), (2, 'p', 'cancel'), (3, 'p', 'cancel'), (4, 'q', 'cancel'), (5, 'r', 'cancel');
+       INSERT INTO recount.job_dependents (parent_id, dependents) VALUES ('p', 1), ('q', 5)`,
+  );
+  const applied = await within(migrate(client, 'recount'), 'migrated');
+  assert.deepEqual(
+    applied.map((m) => m.name),
+    migrations.slice(recount).map((m) => m.name),
+  );
+  const counts = await client.query(
+    'SELECT parent_id, dependents FROM recount.job_dependents ORDER BY parent_id',
+  );
+  assert.deepEqual(counts.rows, [
+    { parent_id: 'p', dependents: 3 },
+    { parent_id: 'q', dependents: 5 },
+  ]);
+  const rules = await client.query<{ version: number; servers_from: number }>(
+    'SELECT version, servers_from FROM recount.schema_migrations ORDER BY version',
+  );
+  assert.deepEqual(
+    rules.rows.map((r) => [r.version, r.servers_from]),
+    migrations.map((m) => [m.version, m.serversFrom]),
+  );
 });
 
 test("a server frozen inside a transaction is cut off after store.statement_timeout_ms: its locks are the others' again", async () => {

@@ -55,7 +55,7 @@ export function connectAdvice(error: unknown, target: ConnectTarget): ConnectAdv
   if (error instanceof PostgresSchemaTooNewError) {
     return {
       problem: message,
-      fix: `every server on schema "${schema}" must run that sepp or a newer one; to go back, restore a dump taken before the upgrade (docs/upgrading.md, "On PostgreSQL")`,
+      fix: `a server on schema "${schema}" must run a sepp that knows that schema version or a later one; to go back, restore a dump taken before the upgrade (docs/upgrading.md, "On PostgreSQL")`,
     };
   }
   // Several hosts: the message names each one's reason (which may hold a SQLSTATE's words or

@@ -7,16 +7,24 @@
  * `schema_migrations`, with no statement timeout (`SET LOCAL statement_timeout = 0`): a
  * migration rewriting a big jobs table may take longer than store.statement_timeout_ms, and
  * failing it would fail every start. Waiting for the lock stays bounded by that timeout.
- * A schema newer than this binary is refused at start; while the server runs, the store
- * looks at the schema's version (`SchemaOps`) and refuses everything once a newer sepp
- * migrated it (a rolling upgrade that went ahead of this server: postgres-store.ts).
+ * Each migration's row also records its rule, `servers_from` (its `-- servers-from:` line):
+ * the oldest schema version whose servers may keep running on the schema it makes. The
+ * database's rule is the greatest of them (`SchemaRule`), so a server reads it from the
+ * database without knowing the newer migrations: one whose version is older is refused at
+ * start, and, while it runs, the store looks at the rule (`SchemaOps`) and refuses everything
+ * once a newer sepp's migration excluded it (postgres-store.ts). A row without a rule (written
+ * before `servers_from` existed) counts as its own version: only servers knowing it. A
+ * migration may admit older servers only if what they write stays whole without it: an index,
+ * a function they never call, a repair of data. Not a column or table they would leave
+ * unfilled, nor a column of `batches`, which they read with prepared `SELECT *` statements
+ * (PostgreSQL fails those once the table's columns change).
  */
 import type pg from 'pg';
 import { buildInfo } from '../../build-info.ts';
 import type { Op } from '../op.ts';
 import { schemaIdentifier } from './connect.ts';
 import { type Migration, migrations } from './gen/migrations.ts';
-import { type Connection, statement, value } from './sql.ts';
+import { type Connection, firstRow, statement } from './sql.ts';
 
 /** The schema was written by a newer sepp: this one refuses to guess at it. */
 export class PostgresSchemaTooNewError extends Error {
@@ -26,32 +34,73 @@ export class PostgresSchemaTooNewError extends Error {
 /** The newest migration this sepp knows. */
 export const latestMigration = migrations.at(-1)?.version ?? 0;
 
-/** The newest migration applied to the schema on the search_path (0 for none). */
-const appliedVersionSql = 'SELECT coalesce(max(version), 0) AS v FROM schema_migrations';
-const appliedVersion = statement(appliedVersionSql);
+/** A schema's version (its newest applied migration) and the oldest version whose servers may run on it. */
+export interface SchemaRule {
+  version: number;
+  serversFrom: number;
+}
 
-/** The version of the schema on `client`'s search_path, on a connection of its own (the writer's, as it connects). */
-export async function schemaVersion(client: pg.Client): Promise<number> {
-  const found = await client.query<{ v: number }>(appliedVersionSql);
-  return found.rows[0]?.v ?? 0;
+/** The rule of the schema `table` is in (0 and 0 for none; see the top of this file). */
+const schemaRuleSql = (table: string) =>
+  `SELECT coalesce(max(version), 0) AS version, coalesce(max(coalesce(servers_from, version)), 0) AS "serversFrom"
+     FROM ${table}`;
+const schemaRuleStatement = statement(schemaRuleSql('schema_migrations'));
+
+/** The rule of the schema on `client`'s search_path (or `schema`), on a connection of its own. */
+export async function schemaRule(client: pg.Client, schema?: string): Promise<SchemaRule> {
+  const table = schema === undefined ? 'schema_migrations' : `${schema}.schema_migrations`;
+  const found = await client.query<SchemaRule>(schemaRuleSql(table));
+  return found.rows[0] ?? { version: 0, serversFrom: 0 };
+}
+
+/**
+ * Adds `servers_from` to a schema_migrations made before it, once, with the rules of the
+ * migrations this sepp knows (a newer one's row keeps none: it counts as its own version).
+ */
+async function addRules(client: pg.Client, schema: string, available: readonly Migration[]): Promise<void> {
+  const found = await client.query(
+    `SELECT 1 FROM pg_attribute
+      WHERE attrelid = '${schema}.schema_migrations'::regclass AND attname = 'servers_from' AND NOT attisdropped`,
+  );
+  if (found.rowCount !== 0) return;
+  await client.query('BEGIN');
+  try {
+    await client.query(
+      `ALTER TABLE ${schema}.schema_migrations ADD COLUMN IF NOT EXISTS servers_from integer`,
+    );
+    await client.query(
+      `UPDATE ${schema}.schema_migrations m SET servers_from = r.servers_from
+         FROM unnest($1::integer[], $2::integer[]) AS r(version, servers_from) WHERE m.version = r.version`,
+      [available.map((m) => m.version), available.map((m) => m.serversFrom)],
+    );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
 }
 
 export interface SchemaOps {
-  /** The version of the schema: its newest applied migration. */
-  version(): Op<number>;
+  /** The schema's version and rule. */
+  rule(): Op<SchemaRule>;
 }
 
 export function schemaOps(c: Connection): SchemaOps {
   return {
-    *version() {
-      return (yield* value<number>(c, appliedVersion, [])) ?? 0;
+    *rule() {
+      return (yield* firstRow<SchemaRule>(c, schemaRuleStatement, [])) ?? { version: 0, serversFrom: 0 };
     },
   };
 }
 
-/** Why a running server refuses its store once a newer sepp migrated the schema `schema` to `version`. */
-export function migratedWhileRunning(schema: string, version: number): string {
-  return `the PostgreSQL schema "${schema}" was migrated to version ${version} by a newer sepp while this server ran; this sepp ${buildInfo.version} knows versions up to ${latestMigration}, so it reads and writes nothing more: stop it and run the newer sepp (docs/upgrading.md, "On PostgreSQL")`;
+/** Whether this sepp may run on a schema with `rule`: its newest migration is at least the rule's oldest version. */
+export function mayRunOn(rule: SchemaRule, latest = latestMigration): boolean {
+  return rule.serversFrom <= latest;
+}
+
+/** Why a running server refuses its store once a newer sepp migrated the schema `schema` past it. */
+export function migratedWhileRunning(schema: string, rule: SchemaRule): string {
+  return `the PostgreSQL schema "${schema}" was migrated to version ${rule.version} by a newer sepp while this server ran, whose migrations let servers of schema version ${rule.serversFrom} or later run on it; this sepp ${buildInfo.version} knows versions up to ${latestMigration}, so it reads and writes nothing more: stop it and run the newer sepp (docs/upgrading.md, "On PostgreSQL")`;
 }
 
 export interface AppliedMigration {
@@ -79,16 +128,16 @@ export async function migrate(
     if (found.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${name}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${name}.schema_migrations (
-         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(),
+         servers_from integer)`,
     );
-    const current = await client.query<{ version: number | null }>(
-      `SELECT max(version) AS version FROM ${name}.schema_migrations`,
-    );
-    const version = current.rows[0]?.version ?? 0;
+    await addRules(client, name, available);
+    const rule = await schemaRule(client, name);
+    const { version } = rule;
     const latest = available.at(-1)?.version ?? 0;
-    if (version > latest) {
+    if (!mayRunOn(rule, latest)) {
       throw new PostgresSchemaTooNewError(
-        `the PostgreSQL schema "${name}" has version ${version}, written by a newer sepp; this sepp ${buildInfo.version} knows versions up to ${latest}: run the newer sepp`,
+        `the PostgreSQL schema "${name}" has version ${version}, written by a newer sepp whose migrations let servers of schema version ${rule.serversFrom} or later run on it; this sepp ${buildInfo.version} knows versions up to ${latest}: run the newer sepp`,
       );
     }
     const applied: AppliedMigration[] = [];
@@ -100,10 +149,10 @@ export async function migrate(
         await client.query(`SET LOCAL search_path = ${name}`);
         await client.query('SET LOCAL statement_timeout = 0');
         await client.query(migration.sql);
-        await client.query(`INSERT INTO ${name}.schema_migrations (version, name) VALUES ($1, $2)`, [
-          migration.version,
-          migration.name,
-        ]);
+        await client.query(
+          `INSERT INTO ${name}.schema_migrations (version, name, servers_from) VALUES ($1, $2, $3)`,
+          [migration.version, migration.name, migration.serversFrom],
+        );
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {});

@@ -44,12 +44,13 @@ import { keyOps } from './keys.ts';
 import { leaseOps } from './leases.ts';
 import {
   type AppliedMigration,
-  latestMigration,
+  mayRunOn,
   migrate,
   migratedWhileRunning,
   type SchemaOps,
+  type SchemaRule,
   schemaOps,
-  schemaVersion,
+  schemaRule,
 } from './migrate.ts';
 import { queueOps } from './queues.ts';
 import { ReadPool } from './readers.ts';
@@ -97,7 +98,7 @@ export interface PostgresStoreOptions extends PostgresConnectOptions {
    */
   readonly onStatisticsFailed?: (error: unknown) => void;
   /**
-   * How often the store looks whether a newer sepp migrated the schema while this server runs
+   * How often the store looks whether a newer sepp migrated the schema past this server while it runs
    * (`checkSchema`); default 1 s; 0: never (a test calls `checkSchema` itself).
    */
   readonly schemaCheckIntervalMs?: number;
@@ -288,29 +289,30 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Set once a newer sepp migrated the schema while this server ran (a rolling upgrade that
-   * went ahead of it): this server's statements were written for the schema it migrated to,
-   * and the newer one's tables and columns would not be kept by them (a count it does not
-   * know of, a column it leaves out), so every read and write is refused from then on.
+   * Set once a newer sepp migrated the schema while this server ran with a migration whose
+   * rule excludes this server (migrate.ts `SchemaRule`): this server's statements were written
+   * for the schema it migrated to, and the newer one's tables and columns would not be kept by
+   * them (a count it does not know of, a column it leaves out), so every read and write is
+   * refused from then on. A migration whose rule admits it leaves it serving.
    */
   private overtaken: StorageFailure | undefined;
 
   /**
-   * Looks whether a newer sepp migrated the schema since this server migrated it; answers
-   * why everything is refused, or null. Every `schemaCheckIntervalMs` once the writer
+   * Looks whether a newer sepp migrated the schema past this server since it migrated it;
+   * answers why everything is refused, or null. Every `schemaCheckIntervalMs` once the writer
    * connected, and on every reconnection of the writer.
    */
   async checkSchema(): Promise<string | null> {
     if (this.overtaken === undefined) {
       await this.start();
-      this.noteSchemaVersion(await this.readers.read((view) => view.schema.version()));
+      this.noteSchemaRule(await this.readers.read((view) => view.schema.rule()));
     }
     return this.overtaken?.message ?? null;
   }
 
-  private noteSchemaVersion(version: number): void {
-    if (version <= latestMigration || this.overtaken !== undefined) return;
-    const why = migratedWhileRunning(this.options.schema, version);
+  private noteSchemaRule(rule: SchemaRule): void {
+    if (mayRunOn(rule) || this.overtaken !== undefined) return;
+    const why = migratedWhileRunning(this.options.schema, rule);
     this.overtaken = new StorageFailure(why, { cause: undefined, diskFull: false });
     this.options.onSchemaMigrated?.(why);
   }
@@ -394,7 +396,7 @@ export class PostgresStore implements Store {
         if (applied.length > 0) this.options.onMigrated?.(applied);
       } else {
         // A reconnection (PostgreSQL restarted, a failover): a rolling upgrade may have migrated meanwhile.
-        this.noteSchemaVersion(await schemaVersion(client));
+        this.noteSchemaRule(await schemaRule(client));
         if (this.overtaken !== undefined) throw this.overtaken;
       }
       const taken = await client.query<{ shard: number }>(
