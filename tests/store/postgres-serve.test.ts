@@ -196,7 +196,10 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     const statusDown = await sepp(['status'], { SEPP_SERVER: t.address });
     assert.equal(statusDown.code, 3, statusDown.stderr);
     assert.match(statusDown.stderr, down);
-    assert.match(statusDown.stdout, /^store {7}postgres .*; unavailable now$/m);
+    assert.match(
+      statusDown.stdout,
+      /^store {7}postgres .*; unavailable now: storage unavailable, nothing was written: PostgreSQL: .+$/m,
+    );
     assert.match(statusDown.stdout, /^queues {6}unknown: the store is unavailable$/m);
     await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);
     stopped = false;

@@ -67,7 +67,7 @@ export function registerStatusCommand(parser: Argv, io: CliIo): void {
           io,
           [
             `server      sepp ${info.version}${commit}, up ${age(upMs)} (since ${info.startedAt.toISOString()})`,
-            `store       ${storeLine}${storeDown === undefined ? '' : '; unavailable now'}`,
+            `store       ${storeLine}${storeDown === undefined ? '' : `; unavailable now: ${storeDown.message}`}`,
             `durability  ${info.durability} (the default; a queue may set its own)`,
             queueCount !== null
               ? `queues      ${queueCount}${info.strictQueues ? ' (strict: only declared queues take jobs)' : ''}`
