@@ -209,6 +209,11 @@ export interface StoreFacts {
   replication: 'synchronous' | 'asynchronous' | 'none' | null;
   /** PostgreSQL: the standbys streaming from the primary then. */
   standbys: number | null;
+  /** PostgreSQL: store.pool_size, store.max_waiting_reads, store.max_waiting_reads_per_key, store.statement_timeout_ms. */
+  poolSize: number | null;
+  maxWaitingReads: number | null;
+  maxWaitingReadsPerKey: number | null;
+  statementTimeoutMs: number | null;
 }
 
 /**

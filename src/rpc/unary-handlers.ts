@@ -315,6 +315,10 @@ function storeToProto(store: StoreDescription): StoreInfo {
     signalsConnected: store.signalsConnected ?? false,
     replication: store.replication ?? '',
     standbys: store.standbys ?? 0,
+    poolSize: store.poolSize ?? 0,
+    maxWaitingReads: store.maxWaitingReads ?? 0,
+    maxWaitingReadsPerKey: store.maxWaitingReadsPerKey ?? 0,
+    statementTimeoutMs: store.statementTimeoutMs ?? 0,
   };
 }
 

@@ -205,14 +205,17 @@ class OnPostgres(queue_service_pb2_grpc.QueueServiceServicer):
 
     def GetServerInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
         store = admin_pb2.StoreInfo(kind="postgres", host="db.internal:5432", database="jobs", schema="sepp",
-                                    signals_connected=True, replication="synchronous", standbys=1)
+                                    signals_connected=True, replication="synchronous", standbys=1,
+                                    pool_size=10, max_waiting_reads=1000, max_waiting_reads_per_key=100,
+                                    statement_timeout_ms=30_000)
         return admin_pb2.GetServerInfoResponse(version="0.1.0", store=store)
 
 
 def test_server_info_names_a_postgres_store() -> None:
     with stand_in_server(OnPostgres()) as address, sepp.Client(address) as client:
         store = client.get_server_info().store
-    assert store == sepp.StoreInfo("postgres", "db.internal:5432", "jobs", "sepp", True, "synchronous", 1)
+    assert store == sepp.StoreInfo("postgres", "db.internal:5432", "jobs", "sepp", True, "synchronous", 1,
+                                   10, 1000, 100, 30_000)
 
 
 class Older(queue_service_pb2_grpc.QueueServiceServicer):

@@ -349,6 +349,14 @@ export interface StoreInfo {
   replication: string;
   /** PostgreSQL: the standbys streaming from the primary then. */
   standbys: number;
+  /** PostgreSQL: this server's connections, one writer and the rest for reads (store.pool_size); 0 for SQLite. */
+  poolSize: number;
+  /** PostgreSQL: reads that may wait for a read connection at once (store.max_waiting_reads); 0 for SQLite. */
+  maxWaitingReads: number;
+  /** PostgreSQL: read calls one API key may have in flight while reads wait (store.max_waiting_reads_per_key); 0 for SQLite. */
+  maxWaitingReadsPerKey: number;
+  /** PostgreSQL: the longest a statement may run (store.statement_timeout_ms); 0 for SQLite. */
+  statementTimeoutMs: number;
 }
 
 /** Which dead letters to list. */

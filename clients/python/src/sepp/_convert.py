@@ -380,4 +380,8 @@ def _store(store: admin_pb2.StoreInfo) -> StoreInfo:
         signals_connected=store.signals_connected,
         replication=store.replication or None,
         standbys=store.standbys,
+        pool_size=store.pool_size,
+        max_waiting_reads=store.max_waiting_reads,
+        max_waiting_reads_per_key=store.max_waiting_reads_per_key,
+        statement_timeout_ms=store.statement_timeout_ms,
     )

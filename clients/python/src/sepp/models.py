@@ -473,6 +473,18 @@ class StoreInfo:
     (docs/replication.md); None for SQLite."""
     standbys: int = 0
     """PostgreSQL: the standbys streaming from the primary then; 0 for SQLite."""
+    pool_size: int = 0
+    """PostgreSQL: this server's connections, one writer and the rest for reads
+    (store.pool_size); 0 for SQLite."""
+    max_waiting_reads: int = 0
+    """PostgreSQL: reads that may wait for a read connection at once; one more is refused
+    with `resource_exhausted` (store.max_waiting_reads); 0 for SQLite."""
+    max_waiting_reads_per_key: int = 0
+    """PostgreSQL: read calls one API key may have in flight while reads wait for a
+    connection (store.max_waiting_reads_per_key); 0 for SQLite."""
+    statement_timeout_ms: int = 0
+    """PostgreSQL: the longest a statement may run before PostgreSQL cancels it
+    (store.statement_timeout_ms); 0 for SQLite."""
 
 
 @dataclass(frozen=True)

@@ -540,22 +540,30 @@ class SetQueueSettingsResponse(_message.Message):
     def __init__(self, queue: _Optional[_Union[_queue_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
 
 class StoreInfo(_message.Message):
-    __slots__ = ["database", "host", "kind", "replication", "schema", "signals_connected", "standbys"]
+    __slots__ = ["database", "host", "kind", "max_waiting_reads", "max_waiting_reads_per_key", "pool_size", "replication", "schema", "signals_connected", "standbys", "statement_timeout_ms"]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     HOST_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAITING_READS_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAITING_READS_PER_KEY_FIELD_NUMBER: _ClassVar[int]
+    POOL_SIZE_FIELD_NUMBER: _ClassVar[int]
     REPLICATION_FIELD_NUMBER: _ClassVar[int]
     SCHEMA_FIELD_NUMBER: _ClassVar[int]
     SIGNALS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
     STANDBYS_FIELD_NUMBER: _ClassVar[int]
+    STATEMENT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     database: str
     host: str
     kind: str
+    max_waiting_reads: int
+    max_waiting_reads_per_key: int
+    pool_size: int
     replication: str
     schema: str
     signals_connected: bool
     standbys: int
-    def __init__(self, kind: _Optional[str] = ..., host: _Optional[str] = ..., database: _Optional[str] = ..., schema: _Optional[str] = ..., signals_connected: bool = ..., replication: _Optional[str] = ..., standbys: _Optional[int] = ...) -> None: ...
+    statement_timeout_ms: int
+    def __init__(self, kind: _Optional[str] = ..., host: _Optional[str] = ..., database: _Optional[str] = ..., schema: _Optional[str] = ..., signals_connected: bool = ..., replication: _Optional[str] = ..., standbys: _Optional[int] = ..., pool_size: _Optional[int] = ..., max_waiting_reads: _Optional[int] = ..., max_waiting_reads_per_key: _Optional[int] = ..., statement_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class UpdateJobRequest(_message.Message):
     __slots__ = ["changes", "job_id"]

@@ -837,6 +837,26 @@ export interface StoreInfo {
   replication: string;
   /** PostgreSQL: the standbys streaming from the primary then. 0 for SQLite. */
   standbys: number;
+  /**
+   * PostgreSQL: this server's connections, one writer and the rest for reads
+   * (store.pool_size). 0 for SQLite.
+   */
+  poolSize: number;
+  /**
+   * PostgreSQL: reads that may wait for a read connection at once; one more is
+   * refused with RESOURCE_EXHAUSTED (store.max_waiting_reads). 0 for SQLite.
+   */
+  maxWaitingReads: number;
+  /**
+   * PostgreSQL: read calls one API key may have in flight while reads wait for
+   * a connection (store.max_waiting_reads_per_key). 0 for SQLite.
+   */
+  maxWaitingReadsPerKey: number;
+  /**
+   * PostgreSQL: the longest a statement may run before PostgreSQL cancels it
+   * (store.statement_timeout_ms). 0 for SQLite.
+   */
+  statementTimeoutMs: number;
 }
 
 /** Backup has no options: it copies the whole database. */
@@ -6070,7 +6090,19 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
 };
 
 function createBaseStoreInfo(): StoreInfo {
-  return { kind: "", host: "", database: "", schema: "", signalsConnected: false, replication: "", standbys: 0 };
+  return {
+    kind: "",
+    host: "",
+    database: "",
+    schema: "",
+    signalsConnected: false,
+    replication: "",
+    standbys: 0,
+    poolSize: 0,
+    maxWaitingReads: 0,
+    maxWaitingReadsPerKey: 0,
+    statementTimeoutMs: 0,
+  };
 }
 
 export const StoreInfo: MessageFns<StoreInfo> = {
@@ -6095,6 +6127,18 @@ export const StoreInfo: MessageFns<StoreInfo> = {
     }
     if (message.standbys !== 0) {
       writer.uint32(968).uint32(message.standbys);
+    }
+    if (message.poolSize !== 0) {
+      writer.uint32(976).uint32(message.poolSize);
+    }
+    if (message.maxWaitingReads !== 0) {
+      writer.uint32(984).uint32(message.maxWaitingReads);
+    }
+    if (message.maxWaitingReadsPerKey !== 0) {
+      writer.uint32(992).uint32(message.maxWaitingReadsPerKey);
+    }
+    if (message.statementTimeoutMs !== 0) {
+      writer.uint32(1000).int64(message.statementTimeoutMs);
     }
     return writer;
   },
@@ -6168,6 +6212,38 @@ export const StoreInfo: MessageFns<StoreInfo> = {
             message.standbys = reader.uint32();
             continue;
           }
+          case 122: {
+            if (tag !== 976) {
+              break;
+            }
+
+            message.poolSize = reader.uint32();
+            continue;
+          }
+          case 123: {
+            if (tag !== 984) {
+              break;
+            }
+
+            message.maxWaitingReads = reader.uint32();
+            continue;
+          }
+          case 124: {
+            if (tag !== 992) {
+              break;
+            }
+
+            message.maxWaitingReadsPerKey = reader.uint32();
+            continue;
+          }
+          case 125: {
+            if (tag !== 1000) {
+              break;
+            }
+
+            message.statementTimeoutMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6193,6 +6269,26 @@ export const StoreInfo: MessageFns<StoreInfo> = {
         : false,
       replication: isSet(object.replication) ? globalThis.String(object.replication) : "",
       standbys: isSet(object.standbys) ? globalThis.Number(object.standbys) : 0,
+      poolSize: isSet(object.poolSize)
+        ? globalThis.Number(object.poolSize)
+        : isSet(object.pool_size)
+        ? globalThis.Number(object.pool_size)
+        : 0,
+      maxWaitingReads: isSet(object.maxWaitingReads)
+        ? globalThis.Number(object.maxWaitingReads)
+        : isSet(object.max_waiting_reads)
+        ? globalThis.Number(object.max_waiting_reads)
+        : 0,
+      maxWaitingReadsPerKey: isSet(object.maxWaitingReadsPerKey)
+        ? globalThis.Number(object.maxWaitingReadsPerKey)
+        : isSet(object.max_waiting_reads_per_key)
+        ? globalThis.Number(object.max_waiting_reads_per_key)
+        : 0,
+      statementTimeoutMs: isSet(object.statementTimeoutMs)
+        ? globalThis.Number(object.statementTimeoutMs)
+        : isSet(object.statement_timeout_ms)
+        ? globalThis.Number(object.statement_timeout_ms)
+        : 0,
     };
   },
 
@@ -6219,6 +6315,18 @@ export const StoreInfo: MessageFns<StoreInfo> = {
     if (message.standbys !== 0) {
       obj.standbys = Math.round(message.standbys);
     }
+    if (message.poolSize !== 0) {
+      obj.poolSize = Math.round(message.poolSize);
+    }
+    if (message.maxWaitingReads !== 0) {
+      obj.maxWaitingReads = Math.round(message.maxWaitingReads);
+    }
+    if (message.maxWaitingReadsPerKey !== 0) {
+      obj.maxWaitingReadsPerKey = Math.round(message.maxWaitingReadsPerKey);
+    }
+    if (message.statementTimeoutMs !== 0) {
+      obj.statementTimeoutMs = Math.round(message.statementTimeoutMs);
+    }
     return obj;
   },
 
@@ -6234,6 +6342,10 @@ export const StoreInfo: MessageFns<StoreInfo> = {
     message.signalsConnected = object.signalsConnected ?? false;
     message.replication = object.replication ?? "";
     message.standbys = object.standbys ?? 0;
+    message.poolSize = object.poolSize ?? 0;
+    message.maxWaitingReads = object.maxWaitingReads ?? 0;
+    message.maxWaitingReadsPerKey = object.maxWaitingReadsPerKey ?? 0;
+    message.statementTimeoutMs = object.statementTimeoutMs ?? 0;
     return message;
   },
 };
