@@ -195,6 +195,19 @@ export interface ServerFacts {
   walBytes: number;
   /** The store the jobs are kept in (for PostgreSQL: where; never a password). */
   store: StoreFacts;
+  /** Which server process answered: servers sharing one PostgreSQL are told apart by it. */
+  identity: ServerIdentityFacts;
+}
+
+/** The server process: its machine, a random id made at its start, the addresses it bound; no secret. */
+export interface ServerIdentityFacts {
+  hostName: string;
+  instanceId: string;
+  pid: number;
+  /** host:port as bound; http null when the HTTP API is off. */
+  grpcAddress: string;
+  adminAddress: string;
+  httpAddress: string | null;
 }
 
 /** Which store the server runs on; host, database and schema are null for SQLite. */

@@ -138,6 +138,20 @@ export const overview: JsonSchema = {
             'statementTimeoutMs',
           ],
         },
+        identity: {
+          type: 'object',
+          description:
+            'which server process answered (servers sharing one PostgreSQL are told apart by it); no secret',
+          properties: {
+            hostName: str,
+            instanceId: { type: 'string', description: 'random, made when the process started' },
+            pid: int,
+            grpcAddress: { type: 'string', description: 'host:port as bound' },
+            adminAddress: { type: 'string', description: 'host:port as bound' },
+            httpAddress: { ...strOrNull, description: 'host:port as bound; null when the HTTP API is off' },
+          },
+          required: ['hostName', 'instanceId', 'pid', 'grpcAddress', 'adminAddress', 'httpAddress'],
+        },
       },
     },
     storeHealth: {

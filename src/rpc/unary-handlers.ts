@@ -270,6 +270,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
         store: storeToProto(engine.storeDescription()),
+        identity: { ...facts.identity(), httpAddress: facts.identity().httpAddress ?? '' },
       };
     }),
 

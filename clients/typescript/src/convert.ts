@@ -390,5 +390,13 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxWaitingReadsPerKey: info.store?.maxWaitingReadsPerKey ?? 0,
       statementTimeoutMs: info.store?.statementTimeoutMs ?? 0,
     },
+    identity: {
+      hostName: info.identity?.hostName ?? '',
+      instanceId: info.identity?.instanceId ?? '',
+      pid: info.identity?.pid ?? 0,
+      grpcAddress: info.identity?.grpcAddress ?? '',
+      adminAddress: info.identity?.adminAddress ?? '',
+      httpAddress: info.identity?.httpAddress ?? '',
+    },
   };
 }

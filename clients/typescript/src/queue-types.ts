@@ -329,6 +329,25 @@ export interface ServerInfo {
   strictQueues: boolean;
   /** The store the server keeps its jobs in, and (PostgreSQL) where; never a password. */
   store: StoreInfo;
+  /**
+   * Which server process answered: servers sharing one PostgreSQL behind a load balancer
+   * are told apart by it (with `startedAt`). Empty strings and 0 from a server that predates it.
+   */
+  identity: ServerIdentity;
+}
+
+/** The server process that answered; nothing in it is a secret. */
+export interface ServerIdentity {
+  /** The machine's host name. */
+  hostName: string;
+  /** Made at random when the process started: the same one means the same process. */
+  instanceId: string;
+  /** The process id on that machine. */
+  pid: number;
+  /** The addresses it listens on, as `host:port` with the ports it bound; `httpAddress` is empty when the HTTP API is off. */
+  grpcAddress: string;
+  adminAddress: string;
+  httpAddress: string;
 }
 
 /** Which store a server runs on. */

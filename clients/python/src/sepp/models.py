@@ -488,6 +488,26 @@ class StoreInfo:
 
 
 @dataclass(frozen=True)
+class ServerIdentity:
+    """The server process that answered; nothing in it is a secret. Servers sharing one
+    PostgreSQL behind a load balancer are told apart by it. "" and 0 from a server that
+    predates it."""
+
+    host_name: str = ""
+    """The machine's host name."""
+    instance_id: str = ""
+    """Made at random when the process started: the same one means the same process."""
+    pid: int = 0
+    """The process id on that machine."""
+    grpc_address: str = ""
+    """Where it listens for gRPC, as host:port with the port it bound."""
+    admin_address: str = ""
+    """Where it serves the admin UI, as host:port."""
+    http_address: str | None = None
+    """Where it serves the HTTP API, as host:port; None when that is off."""
+
+
+@dataclass(frozen=True)
 class ServerInfo:
     """The server's version, clock, durability and limits."""
 
@@ -502,6 +522,8 @@ class ServerInfo:
     strict_queues: bool
     store: StoreInfo = field(default_factory=StoreInfo)
     """The store the server keeps its jobs in, and (PostgreSQL) where (docs/postgres.md)."""
+    identity: ServerIdentity = field(default_factory=ServerIdentity)
+    """Which server process answered (with `started_at_ms`)."""
 
 
 @dataclass
