@@ -11,6 +11,7 @@ import {
   type PushStatusView,
   type RateHistory,
   type Readiness,
+  type ServerIdentityFacts,
   type ServerInfo,
   type StoreHealth,
   serveAdmin,
@@ -34,6 +35,8 @@ export interface AdminParts {
   telemetry: Telemetry;
   logger: Logger;
   startedAtMs: number;
+  /** Which process this is (host name, instance id, the addresses bound); no secret. */
+  identity: () => ServerIdentityFacts;
   build: { version: string; commit: string };
   uiAssets?: AssetSource | null;
   tls: TlsPem | undefined;
@@ -61,6 +64,7 @@ export async function startAdmin(
       dbBytes: sizes.database,
       walBytes: sizes.wal,
       store: engine.storeDescription(),
+      identity: parts.identity(),
     };
   };
   const adminApp = await createAdminApp({

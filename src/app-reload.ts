@@ -27,6 +27,7 @@ import {
   overrideConflicts,
   planReload,
   QueueScope,
+  runningMessageSizeProblems,
   type SeppConfig,
 } from './config/index.ts';
 import type { Engine } from './engine/engine.ts';
@@ -169,7 +170,10 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     if (safety.problems.length > 0) return refuse(safety.problems, request, safety.downgrades);
     const plan = planReload(current, next);
     // Checked against what will run: the file's limits, the running message sizes.
-    const conflicts = overrideConflicts(next, plan.config, parts.engine.queueSettingOverrides());
+    const conflicts = [
+      ...runningMessageSizeProblems(plan.config),
+      ...overrideConflicts(next, plan.config, parts.engine.queueSettingOverrides()),
+    ];
     if (conflicts.length > 0) return refuse(conflicts, request);
     const report: ReloadReport = {
       applied: request.dryRun !== true,

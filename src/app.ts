@@ -11,7 +11,9 @@
  * bounded) while the engine can still be read → write what is queued,
  * checkpoint the WAL, close the database.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import {
   type AdminApp,
   type AdminServer,
@@ -121,6 +123,16 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const { logger } = deps;
   const clock = deps.clock ?? systemClock;
   const startedAtMs = clock.nowMs();
+  // Which process this is (GetServerInfo, the dashboard, `sepp status`): servers sharing one
+  // PostgreSQL behind a load balancer are told apart by it. The addresses are set once bound.
+  const bound: { grpc: string; admin: string; http: string | null } = { grpc: '', admin: '', http: null };
+  const instance = { hostName: hostname(), instanceId: randomUUID(), pid: process.pid };
+  const identity = () => ({
+    ...instance,
+    grpcAddress: bound.grpc,
+    adminAddress: bound.admin,
+    httpAddress: bound.http,
+  });
   const grpcTls = readTls('grpc', config.grpc.tls);
   const adminTls = readTls('admin', config.admin.tls);
   const httpTls = readTls('http', config.http.tls);
@@ -207,6 +219,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
         },
       },
       nowMs: () => clock.nowMs(),
+      identity,
     },
     observer: telemetry.rpcObserver,
     log: logger,
@@ -282,6 +295,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       rates,
       telemetry,
       startedAtMs,
+      identity,
       tls: adminTls,
       readiness,
       storeHealth: () => storeOutage.health(),
@@ -298,6 +312,14 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       `cannot listen for HTTP on ${config.server.adminListen.address}: ${detail} (server.admin_listen)`,
     );
   }
+  const listening = {
+    grpc: boundAddress(config.server.grpcListen, grpcPort),
+    admin: boundAddress(config.server.adminListen, admin.address.port),
+    http: httpListen === null || httpPort === null ? null : boundAddress(httpListen, httpPort),
+  };
+  bound.grpc = listening.grpc.address;
+  bound.admin = listening.admin.address;
+  bound.http = listening.http?.address ?? null;
   for (const warning of [...configWarnings(config), ...filePermissionWarnings(config)])
     logger.warn('config.risky', { setting: warning.key, detail: warning.message });
   // The file may have changed, while the server was down, so that a run-time override no longer fits it.
@@ -314,11 +336,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       telemetry,
       logger,
       setLogLevel: deps.setLogLevel,
-      listening: {
-        grpc: boundAddress(config.server.grpcListen, grpcPort),
-        admin: boundAddress(config.server.adminListen, admin.address.port),
-        http: httpListen === null || httpPort === null ? null : boundAddress(httpListen, httpPort),
-      },
+      listening,
     });
   }
   logger.info('server.started', {

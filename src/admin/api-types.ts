@@ -195,6 +195,19 @@ export interface ServerFacts {
   walBytes: number;
   /** The store the jobs are kept in (for PostgreSQL: where; never a password). */
   store: StoreFacts;
+  /** Which server process answered: servers sharing one PostgreSQL are told apart by it. */
+  identity: ServerIdentityFacts;
+}
+
+/** The server process: its machine, a random id made at its start, the addresses it bound; no secret. */
+export interface ServerIdentityFacts {
+  hostName: string;
+  instanceId: string;
+  pid: number;
+  /** host:port as bound; http null when the HTTP API is off. */
+  grpcAddress: string;
+  adminAddress: string;
+  httpAddress: string | null;
 }
 
 /** Which store the server runs on; host, database and schema are null for SQLite. */
@@ -209,6 +222,11 @@ export interface StoreFacts {
   replication: 'synchronous' | 'asynchronous' | 'none' | null;
   /** PostgreSQL: the standbys streaming from the primary then. */
   standbys: number | null;
+  /** PostgreSQL: store.pool_size, store.max_waiting_reads, store.max_waiting_reads_per_key, store.statement_timeout_ms. */
+  poolSize: number | null;
+  maxWaitingReads: number | null;
+  maxWaitingReadsPerKey: number | null;
+  statementTimeoutMs: number | null;
 }
 
 /**

@@ -1,5 +1,5 @@
 /** The admin layer's public face for the composition root. */
-export type { PushStatusView, StoreHealth } from './api-types.ts';
+export type { PushStatusView, ServerIdentityFacts, StoreHealth } from './api-types.ts';
 export { type AdminApp, createAdminApp } from './app.ts';
 export type { Readiness } from './health-routes.ts';
 export { mountMetrics } from './metrics-route.ts';

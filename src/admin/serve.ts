@@ -9,8 +9,8 @@
  * non-ASCII byte in the path). They are answered here, in the API's one
  * error shape with its security headers, instead of Node's empty 400.
  *
- * An answer that leaves part of its request's body unread is followed by
- * reading and dropping the rest, so the connection stays usable and no reset
+ * An answer that leaves part of its request's body unread (the app's, or the
+ * refusal of a bad Host here) is followed by reading and dropping the rest, so the connection stays usable and no reset
  * cuts off the answer (dropUnreadBody).
  *
  * A client that trickles its headers or body holds a connection, so both
@@ -89,6 +89,7 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
     // @hono/node-server passes a Host made of host-name characters straight through, so a
     // value no URL can hold (999.1.1.1, 1.2.3.4.5, xn--zz) failed later, inside the app, as a
     // 500. Refuse it here like any other bad Host.
+    response.once('finish', () => dropUnreadBody(request));
     const host = request.headers.host;
     if (host !== undefined && !URL.canParse(`http://${host}/`)) {
       writeOutsideApp(
@@ -99,7 +100,6 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
       );
       return;
     }
-    response.once('finish', () => dropUnreadBody(request));
     return listener(request, response);
   };
   const server: Server =
@@ -161,7 +161,12 @@ function answerOutsideApp(code: AdminErrorCode, message: string, tls: boolean): 
   });
 }
 
-/** The same answer written to Node's response, for requests refused before the app sees them. */
+/**
+ * The same answer written to Node's response, for requests refused before the app sees them.
+ * The connection stays open, as after any answer: closing it at once, with the request's body
+ * still arriving, could reset it before the client read the answer; the body is dropped
+ * (dropUnreadBody) and the next request on the connection is checked as any other.
+ */
 function writeOutsideApp(
   response: ServerResponse,
   code: AdminErrorCode,
@@ -172,7 +177,6 @@ function writeOutsideApp(
   response.writeHead(httpStatusOf[code], [
     ...outsideAppHeaders(tls),
     ['Content-Length', String(Buffer.byteLength(body))],
-    ['Connection', 'close'],
   ]);
   response.end(response.req.method === 'HEAD' ? undefined : body);
 }

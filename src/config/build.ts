@@ -11,6 +11,7 @@ import { readAdminUsers, readApiKeys, readTelemetry } from './credentials.ts';
 import {
   checkFailClosed,
   checkHttpBounds,
+  messagePayloads,
   resolveBytesInFlight,
   resolveMaxMessageBytes,
   resolveMaxRequestBytes,
@@ -94,15 +95,7 @@ export function buildConfig(
     );
   }
 
-  const payloads = [
-    { key: 'queue_defaults.max_payload_bytes', bytes: queueDefaultsFlat.maxPayloadBytes },
-    ...Object.entries(queues).map(([name, q]) => ({
-      key: `queues.${tomlKey(name)}.max_payload_bytes`,
-      bytes: q.maxPayloadBytes,
-    })),
-    // An ack's result travels in one message too (and in the Events stream's).
-    { key: 'limits.max_result_bytes', bytes: limits.maxResultBytes },
-  ];
+  const payloads = messagePayloads(queueDefaultsFlat, queues, limits);
   const maxMessageBytes = resolveMaxMessageBytes(
     reader,
     grpcGiven.maxMessageBytes,

@@ -6,9 +6,9 @@
 import type { EngineLimits } from '../engine/settings.ts';
 import type { ConfigProblem } from './config-error.ts';
 import type { ListenAddress } from './listen-address.ts';
-import type { ConfigReader, Table } from './reader.ts';
+import { ConfigReader, type Table, tomlKey } from './reader.ts';
 import { grpcEnvelopeAllowanceBytes } from './schema.ts';
-import type { AdminConfig, GrpcConfig, HttpConfig, ServerConfig } from './types.ts';
+import type { AdminConfig, GrpcConfig, HttpConfig, SeppConfig, ServerConfig } from './types.ts';
 import { formatSizeBytes } from './units.ts';
 
 /**
@@ -34,6 +34,40 @@ export function resolveMaxMessageBytes(
     );
   }
   return configured;
+}
+
+/** What travels whole in one gRPC message: a job with each queue's largest payload, an ack's result. */
+export function messagePayloads(
+  queueDefaults: { readonly maxPayloadBytes: number },
+  queues: Readonly<Record<string, { readonly maxPayloadBytes: number }>>,
+  limits: EngineLimits,
+): { key: string; bytes: number }[] {
+  return [
+    { key: 'queue_defaults.max_payload_bytes', bytes: queueDefaults.maxPayloadBytes },
+    ...Object.entries(queues).map(([name, q]) => ({
+      key: `queues.${tomlKey(name)}.max_payload_bytes`,
+      bytes: q.maxPayloadBytes,
+    })),
+    // An ack's result travels in one message too (and in the Events stream's).
+    { key: 'limits.max_result_bytes', bytes: limits.maxResultBytes },
+  ];
+}
+
+/**
+ * A reload's payload limits against the message size the server runs with, which
+ * changes only with a restart (as run-time overrides are checked): the problem a
+ * start would report for `config`, whose grpc.max_message_bytes is the running one.
+ */
+export function runningMessageSizeProblems(config: SeppConfig): ConfigProblem[] {
+  const reader = new ConfigReader(new Map(), '/', '/');
+  const { maxMessageBytes } = config.grpc;
+  const { engine } = config;
+  const payloads = messagePayloads(engine.queueDefaults, engine.queues, engine.limits);
+  resolveMaxMessageBytes(reader, maxMessageBytes, maxMessageBytes, payloads, engine.limits);
+  return reader.problems.map(({ key, message }) => ({
+    key,
+    message: `${message} (the server runs with grpc.max_message_bytes = ${maxMessageBytes} until it restarts)`,
+  }));
 }
 
 /**

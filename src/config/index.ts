@@ -10,6 +10,7 @@ export { roleFor } from './admin-roles.ts';
 export { boundMessage, messageBytesMax, summarizeList } from './bounded-message.ts';
 export { ConfigError, type ConfigProblem, formatProblem, formatProblems } from './config-error.ts';
 export { type ConfigEntry, describeConfig } from './config-view.ts';
+export { runningMessageSizeProblems } from './cross-section-checks.ts';
 export { exampleConfig } from './example.ts';
 export { filePermissionWarnings } from './file-permissions.ts';
 export { boundAddress, type ListenAddress, parseListenAddress } from './listen-address.ts';

@@ -113,6 +113,10 @@ export class Engine {
         signalsConnected: null,
         replication: null,
         standbys: null,
+        poolSize: null,
+        maxWaitingReads: null,
+        maxWaitingReadsPerKey: null,
+        statementTimeoutMs: null,
       }
     );
   }

@@ -29,6 +29,20 @@ export interface ServerFacts {
   };
   /** Wall clock for server_time_ms (the engine's clock). */
   nowMs: () => number;
+  /** Which process this is (complete once every port is bound; read per call). */
+  identity: () => ServerIdentity;
+}
+
+/** The server process, as GetServerInfo and the dashboard name it; no secret. */
+export interface ServerIdentity {
+  readonly hostName: string;
+  /** Random, made at start. */
+  readonly instanceId: string;
+  readonly pid: number;
+  /** host:port as bound; http null when the HTTP API is off. */
+  readonly grpcAddress: string;
+  readonly adminAddress: string;
+  readonly httpAddress: string | null;
 }
 
 /** Where the rpc layer writes log lines: the server's logger (rpc does not import telemetry). */

@@ -270,6 +270,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
         store: storeToProto(engine.storeDescription()),
+        identity: { ...facts.identity(), httpAddress: facts.identity().httpAddress ?? '' },
       };
     }),
 
@@ -315,6 +316,10 @@ function storeToProto(store: StoreDescription): StoreInfo {
     signalsConnected: store.signalsConnected ?? false,
     replication: store.replication ?? '',
     standbys: store.standbys ?? 0,
+    poolSize: store.poolSize ?? 0,
+    maxWaitingReads: store.maxWaitingReads ?? 0,
+    maxWaitingReadsPerKey: store.maxWaitingReadsPerKey ?? 0,
+    statementTimeoutMs: store.statementTimeoutMs ?? 0,
   };
 }
 

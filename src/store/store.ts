@@ -224,6 +224,11 @@ export interface StoreDescription {
   replication: ReplicationMode | null;
   /** PostgreSQL: the standbys streaming from the primary then; null for SQLite. */
   standbys: number | null;
+  /** PostgreSQL: the store's bounds as configured (store.*); null for SQLite. */
+  poolSize: number | null;
+  maxWaitingReads: number | null;
+  maxWaitingReadsPerKey: number | null;
+  statementTimeoutMs: number | null;
 }
 
 /** `synchronous`: commits wait for a standby; `asynchronous`: standbys, commits do not wait; `none`: no standby. */

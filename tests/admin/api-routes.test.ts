@@ -78,6 +78,10 @@ test('overview: server facts, totals from the counters, waiting workers and rate
     signalsConnected: null,
     replication: null,
     standbys: null,
+    poolSize: null,
+    maxWaitingReads: null,
+    maxWaitingReadsPerKey: null,
+    statementTimeoutMs: null,
   });
   assert.deepEqual(body.totals, {
     scheduled: 1,

@@ -120,6 +120,15 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   for (const cookie of await context.cookies()) registerSecret('session cookie', cookie.value);
   await page.getByText('No queues yet').waitFor();
   assert.equal(await page.getByTestId('total-ready').textContent(), '0');
+  // The Server card names the process that answered (servers sharing one PostgreSQL differ here).
+  const fact = (label: string) =>
+    page.locator('.fact', { has: page.locator('dt', { hasText: label }) }).locator('dd');
+  assert.equal(
+    await fact('Listens on').textContent(),
+    `gRPC ${t.address}, admin 127.0.0.1:${t.server.adminPort}, HTTP off`,
+  );
+  assert.match((await fact('Instance').textContent()) ?? '', /^[0-9a-f-]{36}, started /);
+  assert.match((await fact('Host').textContent()) ?? '', /^\S+ \(pid \d+\)$/);
 
   // New jobs show up on the live dashboard at its next refresh (every second). The page's
   // clock is paused and then moved on by exactly one refresh interval, so what is checked is

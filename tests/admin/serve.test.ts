@@ -1,8 +1,9 @@
 /**
  * Requests that never reach the app — bytes Node's parser refuses, or a
  * request line that is no valid URL — are still answered in the API's error
- * shape, with its security headers, and the connection is closed. A body the
- * app's answer leaves unread is read and dropped, and the connection goes on.
+ * shape, with its security headers; the connection is closed after bytes the
+ * parser refuses. A body an answer leaves unread (the app's, or the refusal of
+ * a bad Host) is read and dropped, and the connection goes on.
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -139,6 +140,8 @@ test('a body the answer leaves unread is read and dropped, however slowly it com
     head('POST', '/api/v1/queues/emails/pause', 'Content-Type: application/json\r\nContent-Length: 20\r\n'),
     head('DELETE', '/api/v1/session', 'Content-Type: application/json\r\nContent-Length: 20\r\n'),
     head('GET', '/api/v1/queues', 'Content-Length: 20\r\n'),
+    // Refused before the app sees it: a Host no URL can hold.
+    'POST /api/v1/session HTTP/1.1\r\nHost: 999.1.1.1\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n',
   ];
   const connections = requests.map(() => openRaw(real.address.port));
   try {
@@ -146,7 +149,7 @@ test('a body the answer leaves unread is read and dropped, however slowly it com
     const first = await Promise.all(connections.map((c) => c.answers(1)));
     assert.deepEqual(
       first.map((answers) => answers.map((a) => a.status)),
-      [[401], [401], [401]],
+      [[401], [401], [401], [400]],
     );
     // The rest of the body comes later than @hono/node-server's own drain waited (500 ms, then it
     // closed the connection, so the request sent after the body went unanswered). Real time: the
@@ -162,11 +165,12 @@ test('a body the answer leaves unread is read and dropped, however slowly it com
         [401, 200],
         [401, 200],
         [401, 200],
+        [400, 200],
       ],
     );
     assert.deepEqual(
       connections.map((c) => c.closed),
-      [false, false, false],
+      [false, false, false, false],
     );
   } finally {
     for (const c of connections) c.destroy();

@@ -203,6 +203,11 @@ describe('operator CLI', () => {
     const text = await sepp(['status'], env);
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /^server {6}sepp \S+.*, up \S+ \(since \d{4}-\d\d-\d\dT/m);
+    // Which process answered (servers sharing one PostgreSQL behind a load balancer).
+    assert.match(
+      text.stdout,
+      /^instance {4}[0-9a-f-]{36} on \S+ \(pid \d+\); listens on gRPC \S+:\d+, admin \S+:\d+, HTTP (off|\S+:\d+)$/m,
+    );
     assert.match(
       text.stdout,
       testStoreKind === 'sqlite'

@@ -222,6 +222,18 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.deepEqual([info.limits.handshakeTimeoutMs, info.limits.idleTimeoutMs], [10_000, 300_000]);
       assert.equal(info.serverTime.getTime(), clock.nowMs());
       assert.equal(info.queueDefaults.maxAttempts, 5);
+      // The PostgreSQL store's bounds (tests/store/postgres-serve.test.ts) are 0 for SQLite.
+      const { store } = info;
+      assert.deepEqual(
+        [
+          store.kind,
+          store.poolSize,
+          store.maxWaitingReads,
+          store.maxWaitingReadsPerKey,
+          store.statementTimeoutMs,
+        ],
+        ['sqlite', 0, 0, 0, 0],
+      );
     });
   });
 }

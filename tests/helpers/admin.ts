@@ -77,6 +77,14 @@ export async function openTestAdmin(options: TestAdminOptions = {}): Promise<Tes
       dbBytes: 4096,
       walBytes: 0,
       store: t.engine.storeDescription(),
+      identity: {
+        hostName: 'test-host',
+        instanceId: '0190a4c2-0000-7000-8000-00000000beef',
+        pid: 4242,
+        grpcAddress: '127.0.0.1:9464',
+        adminAddress: '127.0.0.1:9465',
+        httpAddress: null,
+      },
     }),
     rates,
     effectiveConfig: () => ({

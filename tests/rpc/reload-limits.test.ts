@@ -190,4 +190,29 @@ describe('[limits] on a reload', () => {
     assert.equal((await reloadOverGrpc()).applied, true);
     assert.equal((await setTypes()).code, status.OK);
   });
+
+  test("a queue's max_payload_bytes raised in the file is checked against the running grpc.max_message_bytes", async () => {
+    const runningBytes = t.server.config().grpc.maxMessageBytes;
+    // Alone, the file would start: grpc.max_message_bytes unset grows to fit it. But it runs
+    // at its start value until a restart, so the reload is refused as such a start would be.
+    t.writeConfig(`${keys}[limits]\nmax_name_length = 200\n[queues.big]\nmax_payload_bytes = "16MiB"\n`);
+    const refused = await reloadOverGrpc();
+    assert.equal(refused.applied, false);
+    assert.deepEqual(
+      refused.problems.map((p) => p.key),
+      ['grpc.max_message_bytes'],
+    );
+    assert.match(
+      refused.problems[0]?.message ?? '',
+      new RegExp(
+        `^${runningBytes} is too small for the largest payload \\(queues\\.big\\.max_payload_bytes = ${16 * 1024 * 1024}\\) ` +
+          `.*set it to at least \\d+ or lower that payload limit \\(the server runs with grpc\\.max_message_bytes = ${runningBytes} until it restarts\\)$`,
+      ),
+    );
+    assert.equal(t.server.config().engine.queues.big, undefined, 'nothing changed');
+    // A payload limit that fits the running size applies.
+    t.writeConfig(`${keys}[limits]\nmax_name_length = 200\n[queues.big]\nmax_payload_bytes = "2MiB"\n`);
+    assert.equal((await reloadOverGrpc()).applied, true);
+    assert.equal(t.server.config().engine.queues.big?.maxPayloadBytes, 2 * 1024 * 1024);
+  });
 });

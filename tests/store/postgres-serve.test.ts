@@ -40,7 +40,14 @@ const storeToml = (schema: string, passwordFile?: string) => postgres.storeToml(
 test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; the start says which store', async () => {
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) });
-  let t = await within(startTestServer({ toml: storeToml('served'), logger }), 'the server started', 60_000);
+  // Bounds other than the defaults, so GetServerInfo is seen to report the ones in force.
+  const bounds =
+    'pool_size = 6\nmax_waiting_reads = 50\nmax_waiting_reads_per_key = 7\nstatement_timeout_ms = "20s"\n';
+  let t = await within(
+    startTestServer({ toml: `${storeToml('served')}${bounds}`, logger }),
+    'the server started',
+    60_000,
+  );
   let stopped = false;
   try {
     const c0 = t.client;
@@ -104,6 +111,10 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
       database: postgres.database,
       schema: 'served',
       signalsConnected: true,
+      poolSize: 6,
+      maxWaitingReads: 50,
+      maxWaitingReadsPerKey: 7,
+      statementTimeoutMs: 20_000,
     };
     // The database has no standby: its replication is `none` (docs/replication.md).
     assert.deepEqual(info.store, { ...store, replication: 'none', standbys: 0 });
@@ -196,7 +207,10 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     const statusDown = await sepp(['status'], { SEPP_SERVER: t.address });
     assert.equal(statusDown.code, 3, statusDown.stderr);
     assert.match(statusDown.stderr, down);
-    assert.match(statusDown.stdout, /^store {7}postgres .*; unavailable now$/m);
+    assert.match(
+      statusDown.stdout,
+      /^store {7}postgres .*; unavailable now: storage unavailable, nothing was written: PostgreSQL: .+$/m,
+    );
     assert.match(statusDown.stdout, /^queues {6}unknown: the store is unavailable$/m);
     await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);
     stopped = false;

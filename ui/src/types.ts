@@ -30,6 +30,7 @@ export type {
   RateWindow,
   ScheduleRun,
   ScheduleView,
+  ServerIdentityFacts,
   SessionInfo as Session,
   SettingSource,
   SettingValueView as SettingValue,

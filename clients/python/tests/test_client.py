@@ -205,14 +205,23 @@ class OnPostgres(queue_service_pb2_grpc.QueueServiceServicer):
 
     def GetServerInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
         store = admin_pb2.StoreInfo(kind="postgres", host="db.internal:5432", database="jobs", schema="sepp",
-                                    signals_connected=True, replication="synchronous", standbys=1)
-        return admin_pb2.GetServerInfoResponse(version="0.1.0", store=store)
+                                    signals_connected=True, replication="synchronous", standbys=1,
+                                    pool_size=10, max_waiting_reads=1000, max_waiting_reads_per_key=100,
+                                    statement_timeout_ms=30_000)
+        identity = admin_pb2.ServerIdentity(host_name="web-1", instance_id="0190a4c2-0000-7000-8000-00000000beef",
+                                            pid=4242, grpc_address="0.0.0.0:7400", admin_address="127.0.0.1:7401")
+        return admin_pb2.GetServerInfoResponse(version="0.1.0", store=store, identity=identity)
 
 
 def test_server_info_names_a_postgres_store() -> None:
     with stand_in_server(OnPostgres()) as address, sepp.Client(address) as client:
-        store = client.get_server_info().store
-    assert store == sepp.StoreInfo("postgres", "db.internal:5432", "jobs", "sepp", True, "synchronous", 1)
+        info = client.get_server_info()
+        store = info.store
+    # Which process answered; the HTTP API is off there.
+    assert info.identity == sepp.ServerIdentity("web-1", "0190a4c2-0000-7000-8000-00000000beef", 4242,
+                                                "0.0.0.0:7400", "127.0.0.1:7401", None)
+    assert store == sepp.StoreInfo("postgres", "db.internal:5432", "jobs", "sepp", True, "synchronous", 1,
+                                   10, 1000, 100, 30_000)
 
 
 class Older(queue_service_pb2_grpc.QueueServiceServicer):

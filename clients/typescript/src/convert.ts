@@ -385,6 +385,18 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       signalsConnected: info.store?.signalsConnected ?? false,
       replication: info.store?.replication ?? '',
       standbys: info.store?.standbys ?? 0,
+      poolSize: info.store?.poolSize ?? 0,
+      maxWaitingReads: info.store?.maxWaitingReads ?? 0,
+      maxWaitingReadsPerKey: info.store?.maxWaitingReadsPerKey ?? 0,
+      statementTimeoutMs: info.store?.statementTimeoutMs ?? 0,
+    },
+    identity: {
+      hostName: info.identity?.hostName ?? '',
+      instanceId: info.identity?.instanceId ?? '',
+      pid: info.identity?.pid ?? 0,
+      grpcAddress: info.identity?.grpcAddress ?? '',
+      adminAddress: info.identity?.adminAddress ?? '',
+      httpAddress: info.identity?.httpAddress ?? '',
     },
   };
 }

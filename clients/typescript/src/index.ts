@@ -97,6 +97,7 @@ export type {
   RateLimit,
   ReloadReport,
   ReserveOptions,
+  ServerIdentity,
   ServerInfo,
   ServerLimits,
   SettingSource,

@@ -329,6 +329,25 @@ export interface ServerInfo {
   strictQueues: boolean;
   /** The store the server keeps its jobs in, and (PostgreSQL) where; never a password. */
   store: StoreInfo;
+  /**
+   * Which server process answered: servers sharing one PostgreSQL behind a load balancer
+   * are told apart by it (with `startedAt`). Empty strings and 0 from a server that predates it.
+   */
+  identity: ServerIdentity;
+}
+
+/** The server process that answered; nothing in it is a secret. */
+export interface ServerIdentity {
+  /** The machine's host name. */
+  hostName: string;
+  /** Made at random when the process started: the same one means the same process. */
+  instanceId: string;
+  /** The process id on that machine. */
+  pid: number;
+  /** The addresses it listens on, as `host:port` with the ports it bound; `httpAddress` is empty when the HTTP API is off. */
+  grpcAddress: string;
+  adminAddress: string;
+  httpAddress: string;
 }
 
 /** Which store a server runs on. */
@@ -349,6 +368,14 @@ export interface StoreInfo {
   replication: string;
   /** PostgreSQL: the standbys streaming from the primary then. */
   standbys: number;
+  /** PostgreSQL: this server's connections, one writer and the rest for reads (store.pool_size); 0 for SQLite. */
+  poolSize: number;
+  /** PostgreSQL: reads that may wait for a read connection at once (store.max_waiting_reads); 0 for SQLite. */
+  maxWaitingReads: number;
+  /** PostgreSQL: read calls one API key may have in flight while reads wait (store.max_waiting_reads_per_key); 0 for SQLite. */
+  maxWaitingReadsPerKey: number;
+  /** PostgreSQL: the longest a statement may run (store.statement_timeout_ms); 0 for SQLite. */
+  statementTimeoutMs: number;
 }
 
 /** Which dead letters to list. */

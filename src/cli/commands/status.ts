@@ -1,5 +1,6 @@
 /**
- * `sepp status`: what the server is and how it runs — version, uptime, the store
+ * `sepp status`: what the server is and how it runs — version, uptime, which process
+ * answered (its instance id, host and addresses), the store
  * (SQLite, or PostgreSQL with where, whether it hears the other servers and its
  * replication: docs/replication.md), the
  * default durability, and how many queues and workers it has now. While the store is
@@ -63,11 +64,22 @@ export function registerStatusCommand(parser: Argv, io: CliIo): void {
               `${store.signalsConnected ? 'connected' : 'not connected (polling once a second)'}; ` +
               `replication: ${store.replication} (${store.standbys} standby${store.standbys === 1 ? '' : 's'})`
             : `${store.kind} (embedded)`;
+        const { identity } = info;
+        // Which process answered (servers sharing one PostgreSQL behind a load balancer); a
+        // server that predates it sends none.
+        const instanceLine =
+          identity.instanceId === ''
+            ? []
+            : [
+                `instance    ${identity.instanceId} on ${identity.hostName} (pid ${identity.pid}); listens on ` +
+                  `gRPC ${identity.grpcAddress}, admin ${identity.adminAddress}, HTTP ${identity.httpAddress || 'off'}`,
+              ];
         print(
           io,
           [
             `server      sepp ${info.version}${commit}, up ${age(upMs)} (since ${info.startedAt.toISOString()})`,
-            `store       ${storeLine}${storeDown === undefined ? '' : '; unavailable now'}`,
+            ...instanceLine,
+            `store       ${storeLine}${storeDown === undefined ? '' : `; unavailable now: ${storeDown.message}`}`,
             `durability  ${info.durability} (the default; a queue may set its own)`,
             queueCount !== null
               ? `queues      ${queueCount}${info.strictQueues ? ' (strict: only declared queues take jobs)' : ''}`

@@ -156,7 +156,26 @@ function isStorageError(error: unknown): boolean {
 export function storageFailure(cause: unknown): StorageFailure {
   if (cause instanceof StorageFailure) return cause;
   const message = cause instanceof Error ? cause.message : String(cause);
-  return new StorageFailure(`PostgreSQL: ${message}`, { cause, diskFull: sqlState(cause) === '53100' });
+  return new StorageFailure(`PostgreSQL: ${message}${refusedLoginAdvice(cause, message)}`, {
+    cause,
+    diskFull: sqlState(cause) === '53100',
+  });
+}
+
+/**
+ * What to do when PostgreSQL refuses the store's login while the server runs (a
+ * reconnect after a restart or a failover): a wrong or expired password does not
+ * mend itself, so a repeat is no help. PostgreSQL answers an expired password
+ * (VALID UNTIL) with the words of a wrong one; only its own log tells them apart.
+ * Several hosts: each host's reason is in the message, so its words are matched.
+ */
+function refusedLoginAdvice(cause: unknown, message: string): string {
+  if (sqlState(cause) !== '28P01' && !/password authentication failed/.test(message)) return '';
+  return (
+    " — no repeat helps until the login works: the role's password has expired (VALID UNTIL) or is not the one" +
+    ' in store.password_file or store.password_env; extend it in PostgreSQL (ALTER ROLE … VALID UNTIL …), or set' +
+    " a new one there and in that file or variable and restart sepp (PostgreSQL's log says which of the two)"
+  );
 }
 
 /** Pipelined clients whose socket is corked until the end of this turn (coalesce). */

@@ -242,6 +242,10 @@ export class PostgresStore implements Store {
       database: decodeURIComponent(url.pathname.replace(/^\//, '')) || null,
       schema: this.options.schema,
       signalsConnected: this.signals.listening,
+      poolSize: this.options.poolSize,
+      maxWaitingReads: this.options.maxWaitingReads ?? defaultMaxWaitingReads,
+      maxWaitingReadsPerKey: this.options.maxWaitingReadsPerKey ?? defaultMaxWaitingReadsPerKey,
+      statementTimeoutMs: this.options.statementTimeoutMs,
     };
   }
 

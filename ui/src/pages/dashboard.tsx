@@ -20,6 +20,7 @@ import {
   type QueueInfo,
   type QueueRates,
   type RateWindow,
+  type ServerIdentityFacts,
   type Session,
   type StoreFacts,
   type StoreHealth,
@@ -103,6 +104,16 @@ function queueColumns(rates: Record<string, QueueRates>): Column<QueueInfo>[] {
  * up to the total only when every reserve names one listed queue.
  */
 /** The store: SQLite with its file sizes; PostgreSQL with where it is and whether the servers hear each other. */
+/** Which process answered: servers sharing one PostgreSQL behind a load balancer differ here. */
+function identityFacts(identity: ServerIdentityFacts, startedAtMs: number): [string, string][] {
+  const http = identity.httpAddress === null ? 'off' : identity.httpAddress;
+  return [
+    ['Host', `${identity.hostName} (pid ${identity.pid})`],
+    ['Instance', `${identity.instanceId}, started ${fmtTime(startedAtMs)}`],
+    ['Listens on', `gRPC ${identity.grpcAddress}, admin ${identity.adminAddress}, HTTP ${http}`],
+  ];
+}
+
 function storeFacts(store: StoreFacts, dbBytes: number, walBytes: number): [string, string][] {
   if (store.kind !== 'postgres') {
     return [
@@ -213,6 +224,7 @@ export function Dashboard({ session }: { session: Session }) {
                     : data.server.version,
                 ],
                 ['Uptime', fmtDuration(data.server.uptimeMs)],
+                ...identityFacts(data.server.identity, data.server.startedAtMs),
                 ['Durability', data.server.durability],
                 ...storeFacts(data.server.store, data.server.dbBytes, data.server.walBytes),
                 ['Waiting reserves', <WaitingReserves count={data.waitingWorkers} />],

@@ -23,6 +23,7 @@ from .models import (
     QueueSettings,
     RateLimit,
     ReloadReport,
+    ServerIdentity,
     ServerInfo,
     SettingValue,
     ServerLimits,
@@ -367,6 +368,14 @@ def server_info_from_proto(info: admin_pb2.GetServerInfoResponse) -> ServerInfo:
         queue_defaults=_settings(info.queue_defaults),
         strict_queues=info.strict_queues,
         store=_store(info.store),
+        identity=ServerIdentity(
+            host_name=info.identity.host_name,
+            instance_id=info.identity.instance_id,
+            pid=info.identity.pid,
+            grpc_address=info.identity.grpc_address,
+            admin_address=info.identity.admin_address,
+            http_address=info.identity.http_address or None,
+        ),
     )
 
 
@@ -380,4 +389,8 @@ def _store(store: admin_pb2.StoreInfo) -> StoreInfo:
         signals_connected=store.signals_connected,
         replication=store.replication or None,
         standbys=store.standbys,
+        pool_size=store.pool_size,
+        max_waiting_reads=store.max_waiting_reads,
+        max_waiting_reads_per_key=store.max_waiting_reads_per_key,
+        statement_timeout_ms=store.statement_timeout_ms,
     )

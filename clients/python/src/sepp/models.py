@@ -473,6 +473,38 @@ class StoreInfo:
     (docs/replication.md); None for SQLite."""
     standbys: int = 0
     """PostgreSQL: the standbys streaming from the primary then; 0 for SQLite."""
+    pool_size: int = 0
+    """PostgreSQL: this server's connections, one writer and the rest for reads
+    (store.pool_size); 0 for SQLite."""
+    max_waiting_reads: int = 0
+    """PostgreSQL: reads that may wait for a read connection at once; one more is refused
+    with `resource_exhausted` (store.max_waiting_reads); 0 for SQLite."""
+    max_waiting_reads_per_key: int = 0
+    """PostgreSQL: read calls one API key may have in flight while reads wait for a
+    connection (store.max_waiting_reads_per_key); 0 for SQLite."""
+    statement_timeout_ms: int = 0
+    """PostgreSQL: the longest a statement may run before PostgreSQL cancels it
+    (store.statement_timeout_ms); 0 for SQLite."""
+
+
+@dataclass(frozen=True)
+class ServerIdentity:
+    """The server process that answered; nothing in it is a secret. Servers sharing one
+    PostgreSQL behind a load balancer are told apart by it. "" and 0 from a server that
+    predates it."""
+
+    host_name: str = ""
+    """The machine's host name."""
+    instance_id: str = ""
+    """Made at random when the process started: the same one means the same process."""
+    pid: int = 0
+    """The process id on that machine."""
+    grpc_address: str = ""
+    """Where it listens for gRPC, as host:port with the port it bound."""
+    admin_address: str = ""
+    """Where it serves the admin UI, as host:port."""
+    http_address: str | None = None
+    """Where it serves the HTTP API, as host:port; None when that is off."""
 
 
 @dataclass(frozen=True)
@@ -490,6 +522,8 @@ class ServerInfo:
     strict_queues: bool
     store: StoreInfo = field(default_factory=StoreInfo)
     """The store the server keeps its jobs in, and (PostgreSQL) where (docs/postgres.md)."""
+    identity: ServerIdentity = field(default_factory=ServerIdentity)
+    """Which server process answered (with `started_at_ms`)."""
 
 
 @dataclass

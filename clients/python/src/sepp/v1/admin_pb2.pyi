@@ -179,9 +179,10 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetServerInfoResponse(_message.Message):
-    __slots__ = ["durability", "git_commit", "limits", "queue_defaults", "server_time_ms", "started_at_ms", "store", "strict_queues", "version"]
+    __slots__ = ["durability", "git_commit", "identity", "limits", "queue_defaults", "server_time_ms", "started_at_ms", "store", "strict_queues", "version"]
     DURABILITY_FIELD_NUMBER: _ClassVar[int]
     GIT_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     QUEUE_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     SERVER_TIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -191,6 +192,7 @@ class GetServerInfoResponse(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     durability: DurabilityMode
     git_commit: str
+    identity: ServerIdentity
     limits: ServerLimits
     queue_defaults: _queue_pb2.QueueSettings
     server_time_ms: int
@@ -198,7 +200,7 @@ class GetServerInfoResponse(_message.Message):
     store: StoreInfo
     strict_queues: bool
     version: str
-    def __init__(self, version: _Optional[str] = ..., git_commit: _Optional[str] = ..., durability: _Optional[_Union[DurabilityMode, str]] = ..., server_time_ms: _Optional[int] = ..., started_at_ms: _Optional[int] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., queue_defaults: _Optional[_Union[_queue_pb2.QueueSettings, _Mapping]] = ..., strict_queues: bool = ..., store: _Optional[_Union[StoreInfo, _Mapping]] = ...) -> None: ...
+    def __init__(self, version: _Optional[str] = ..., git_commit: _Optional[str] = ..., durability: _Optional[_Union[DurabilityMode, str]] = ..., server_time_ms: _Optional[int] = ..., started_at_ms: _Optional[int] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., queue_defaults: _Optional[_Union[_queue_pb2.QueueSettings, _Mapping]] = ..., strict_queues: bool = ..., store: _Optional[_Union[StoreInfo, _Mapping]] = ..., identity: _Optional[_Union[ServerIdentity, _Mapping]] = ...) -> None: ...
 
 class JobChanges(_message.Message):
     __slots__ = ["delay_ms", "group", "priority", "run_at_ms", "run_now"]
@@ -432,6 +434,22 @@ class ResumeQueueResponse(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...
 
+class ServerIdentity(_message.Message):
+    __slots__ = ["admin_address", "grpc_address", "host_name", "http_address", "instance_id", "pid"]
+    ADMIN_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    GRPC_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    HOST_NAME_FIELD_NUMBER: _ClassVar[int]
+    HTTP_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    admin_address: str
+    grpc_address: str
+    host_name: str
+    http_address: str
+    instance_id: str
+    pid: int
+    def __init__(self, host_name: _Optional[str] = ..., instance_id: _Optional[str] = ..., pid: _Optional[int] = ..., grpc_address: _Optional[str] = ..., admin_address: _Optional[str] = ..., http_address: _Optional[str] = ...) -> None: ...
+
 class ServerLimits(_message.Message):
     __slots__ = ["batch_retention_ms", "event_backlog_bytes", "event_backlog_events", "event_resume_window_ms", "finished_outcome_ms", "first_message_timeout_ms", "handshake_timeout_ms", "idle_timeout_ms", "keepalive_ms", "keepalive_timeout_ms", "max_batch_jobs", "max_bytes_in_flight_per_connection", "max_bytes_in_flight_per_key", "max_connections", "max_dependencies_per_job", "max_dependency_results_bytes", "max_dependents_per_job", "max_error_bytes", "max_error_history", "max_event_subscribers", "max_event_subscribers_per_key", "max_flow_depth", "max_flow_jobs", "max_idempotency_key_bytes", "max_message_bytes", "max_metadata_bytes", "max_metadata_entries", "max_name_length", "max_open_batches_per_key", "max_page_size", "max_progress_bytes", "max_queues", "max_reserve_jobs", "max_reserve_queues", "max_result_bytes", "max_schedule_ahead_ms", "max_schedules", "max_streams_per_connection", "max_wait_ms", "max_waiters", "max_worker_id_bytes"]
     BATCH_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
@@ -540,22 +558,30 @@ class SetQueueSettingsResponse(_message.Message):
     def __init__(self, queue: _Optional[_Union[_queue_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
 
 class StoreInfo(_message.Message):
-    __slots__ = ["database", "host", "kind", "replication", "schema", "signals_connected", "standbys"]
+    __slots__ = ["database", "host", "kind", "max_waiting_reads", "max_waiting_reads_per_key", "pool_size", "replication", "schema", "signals_connected", "standbys", "statement_timeout_ms"]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     HOST_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAITING_READS_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAITING_READS_PER_KEY_FIELD_NUMBER: _ClassVar[int]
+    POOL_SIZE_FIELD_NUMBER: _ClassVar[int]
     REPLICATION_FIELD_NUMBER: _ClassVar[int]
     SCHEMA_FIELD_NUMBER: _ClassVar[int]
     SIGNALS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
     STANDBYS_FIELD_NUMBER: _ClassVar[int]
+    STATEMENT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     database: str
     host: str
     kind: str
+    max_waiting_reads: int
+    max_waiting_reads_per_key: int
+    pool_size: int
     replication: str
     schema: str
     signals_connected: bool
     standbys: int
-    def __init__(self, kind: _Optional[str] = ..., host: _Optional[str] = ..., database: _Optional[str] = ..., schema: _Optional[str] = ..., signals_connected: bool = ..., replication: _Optional[str] = ..., standbys: _Optional[int] = ...) -> None: ...
+    statement_timeout_ms: int
+    def __init__(self, kind: _Optional[str] = ..., host: _Optional[str] = ..., database: _Optional[str] = ..., schema: _Optional[str] = ..., signals_connected: bool = ..., replication: _Optional[str] = ..., standbys: _Optional[int] = ..., pool_size: _Optional[int] = ..., max_waiting_reads: _Optional[int] = ..., max_waiting_reads_per_key: _Optional[int] = ..., statement_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class UpdateJobRequest(_message.Message):
     __slots__ = ["changes", "job_id"]

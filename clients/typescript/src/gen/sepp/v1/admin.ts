@@ -810,7 +810,35 @@ export interface GetServerInfoResponse {
    */
   strictQueues: boolean;
   /** The store the server keeps its jobs in (docs/postgres.md). */
-  store?: StoreInfo | undefined;
+  store?:
+    | StoreInfo
+    | undefined;
+  /**
+   * Which server process answered: several servers on one PostgreSQL, behind a
+   * load balancer, are told apart by it (with started_at_ms). No secret.
+   */
+  identity?: ServerIdentity | undefined;
+}
+
+/** The server process that answered a call; nothing in it is a secret. */
+export interface ServerIdentity {
+  /** The machine's host name, as the operating system reports it. */
+  hostName: string;
+  /**
+   * Made at random when the process starts: two answers with the same one came
+   * from the same process (a restart makes a new one).
+   */
+  instanceId: string;
+  /** The process id on that machine. */
+  pid: number;
+  /**
+   * The addresses it listens on, with the ports it bound, as host:port
+   * (server.grpc_listen, server.admin_listen, server.http_listen); http_address
+   * is empty when the HTTP API is off.
+   */
+  grpcAddress: string;
+  adminAddress: string;
+  httpAddress: string;
 }
 
 /** Which store a server runs on and where its data is; never a password. */
@@ -837,6 +865,26 @@ export interface StoreInfo {
   replication: string;
   /** PostgreSQL: the standbys streaming from the primary then. 0 for SQLite. */
   standbys: number;
+  /**
+   * PostgreSQL: this server's connections, one writer and the rest for reads
+   * (store.pool_size). 0 for SQLite.
+   */
+  poolSize: number;
+  /**
+   * PostgreSQL: reads that may wait for a read connection at once; one more is
+   * refused with RESOURCE_EXHAUSTED (store.max_waiting_reads). 0 for SQLite.
+   */
+  maxWaitingReads: number;
+  /**
+   * PostgreSQL: read calls one API key may have in flight while reads wait for
+   * a connection (store.max_waiting_reads_per_key). 0 for SQLite.
+   */
+  maxWaitingReadsPerKey: number;
+  /**
+   * PostgreSQL: the longest a statement may run before PostgreSQL cancels it
+   * (store.statement_timeout_ms). 0 for SQLite.
+   */
+  statementTimeoutMs: number;
 }
 
 /** Backup has no options: it copies the whole database. */
@@ -5847,6 +5895,7 @@ function createBaseGetServerInfoResponse(): GetServerInfoResponse {
     queueDefaults: undefined,
     strictQueues: false,
     store: undefined,
+    identity: undefined,
   };
 }
 
@@ -5878,6 +5927,9 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
     }
     if (message.store !== undefined) {
       StoreInfo.encode(message.store, writer.uint32(802).fork()).join();
+    }
+    if (message.identity !== undefined) {
+      ServerIdentity.encode(message.identity, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -5967,6 +6019,14 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
             message.store = StoreInfo.decode(reader, reader.uint32());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.identity = ServerIdentity.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6010,6 +6070,7 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
         ? globalThis.Boolean(object.strict_queues)
         : false,
       store: isSet(object.store) ? StoreInfo.fromJSON(object.store) : undefined,
+      identity: isSet(object.identity) ? ServerIdentity.fromJSON(object.identity) : undefined,
     };
   },
 
@@ -6042,6 +6103,9 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
     if (message.store !== undefined) {
       obj.store = StoreInfo.toJSON(message.store);
     }
+    if (message.identity !== undefined) {
+      obj.identity = ServerIdentity.toJSON(message.identity);
+    }
     return obj;
   },
 
@@ -6065,12 +6129,196 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
     message.store = (object.store !== undefined && object.store !== null)
       ? StoreInfo.fromPartial(object.store)
       : undefined;
+    message.identity = (object.identity !== undefined && object.identity !== null)
+      ? ServerIdentity.fromPartial(object.identity)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseServerIdentity(): ServerIdentity {
+  return { hostName: "", instanceId: "", pid: 0, grpcAddress: "", adminAddress: "", httpAddress: "" };
+}
+
+export const ServerIdentity: MessageFns<ServerIdentity> = {
+  encode(message: ServerIdentity, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.hostName !== "") {
+      writer.uint32(10).string(message.hostName);
+    }
+    if (message.instanceId !== "") {
+      writer.uint32(18).string(message.instanceId);
+    }
+    if (message.pid !== 0) {
+      writer.uint32(24).uint32(message.pid);
+    }
+    if (message.grpcAddress !== "") {
+      writer.uint32(34).string(message.grpcAddress);
+    }
+    if (message.adminAddress !== "") {
+      writer.uint32(42).string(message.adminAddress);
+    }
+    if (message.httpAddress !== "") {
+      writer.uint32(50).string(message.httpAddress);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServerIdentity {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServerIdentity();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.hostName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.instanceId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pid = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.grpcAddress = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.adminAddress = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.httpAddress = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ServerIdentity {
+    return {
+      hostName: isSet(object.hostName)
+        ? globalThis.String(object.hostName)
+        : isSet(object.host_name)
+        ? globalThis.String(object.host_name)
+        : "",
+      instanceId: isSet(object.instanceId)
+        ? globalThis.String(object.instanceId)
+        : isSet(object.instance_id)
+        ? globalThis.String(object.instance_id)
+        : "",
+      pid: isSet(object.pid) ? globalThis.Number(object.pid) : 0,
+      grpcAddress: isSet(object.grpcAddress)
+        ? globalThis.String(object.grpcAddress)
+        : isSet(object.grpc_address)
+        ? globalThis.String(object.grpc_address)
+        : "",
+      adminAddress: isSet(object.adminAddress)
+        ? globalThis.String(object.adminAddress)
+        : isSet(object.admin_address)
+        ? globalThis.String(object.admin_address)
+        : "",
+      httpAddress: isSet(object.httpAddress)
+        ? globalThis.String(object.httpAddress)
+        : isSet(object.http_address)
+        ? globalThis.String(object.http_address)
+        : "",
+    };
+  },
+
+  toJSON(message: ServerIdentity): unknown {
+    const obj: any = {};
+    if (message.hostName !== "") {
+      obj.hostName = message.hostName;
+    }
+    if (message.instanceId !== "") {
+      obj.instanceId = message.instanceId;
+    }
+    if (message.pid !== 0) {
+      obj.pid = Math.round(message.pid);
+    }
+    if (message.grpcAddress !== "") {
+      obj.grpcAddress = message.grpcAddress;
+    }
+    if (message.adminAddress !== "") {
+      obj.adminAddress = message.adminAddress;
+    }
+    if (message.httpAddress !== "") {
+      obj.httpAddress = message.httpAddress;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ServerIdentity>, I>>(base?: I): ServerIdentity {
+    return ServerIdentity.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ServerIdentity>, I>>(object: I): ServerIdentity {
+    const message = createBaseServerIdentity();
+    message.hostName = object.hostName ?? "";
+    message.instanceId = object.instanceId ?? "";
+    message.pid = object.pid ?? 0;
+    message.grpcAddress = object.grpcAddress ?? "";
+    message.adminAddress = object.adminAddress ?? "";
+    message.httpAddress = object.httpAddress ?? "";
     return message;
   },
 };
 
 function createBaseStoreInfo(): StoreInfo {
-  return { kind: "", host: "", database: "", schema: "", signalsConnected: false, replication: "", standbys: 0 };
+  return {
+    kind: "",
+    host: "",
+    database: "",
+    schema: "",
+    signalsConnected: false,
+    replication: "",
+    standbys: 0,
+    poolSize: 0,
+    maxWaitingReads: 0,
+    maxWaitingReadsPerKey: 0,
+    statementTimeoutMs: 0,
+  };
 }
 
 export const StoreInfo: MessageFns<StoreInfo> = {
@@ -6095,6 +6343,18 @@ export const StoreInfo: MessageFns<StoreInfo> = {
     }
     if (message.standbys !== 0) {
       writer.uint32(968).uint32(message.standbys);
+    }
+    if (message.poolSize !== 0) {
+      writer.uint32(976).uint32(message.poolSize);
+    }
+    if (message.maxWaitingReads !== 0) {
+      writer.uint32(984).uint32(message.maxWaitingReads);
+    }
+    if (message.maxWaitingReadsPerKey !== 0) {
+      writer.uint32(992).uint32(message.maxWaitingReadsPerKey);
+    }
+    if (message.statementTimeoutMs !== 0) {
+      writer.uint32(1000).int64(message.statementTimeoutMs);
     }
     return writer;
   },
@@ -6168,6 +6428,38 @@ export const StoreInfo: MessageFns<StoreInfo> = {
             message.standbys = reader.uint32();
             continue;
           }
+          case 122: {
+            if (tag !== 976) {
+              break;
+            }
+
+            message.poolSize = reader.uint32();
+            continue;
+          }
+          case 123: {
+            if (tag !== 984) {
+              break;
+            }
+
+            message.maxWaitingReads = reader.uint32();
+            continue;
+          }
+          case 124: {
+            if (tag !== 992) {
+              break;
+            }
+
+            message.maxWaitingReadsPerKey = reader.uint32();
+            continue;
+          }
+          case 125: {
+            if (tag !== 1000) {
+              break;
+            }
+
+            message.statementTimeoutMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6193,6 +6485,26 @@ export const StoreInfo: MessageFns<StoreInfo> = {
         : false,
       replication: isSet(object.replication) ? globalThis.String(object.replication) : "",
       standbys: isSet(object.standbys) ? globalThis.Number(object.standbys) : 0,
+      poolSize: isSet(object.poolSize)
+        ? globalThis.Number(object.poolSize)
+        : isSet(object.pool_size)
+        ? globalThis.Number(object.pool_size)
+        : 0,
+      maxWaitingReads: isSet(object.maxWaitingReads)
+        ? globalThis.Number(object.maxWaitingReads)
+        : isSet(object.max_waiting_reads)
+        ? globalThis.Number(object.max_waiting_reads)
+        : 0,
+      maxWaitingReadsPerKey: isSet(object.maxWaitingReadsPerKey)
+        ? globalThis.Number(object.maxWaitingReadsPerKey)
+        : isSet(object.max_waiting_reads_per_key)
+        ? globalThis.Number(object.max_waiting_reads_per_key)
+        : 0,
+      statementTimeoutMs: isSet(object.statementTimeoutMs)
+        ? globalThis.Number(object.statementTimeoutMs)
+        : isSet(object.statement_timeout_ms)
+        ? globalThis.Number(object.statement_timeout_ms)
+        : 0,
     };
   },
 
@@ -6219,6 +6531,18 @@ export const StoreInfo: MessageFns<StoreInfo> = {
     if (message.standbys !== 0) {
       obj.standbys = Math.round(message.standbys);
     }
+    if (message.poolSize !== 0) {
+      obj.poolSize = Math.round(message.poolSize);
+    }
+    if (message.maxWaitingReads !== 0) {
+      obj.maxWaitingReads = Math.round(message.maxWaitingReads);
+    }
+    if (message.maxWaitingReadsPerKey !== 0) {
+      obj.maxWaitingReadsPerKey = Math.round(message.maxWaitingReadsPerKey);
+    }
+    if (message.statementTimeoutMs !== 0) {
+      obj.statementTimeoutMs = Math.round(message.statementTimeoutMs);
+    }
     return obj;
   },
 
@@ -6234,6 +6558,10 @@ export const StoreInfo: MessageFns<StoreInfo> = {
     message.signalsConnected = object.signalsConnected ?? false;
     message.replication = object.replication ?? "";
     message.standbys = object.standbys ?? 0;
+    message.poolSize = object.poolSize ?? 0;
+    message.maxWaitingReads = object.maxWaitingReads ?? 0;
+    message.maxWaitingReadsPerKey = object.maxWaitingReadsPerKey ?? 0;
+    message.statementTimeoutMs = object.statementTimeoutMs ?? 0;
     return message;
   },
 };
