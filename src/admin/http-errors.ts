@@ -7,7 +7,12 @@
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { type HttpErrorCode, httpStatusOf as sharedStatusOf } from '../api-schema/error-status.ts';
+import {
+  type HttpErrorCode,
+  requestTooLargeStatus,
+  retriesLater,
+  httpStatusOf as sharedStatusOf,
+} from '../api-schema/error-status.ts';
 import { boundMessage } from '../config/index.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 
@@ -41,9 +46,14 @@ export function errorBody(code: AdminErrorCode, message: string): ErrorBody {
   return { error: { code, message: boundMessage(message) } };
 }
 
-export function errorResponse(c: Context, code: AdminErrorCode, message: string): Response {
+export function errorResponse(
+  c: Context,
+  code: AdminErrorCode,
+  message: string,
+  status: ContentfulStatusCode = httpStatusOf[code],
+): Response {
   c.header('Cache-Control', 'no-store');
-  return c.json(errorBody(code, message), httpStatusOf[code]);
+  return c.json(errorBody(code, message), status);
 }
 
 /**
@@ -66,7 +76,9 @@ export function toErrorResponse(
       internal: error,
     };
   }
-  // A limit reached or the storage away: worth a retry in a moment, as the HTTP API says too.
-  if (error.code === 'resource_exhausted' || error.code === 'unavailable') c.header('Retry-After', '1');
-  return { response: errorResponse(c, error.code, error.message), internal: null };
+  // A limit reached or the storage away: worth a retry in a moment, as the HTTP API says too. A
+  // call over a per-call bound is not: 413, with no Retry-After.
+  if (retriesLater(error.code, error.requestTooLarge)) c.header('Retry-After', '1');
+  const status = error.requestTooLarge ? requestTooLargeStatus : httpStatusOf[error.code];
+  return { response: errorResponse(c, error.code, error.message, status), internal: null };
 }

@@ -2,7 +2,9 @@
  * The error codes both JSON APIs (the admin API in src/admin, the HTTP API in src/http) answer
  * with, and the one table from code to HTTP status: the SeppError codes gRPC carries in its
  * `sepp-error-code` trailer, and the few failures only HTTP has (a body too large, a wrong method
- * or content type, a request that took too long). docs/http.md prints the table.
+ * or content type, a request that took too long). docs/http.md prints the table. One exception:
+ * a `resource_exhausted` whose call is itself over a per-call bound (SeppError.requestTooLarge)
+ * answers 413, as no retry of the same call can pass.
  */
 import type { SeppErrorCode } from '../engine/errors.ts';
 
@@ -34,3 +36,11 @@ export const httpStatusOf = {
   internal: 500,
   unavailable: 503,
 } as const satisfies Readonly<Record<HttpErrorCode, number>>;
+
+/** The status of a `resource_exhausted` error whose call is over a per-call bound (SeppError.requestTooLarge). */
+export const requestTooLargeStatus = 413;
+
+/** Whether an answer tells the client to retry after a moment (Retry-After): a limit reached for now, or storage away. */
+export function retriesLater(code: HttpErrorCode, requestTooLarge: boolean): boolean {
+  return (code === 'resource_exhausted' && !requestTooLarge) || code === 'unavailable';
+}

@@ -2,6 +2,7 @@
  * What both APIs' OpenAPI documents write alike: a route's path and query parameters, as both
  * APIs declare them, and the sentence that says how error codes map to statuses.
  */
+import { requestTooLargeStatus } from './error-status.ts';
 import type { JsonSchema } from './primitives.ts';
 
 export interface QueryParamDoc {
@@ -37,4 +38,5 @@ export const openApiParameters = (route: RouteParams): JsonSchema[] => [
 export const errorsSentence = (statusOf: Readonly<Record<string, number>>): string =>
   `Errors are {"error": {"code", "message"}}; codes map to statuses as: ${Object.entries(statusOf)
     .map(([code, status]) => `${code} ${status}`)
-    .join(', ')}.`;
+    .join(', ')}; but a resource_exhausted whose request is over a per-call limit (jobs in a batch, ` +
+  `acks or ids in one call…) is ${requestTooLargeStatus}, without Retry-After: split the request or make it smaller.`;

@@ -48,16 +48,33 @@ export class SeppError extends Error {
   readonly code: SeppErrorCode;
   /** Set when the error is a single job's rejection (Enqueue). */
   readonly rejection: JobRejection | undefined;
+  /**
+   * Set when the call itself is over a per-call bound (jobs in a batch or a flow, ids or acks
+   * in one call, a first job larger than the reserve's answer): no retry of the same call can
+   * pass, it must be split or changed. The JSON APIs answer 413 without Retry-After; gRPC
+   * keeps RESOURCE_EXHAUSTED.
+   */
+  readonly requestTooLarge: boolean;
 
-  constructor(code: SeppErrorCode, message: string, options?: { cause?: unknown; rejection?: JobRejection }) {
+  constructor(
+    code: SeppErrorCode,
+    message: string,
+    options?: { cause?: unknown; rejection?: JobRejection; requestTooLarge?: boolean },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'SeppError';
     this.code = code;
     this.rejection = options?.rejection;
+    this.requestTooLarge = options?.requestTooLarge ?? false;
   }
 
   static rejected(rejection: JobRejection): SeppError {
     return new SeppError(rejectionCode[rejection.reason], rejection.message, { rejection });
+  }
+
+  /** A call over a per-call bound (`requestTooLarge`); the message names the bound and says how to split the call. */
+  static tooLarge(message: string): SeppError {
+    return new SeppError('resource_exhausted', message, { requestTooLarge: true });
   }
 }
 

@@ -3,7 +3,12 @@
  * the code and its status from the table both JSON APIs share
  * (api-schema/error-status.ts).
  */
-import { type HttpErrorCode, httpStatusOf } from '../api-schema/error-status.ts';
+import {
+  type HttpErrorCode,
+  httpStatusOf,
+  requestTooLargeStatus,
+  retriesLater,
+} from '../api-schema/error-status.ts';
 import { type JobRejection, SeppError, toSeppError } from '../engine/errors.ts';
 
 export { type HttpErrorCode, httpStatusOf };
@@ -45,7 +50,7 @@ export function errorAnswer(thrown: unknown): ErrorAnswer {
   if (thrown instanceof HttpError) {
     return {
       status: httpStatusOf[thrown.code],
-      headers: withRetryAfter(thrown.code, { ...thrown.headers }),
+      headers: withRetryAfter(retriesLater(thrown.code, false), { ...thrown.headers }),
       body: { error: { code: thrown.code, message: thrown.message } },
       bug: null,
     };
@@ -61,11 +66,17 @@ export function errorAnswer(thrown: unknown): ErrorAnswer {
   }
   const body: ErrorBody = { error: { code: error.code, message: error.message } };
   if (error.rejection !== undefined) body.error.rejectionReason = error.rejection.reason;
-  return { status: httpStatusOf[error.code], headers: withRetryAfter(error.code, {}), body, bug: null };
+  // A call over a per-call bound: 413, and no Retry-After, as no retry of it can pass.
+  return {
+    status: error.requestTooLarge ? requestTooLargeStatus : httpStatusOf[error.code],
+    headers: withRetryAfter(retriesLater(error.code, error.requestTooLarge), {}),
+    body,
+    bug: null,
+  };
 }
 
-function withRetryAfter(code: HttpErrorCode, headers: Record<string, string>): Record<string, string> {
-  if ((code === 'resource_exhausted' || code === 'unavailable') && headers['Retry-After'] === undefined) {
+function withRetryAfter(retry: boolean, headers: Record<string, string>): Record<string, string> {
+  if (retry && headers['Retry-After'] === undefined) {
     headers['Retry-After'] = String(retryAfterSeconds);
   }
   return headers;

@@ -6,6 +6,8 @@
  * Each operation names the permission it needs (`x-sepp-permission`) and the
  * roles that hold it.
  */
+
+import { requestTooLargeStatus } from '../api-schema/error-status.ts';
 import { errorsSentence, openApiParameters } from '../api-schema/openapi.ts';
 import { rolesWith } from './auth.ts';
 import { type HttpErrorCode, httpStatusOf } from './errors.ts';
@@ -31,11 +33,16 @@ const errorWords: Readonly<Record<HttpErrorCode, string>> = {
   unsupported_media_type: 'the body is not Content-Type: application/json',
   out_of_range: 'the resume point is not kept (the server restarted, or the events were dropped)',
   resource_exhausted:
-    'a limit was reached (queue full, batch too large, bytes in flight, subscribers); retry after Retry-After',
+    'a limit was reached for now (queue full, bytes in flight, waiters, subscribers); retry after Retry-After',
   headers_too_large: 'the request headers are too large',
   internal: 'a bug; the server log has details',
   unavailable: 'storage unavailable or shutting down; safe to retry after Retry-After',
 };
+
+/** The 413 a `resource_exhausted` answers when the call itself is over a per-call bound (SeppError.requestTooLarge). */
+const requestTooLargeWords =
+  '`resource_exhausted`: the request is over a per-call limit (jobs in a batch or flow, acks in one call, a first ' +
+  'job larger than maxResponseBytes); no retry of it can pass, so no Retry-After: split it or make it smaller';
 
 /** Errors every operation may answer: bad input, limits, shutdown, bugs. */
 const common: readonly HttpErrorCode[] = [
@@ -62,14 +69,14 @@ function responsesOf(route: RouteSpec): Record<string, JsonSchema> {
     ...(route.permission === 'public' ? [] : (['unauthenticated', 'permission_denied'] as const)),
     ...(route.errors ?? []),
   ]);
-  const byStatus = new Map<number, HttpErrorCode[]>();
-  for (const code of codes) {
-    const status = httpStatusOf[code];
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-  }
+  const byStatus = new Map<number, string[]>();
+  const add = (status: number, words: string) =>
+    byStatus.set(status, [...(byStatus.get(status) ?? []), words]);
+  for (const code of codes) add(httpStatusOf[code], `\`${code}\`: ${errorWords[code]}`);
+  if (codes.has('resource_exhausted')) add(requestTooLargeStatus, requestTooLargeWords);
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[String(status)] = {
-      description: list.map((code) => `\`${code}\`: ${errorWords[code]}`).join('; '),
+      description: list.join('; '),
       content: { 'application/json': { schema: ref('Error') } },
     };
   }

@@ -244,9 +244,8 @@ async function enqueueFlowsMessage(
   }
   if (flows.length === 0) throw new SeppError('invalid_argument', 'flows: no flow in the message');
   if (flows.length > maxFlowsPerMessage) {
-    throw new SeppError(
-      'resource_exhausted',
-      `flows: at most ${maxFlowsPerMessage} flows in one message; this one has ${flows.length}`,
+    throw SeppError.tooLarge(
+      `flows: at most ${maxFlowsPerMessage} flows in one message; this one has ${flows.length}: split them over several messages`,
     );
   }
   observation.annotate({ jobs: flows.reduce((sum, flow) => sum + flow.jobs.length, 0) });

@@ -79,9 +79,9 @@ export class WorkSettlements {
   applyBatch(batch: WorkRequest_Batch): SeppError | null {
     const max = this.ctx.engine.limits.maxBatchJobs;
     if (batch.settlements.length > max) {
-      return new SeppError(
-        'resource_exhausted',
-        `batch.settlements: ${batch.settlements.length} settlements, the limit is ${max} (limits.max_batch_jobs)`,
+      return SeppError.tooLarge(
+        `batch.settlements: ${batch.settlements.length} settlements, the limit is ${max} (limits.max_batch_jobs); ` +
+          'split them over several batches',
       );
     }
     const settlements: { requestId: number; kind: Settlement }[] = [];

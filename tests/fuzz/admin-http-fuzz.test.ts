@@ -24,6 +24,7 @@ import fc from 'fast-check';
 import { type AdminErrorCode, httpStatusOf } from '../../src/admin/http-errors.ts';
 import { diskAssetSource } from '../../src/admin/index.ts';
 import { hashPassword } from '../../src/admin/password.ts';
+import { requestTooLargeStatus } from '../../src/api-schema/error-status.ts';
 import { messageBytesMax } from '../../src/config/index.ts';
 import { password, testScrypt } from '../helpers/admin.ts';
 import { FuzzBudget } from '../helpers/fuzz-budget.ts';
@@ -191,8 +192,10 @@ function checkAnswer(what: string, answer: RawAnswer, isHead: boolean): void {
     assert.match(type, /^application\/json/, `${what}: error ${answer.status} is not JSON: ${text}`);
     const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
     const code = String(body.error?.code);
+    // The table's status, or 413 for a resource_exhausted request over a per-call limit.
+    const overCallLimit = code === 'resource_exhausted' && answer.status === requestTooLargeStatus;
     assert.equal(
-      httpStatusOf[code as AdminErrorCode],
+      overCallLimit ? requestTooLargeStatus : httpStatusOf[code as AdminErrorCode],
       answer.status,
       `${what}: code ${code} with status ${answer.status}`,
     );

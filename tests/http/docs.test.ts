@@ -11,6 +11,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { requestTooLargeStatus } from '../../src/api-schema/error-status.ts';
 import { parseConfigText } from '../../src/config/index.ts';
 import { httpStatusOf } from '../../src/http/errors.ts';
 import { openApiDocument } from '../../src/http/index.ts';
@@ -266,6 +267,7 @@ describe('docs/http.md', () => {
     for (const [code, status] of Object.entries(httpStatusOf)) {
       assert.match(docs, new RegExp(`\\| \`${code}\`\\s+\\| ${status}\\s+\\|`), code);
     }
+    assert.match(docs, new RegExp(`\\| \`resource_exhausted\`\\s+\\| ${requestTooLargeStatus}\\s+\\|`));
     const doc = openApiDocument('x') as { paths: Record<string, Record<string, unknown>> };
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const method of Object.keys(operations)) {

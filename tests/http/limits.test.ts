@@ -1,7 +1,8 @@
 /**
  * The HTTP API's bounds, each with its documented answer: the request size
  * (413, before the body is read; chunked bodies as they arrive), the bytes in
- * flight overall and per key (429 with Retry-After; another key unaffected),
+ * flight overall and per key (429 with Retry-After; another key unaffected), a
+ * request over a per-call limit (413 without Retry-After: no retry passes),
  * `Expect: 100-continue` told to send only after the checks, connections
  * (one too many is closed), headers that are too slow (408), too large (431)
  * or malformed (400) — and a graceful shutdown: waiting long-polls and
@@ -60,7 +61,9 @@ describe('HTTP limits', () => {
       http: true,
       toml:
         keysToml +
-        '[limits]\nmax_metadata_bytes = "1KiB"\nmax_result_bytes = "8KiB"\n[queue_defaults]\nmax_payload_bytes = "16KiB"\n' +
+        '[limits]\nmax_metadata_bytes = "1KiB"\nmax_result_bytes = "8KiB"\n' +
+        'max_batch_jobs = 3\nmax_flow_jobs = 2\nmax_reserve_jobs = 2\n' +
+        '[queue_defaults]\nmax_payload_bytes = "16KiB"\n[queues.lim-full]\nmax_depth = 1\n' +
         `[http]\nmax_request_bytes = ${maxRequestBytes}\nmax_in_flight_bytes_per_key = "128KiB"\n` +
         'max_in_flight_bytes = "256KiB"\nmax_connections = 20\nheaders_timeout_ms = "300ms"\n',
     });
@@ -203,6 +206,49 @@ describe('HTTP limits', () => {
       agent: false,
     });
     assert.equal(again.status, 200, again.text);
+  });
+
+  test('a request over a per-call limit is 413 without Retry-After; a limit reached for now stays 429 with it', async () => {
+    const post = (path: string, body: unknown) => apiCall(url, path, { body, key: keys.admin });
+    const job = (type: string) => ({ queue: 'lim-call', type });
+    const three = [job('a'), job('b'), job('c')];
+    const four = [...three, job('d')];
+    const tooLarge: [string, unknown, RegExp][] = [
+      ['/v1/jobs/batch', { jobs: four }, /limits\.max_batch_jobs\); split it/],
+      ['/v1/jobs/atomic', { jobs: four }, /limits\.max_batch_jobs\); split it/],
+      ['/v1/batches', { jobs: four }, /limits\.max_batch_jobs\); add them in several calls/],
+      [
+        '/v1/flows',
+        { jobs: three.map((j, i) => ({ name: `n${i}`, job: j })) },
+        /limits\.max_flow_jobs\); make it smaller, or split it/,
+      ],
+      [
+        '/v1/acks',
+        { acks: three.map((_, i) => ({ jobId: `01890f6e-7c3a-7000-8000-00000000000${i}`, attempt: 1 })) },
+        /limits\.max_reserve_jobs\); split them/,
+      ],
+    ];
+    for (const [path, body, message] of tooLarge) {
+      const answer = await post(path, body);
+      assert.equal(answer.status, 413, `${path}: ${answer.text}`);
+      assert.equal(answer.headers['retry-after'], undefined, path);
+      const error = (answer.json as { error: { code: string; message: string } }).error;
+      assert.equal(error.code, 'resource_exhausted', path);
+      assert.match(error.message, message, path);
+    }
+    // A first job larger than the reserve's answer: no retry passes, the job stays ready.
+    assert.equal((await post('/v1/jobs', { ...job('big'), payload: 'x'.repeat(2000) })).status, 200);
+    const reserve = await post('/v1/reserve', { queues: ['lim-call'], maxResponseBytes: 1000 });
+    assert.equal(reserve.status, 413, reserve.text);
+    assert.equal(reserve.headers['retry-after'], undefined);
+    assert.match(reserve.text, /larger maxResponseBytes/);
+    assert.equal((await post('/v1/reserve', { queues: ['lim-call'] })).status, 200);
+    // Within the limits it passes; a full queue passes later: 429 with Retry-After.
+    assert.equal((await post('/v1/jobs/batch', { jobs: three })).status, 200);
+    assert.equal((await post('/v1/jobs', { queue: 'lim-full', type: 't' })).status, 200);
+    const full = await post('/v1/jobs', { queue: 'lim-full', type: 't' });
+    assert.equal(full.status, 429, full.text);
+    assert.equal(full.headers['retry-after'], '1');
   });
 
   test('Expect: 100-continue: a request without a key is answered 401 without being asked for its body', async () => {

@@ -358,15 +358,14 @@ export class Batches {
   private checkJobs(adding: number, members: number): void {
     const max = this.deps.ctx.limits.maxBatchJobs;
     if (adding > max) {
-      throw new SeppError(
-        'resource_exhausted',
+      throw SeppError.tooLarge(
         `jobs: ${adding} jobs in one call, the limit is ${max} (limits.max_batch_jobs); add them in several calls`,
       );
     }
     if (members + adding > maxBatchMembers) {
-      throw new SeppError(
-        'resource_exhausted',
-        `jobs: the batch has ${members} members and can hold ${maxBatchMembers}; start another batch`,
+      throw SeppError.tooLarge(
+        `jobs: the batch has ${members} members and can hold ${maxBatchMembers}; ` +
+          `add at most ${maxBatchMembers - members} more, or start another batch`,
       );
     }
   }

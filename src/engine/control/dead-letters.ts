@@ -48,7 +48,9 @@ function requireQueueNow(ctx: EngineContext, queue: string): Promise<void> | und
 /** A call names at most limits.max_batch_jobs dead letters. */
 function checkJobIds(ctx: EngineContext, jobIds: readonly string[]): void {
   if (jobIds.length > ctx.limits.maxBatchJobs) {
-    throw new SeppError('resource_exhausted', `job_ids: at most ${ctx.limits.maxBatchJobs} per call`);
+    throw SeppError.tooLarge(
+      `job_ids: ${jobIds.length} ids, at most ${ctx.limits.maxBatchJobs} per call (limits.max_batch_jobs); split them into several calls`,
+    );
   }
 }
 

@@ -42,7 +42,9 @@ export class SelectedJobs {
   ): Promise<SelectedJobsResult> {
     if (jobIds.length === 0) throw new SeppError('invalid_argument', 'job_ids: name at least one job');
     if (jobIds.length > this.ctx.limits.maxBatchJobs) {
-      throw new SeppError('resource_exhausted', `job_ids: at most ${this.ctx.limits.maxBatchJobs} per call`);
+      throw SeppError.tooLarge(
+        `job_ids: ${jobIds.length} ids, at most ${this.ctx.limits.maxBatchJobs} per call (limits.max_batch_jobs); split them into several calls`,
+      );
     }
     const ids = [...new Set(jobIds)];
     return this.ctx.write((tx) => this.changeIn(tx, action, ids, audit));

@@ -65,9 +65,9 @@ export class WorkflowActs {
         const jobs = yield* deps.flowJobs({ jobId, limit: maxFlowGraphJobs + 1 });
         if (jobs.length === 0) throw noFlow(jobId);
         if (jobs.length > maxFlowGraphJobs) {
-          throw new SeppError(
-            'resource_exhausted',
-            `the flow of job ${jobId} has more than ${maxFlowGraphJobs} jobs; cancel its jobs by id or with CancelJobs`,
+          throw SeppError.tooLarge(
+            `the flow of job ${jobId} has more than ${maxFlowGraphJobs} jobs, more than one call cancels; ` +
+              'cancel its jobs in several calls, by id or with CancelJobs',
           );
         }
         // Newest first: a job is cancelled before what it waits on, so a failure passed on never

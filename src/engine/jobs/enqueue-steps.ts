@@ -62,9 +62,8 @@ export class EnqueueSteps {
     const max = this.ctx.limits.maxBatchJobs;
     if (jobs === 0) throw new SeppError('invalid_argument', 'jobs: the batch is empty');
     if (jobs > max) {
-      throw new SeppError(
-        'resource_exhausted',
-        `jobs: the batch has ${jobs} jobs, the limit is ${max} (limits.max_batch_jobs); split it`,
+      throw SeppError.tooLarge(
+        `jobs: the batch has ${jobs} jobs, the limit is ${max} (limits.max_batch_jobs); split it into several calls`,
       );
     }
   }

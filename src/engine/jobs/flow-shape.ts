@@ -21,9 +21,9 @@ export interface FlowOrder {
 export function checkFlowShape(jobs: readonly FlowJob[], limits: EngineLimits): FlowOrder {
   if (jobs.length === 0) throw new SeppError('invalid_argument', 'jobs: the flow is empty');
   if (jobs.length > limits.maxFlowJobs) {
-    throw new SeppError(
-      'resource_exhausted',
-      `jobs: the flow has ${jobs.length} jobs, the limit is ${limits.maxFlowJobs} (limits.max_flow_jobs)`,
+    throw SeppError.tooLarge(
+      `jobs: the flow has ${jobs.length} jobs, the limit is ${limits.maxFlowJobs} (limits.max_flow_jobs); ` +
+        'make it smaller, or split it into several flows',
     );
   }
   const byName = new Map<string, number>();

@@ -56,9 +56,8 @@ export class AckBatches {
     const { limits } = this.ctx;
     for (const ack of acks) checkAckResult(ack, limits);
     if (acks.length > limits.maxReserveJobs) {
-      throw new SeppError(
-        'resource_exhausted',
-        `acks: ${acks.length} in one batch, the limit is ${limits.maxReserveJobs} (limits.max_reserve_jobs)`,
+      throw SeppError.tooLarge(
+        `acks: ${acks.length} in one batch, the limit is ${limits.maxReserveJobs} (limits.max_reserve_jobs); split them into several calls`,
       );
     }
     return this.ctx.write((tx) => this.ackEach(tx, acks));

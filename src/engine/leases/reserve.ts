@@ -65,6 +65,7 @@ class AnswerFull extends SeppError {
         `(${answerBytesMax} bytes: its max_response_bytes, at most the server's message limit); ` +
         'it stays ready with no attempt counted: reserve it with a larger max_response_bytes ' +
         'from a client that accepts messages that large',
+      { requestTooLarge: true },
     );
   }
 }

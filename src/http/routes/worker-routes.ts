@@ -59,7 +59,8 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
         'when the wait ended without one (or the server is shutting down). A client that goes away stops ' +
         'waiting at once and is leased nothing. No more jobs are leased than fit `maxResponseBytes` of JSON ' +
         '(default and most: http.max_request_bytes); the others stay ready. When the first job alone does ' +
-        'not fit, the answer is 429 `resource_exhausted` naming the job, which stays ready with no attempt counted.',
+        'not fit, the answer is 413 `resource_exhausted` naming the job, which stays ready with no attempt counted ' +
+        '(no Retry-After: ask again with a larger `maxResponseBytes`).',
       body: reserveRequest,
       response: reserveResponse,
       handle: async (request) => {
