@@ -120,6 +120,32 @@ describe('HTTP limits', () => {
     assert.match(chunked.body, /"code":"payload_too_large"/);
   });
 
+  // review17b: docs/http.md ("Answers before the body") says the connection closes after a body
+  // over http.max_request_bytes; server.ts decides that from Content-Length alone, so a chunked
+  // body over the limit keeps the connection open, its rest read and dropped with no bound but
+  // http.request_timeout_ms. A raw socket: Node's client with `agent: false` sends
+  // `Connection: close` itself, and the server's choice is not seen. Drop `todo` with the fix.
+  test('a chunked body over http.max_request_bytes closes the connection after its 413, as a declared one does', {
+    todo: 'review17b: server.ts takes overLimit from Content-Length only',
+  }, async () => {
+    const raw = openRaw(Number(new URL(url).port));
+    await raw.write(
+      'POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\n' +
+        `Authorization: Bearer ${keys.producer}\r\nContent-Type: application/json\r\n` +
+        'Transfer-Encoding: chunked\r\n\r\n',
+    );
+    const chunk = Buffer.alloc(16 * 1024, 0x20);
+    for (let i = 0; i < 8; i++)
+      await raw.write(Buffer.concat([Buffer.from('4000\r\n'), chunk, Buffer.from('\r\n')]));
+    await raw.write('0\r\n\r\nGET /v1/openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    const answers = await raw.answers(2, 2000);
+    raw.destroy();
+    assert.deepEqual(
+      answers.map((a) => [a.status, a.headers.connection]),
+      [[413, 'close']],
+    );
+  });
+
   test('a body a refusal leaves unread is read and dropped: the answer arrives whole, the next request is served', async () => {
     const { port } = new URL(url);
     const head = (method: string, path: string, extra = '') =>
