@@ -179,6 +179,32 @@ test('a body the answer leaves unread is read and dropped, however slowly it com
   }
 });
 
+// review17b: the HTTP API tells a client that sent `Expect: 100-continue` to send its body only
+// once the key and the size passed (docs/http.md), and closes the connection after a body it held
+// back or one over the limit. The admin port has no 'checkContinue' listener, so Node answers
+// 100 Continue before the app looks at the session; since this stop the body it invited is then
+// read and dropped (up to 30 s) instead of cut off. Drop `todo` with the fix.
+test('Expect: 100-continue without a session: answered 401 without being asked for the body, then closed', {
+  todo: 'review17b: src/admin/serve.ts has no checkContinue listener',
+}, async () => {
+  const admin = await openTestAdmin();
+  const real = await serveAdmin(admin.app, { host: '127.0.0.1', port: 0 });
+  const raw = openRaw(real.address.port);
+  try {
+    await raw.write(
+      'POST /api/v1/queues/emails/pause HTTP/1.1\r\nHost: localhost\r\n' +
+        'Content-Type: application/json\r\nContent-Length: 100000000\r\nExpect: 100-continue\r\n\r\n',
+    );
+    const [first] = await raw.answers(1);
+    assert.equal(first?.status, 401, 'no 100 Continue before the session is checked');
+    assert.equal(first?.headers.connection, 'close');
+  } finally {
+    raw.destroy();
+    await real.close();
+    admin.dispose();
+  }
+});
+
 /** Connects, writes `bytes`, and resolves with what came back and how long the server took to close. */
 function holdOpen(port: number, bytes: string): Promise<{ text: string; elapsedMs: number }> {
   return new Promise((resolve) => {
