@@ -331,13 +331,15 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       // sending lost the answer it had not yet read. So the answer goes out whole, and the
       // response ends once the rest of the body has been read and dropped (or the request's
       // deadline closes the connection). The connection then serves the next request, unless
-      // the body was declared over the limit: that connection closes once the body has come.
+      // the body was over the limit (declared, or a 413 while its chunks came): that
+      // connection closes once the body has come.
       if (bodyHeldBack) {
         // Told nothing, the client may never send the body: nothing to wait for.
         sendJson(res, answer.status, answer.body, { ...answer.headers, Connection: 'close' });
         return;
       }
-      const overLimit = Number(req.headers['content-length'] ?? 0) > limits.maxRequestBytes;
+      const overLimit =
+        answer.status === 413 || Number(req.headers['content-length'] ?? 0) > limits.maxRequestBytes;
       const close: Record<string, string> = overLimit ? { Connection: 'close' } : {};
       sendJson(res, answer.status, answer.body, { ...answer.headers, ...close }, false);
       dropRestOfBody(req, () => res.end());

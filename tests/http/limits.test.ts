@@ -120,14 +120,10 @@ describe('HTTP limits', () => {
     assert.match(chunked.body, /"code":"payload_too_large"/);
   });
 
-  // review17b: docs/http.md ("Answers before the body") says the connection closes after a body
-  // over http.max_request_bytes; server.ts decides that from Content-Length alone, so a chunked
-  // body over the limit keeps the connection open, its rest read and dropped with no bound but
-  // http.request_timeout_ms. A raw socket: Node's client with `agent: false` sends
-  // `Connection: close` itself, and the server's choice is not seen. Drop `todo` with the fix.
-  test('a chunked body over http.max_request_bytes closes the connection after its 413, as a declared one does', {
-    todo: 'review17b: server.ts takes overLimit from Content-Length only',
-  }, async () => {
+  // review17b: server.ts decided the close from Content-Length alone, so a chunked body over the
+  // limit kept the connection open. A raw socket: Node's client with `agent: false` sends
+  // `Connection: close` itself, and the server's choice would not be seen.
+  test('a chunked body over http.max_request_bytes closes the connection after its 413, as a declared one does', async () => {
     const raw = openRaw(Number(new URL(url).port));
     await raw.write(
       'POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\n' +
