@@ -11,7 +11,9 @@
  *
  * An answer that leaves part of its request's body unread (the app's, or the
  * refusal of a bad Host here) is followed by reading and dropping the rest, so the connection stays usable and no reset
- * cuts off the answer (dropUnreadBody).
+ * cuts off the answer (dropUnreadBody). This port never answers `Expect:
+ * 100-continue` with 100 Continue: admin bodies are small, and a client told
+ * nothing sends its body after a pause (curl, after 1 s) or not at all.
  *
  * A client that trickles its headers or body holds a connection, so both
  * have deadlines (10 s for the headers, 30 s for the whole request; Node's
@@ -106,6 +108,13 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
     options.tls === undefined
       ? createHttpServer(serverOptions, handler)
       : createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, handler);
+  // Node's default answers 100 Continue at once, before the app has looked at the session, and
+  // invites a body the answer may not need. Told nothing, the client holds its body back (or
+  // sends it after a pause): the connection closes after the answer, so nothing waits for it.
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    response.setHeader('Connection', 'close');
+    handler(request, response);
+  });
   server.on('clientError', (error: ClientError, socket: Duplex) => answerClientError(error, socket, tls));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
