@@ -72,27 +72,16 @@ describe('HTTP limits', () => {
   after(() => t.dispose());
 
   test('a body over http.max_request_bytes is refused with 413 before it is read, also when chunked', async () => {
-    const declared = await new Promise<{ status: number; connection: unknown }>((resolve, reject) => {
-      const { port } = new URL(url);
-      const req = request({
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: '/v1/jobs',
-        headers: {
-          authorization: `Bearer ${keys.producer}`,
-          'content-type': 'application/json',
-          'content-length': String(maxRequestBytes + 1),
-        },
-        agent: false,
-      });
-      req.on('response', (res) => {
-        res.resume();
-        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection });
-      });
-      req.on('error', reject);
-      req.write('{');
-    });
+    // A raw socket: Node's client with `agent: false` sends `Connection: close` itself.
+    const raw = openRaw(Number(new URL(url).port));
+    await raw.write(
+      'POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\n' +
+        `Authorization: Bearer ${keys.producer}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${maxRequestBytes + 1}\r\n\r\n{`,
+    );
+    const [answer] = await raw.answers(1);
+    raw.destroy();
+    const declared = { status: answer?.status, connection: answer?.headers.connection };
     assert.deepEqual(declared, { status: 413, connection: 'close' });
     const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const { port } = new URL(url);
