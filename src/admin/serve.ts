@@ -10,8 +10,9 @@
  * error shape with its security headers, instead of Node's empty 400.
  *
  * An answer that leaves part of its request's body unread (the app's, or the
- * refusal of a bad Host here) is followed by reading and dropping the rest, so the connection stays usable and no reset
- * cuts off the answer (dropUnreadBody). This port never answers `Expect:
+ * refusal of a bad Host here) is followed by reading and dropping the rest, up
+ * to the admin body limit, so the connection stays usable and no reset cuts
+ * off the answer (dropUnreadBody). This port never answers `Expect:
  * 100-continue` with 100 Continue: admin bodies are small, and a client told
  * nothing sends its body after a pause (curl, after 1 s) or not at all.
  *
@@ -46,10 +47,17 @@ export interface ServeAdminOptions {
   headersTimeoutMs?: number;
   /** How long a client may take to send its whole request, body included. Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * The most bytes of an unread body read and dropped after the answer; past them the
+   * connection is closed. Default 2 MiB, the app's body limit.
+   */
+  maxUnreadBodyBytes?: number;
 }
 
 export const defaultHeadersTimeoutMs = 10_000;
 export const defaultRequestTimeoutMs = 30_000;
+/** The admin app's body limit (AdminDeps.maxBodyBytes' default): no more of an unread body is dropped. */
+export const defaultMaxUnreadBodyBytes = 2 * 1024 * 1024;
 
 export interface AdminServer {
   /** The bound address (the real port when 0 was asked). */
@@ -87,11 +95,12 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
       Math.min(1000, Math.ceil(Math.min(headersTimeout, requestTimeout) / 10)),
     ),
   };
+  const maxUnreadBodyBytes = options.maxUnreadBodyBytes ?? defaultMaxUnreadBodyBytes;
   const handler = (request: IncomingMessage, response: ServerResponse) => {
+    response.once('finish', () => dropUnreadBody(request, maxUnreadBodyBytes));
     // @hono/node-server passes a Host made of host-name characters straight through, so a
     // value no URL can hold (999.1.1.1, 1.2.3.4.5, xn--zz) failed later, inside the app, as a
     // 500. Refuse it here like any other bad Host.
-    response.once('finish', () => dropUnreadBody(request));
     const host = request.headers.host;
     if (host !== undefined && !URL.canParse(`http://${host}/`)) {
       writeOutsideApp(
@@ -142,13 +151,20 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
  * request. Closing instead, with bytes still arriving, made the kernel reset
  * the connection, and a client still sending lost the answer it had not yet
  * read (or a request it had sent after the body). Node's deadline for the
- * whole request bounds how long this reads.
+ * whole request bounds how long this reads, and `maxBytes` how much: past
+ * them the connection is closed (a client still sending may then see a
+ * reset, as after nginx's lingering close).
  */
-function dropUnreadBody(request: IncomingMessage): void {
+function dropUnreadBody(request: IncomingMessage, maxBytes: number): void {
   if (request.complete) return;
   // Nobody reads the body now. A reader the app left behind (its Request's stream) would keep a
   // copy of each chunk and pause the request again; Node's own drain removes such listeners too.
   request.removeAllListeners('data');
+  let droppedBytes = 0;
+  request.on('data', (chunk: Buffer) => {
+    droppedBytes += chunk.length;
+    if (droppedBytes > maxBytes) request.destroy();
+  });
   request.resume();
 }
 

@@ -21,8 +21,9 @@
  * reads and drops the rest of the body (within the request's deadline) before
  * the connection serves another request; closing with bytes still arriving
  * would reset the connection under an answer the client had not yet read.
- * Only a body over the limit, or one held back for a 100 Continue, closes the
- * connection after its answer. Connections are capped
+ * No more than http.max_request_bytes is dropped: past that the connection is
+ * closed. A body over the limit, or one held back for a 100 Continue, closes
+ * the connection after its answer. Connections are capped
  * (http.max_connections); headers, whole requests and idle keep-alive
  * connections have deadlines; bytes Node's parser refuses get a JSON answer
  * too. Nothing a handler does can reach the process: every promise is
@@ -329,10 +330,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       // Part of the body is unread (refused before or while it was read). Closing now, with
       // its bytes still arriving, made the kernel reset the connection, and a client still
       // sending lost the answer it had not yet read. So the answer goes out whole, and the
-      // response ends once the rest of the body has been read and dropped (or the request's
-      // deadline closes the connection). The connection then serves the next request, unless
-      // the body was over the limit (declared, or a 413 while its chunks came): that
-      // connection closes once the body has come.
+      // response ends once the rest of the body has been read and dropped: at most
+      // http.max_request_bytes of it, within the request's deadline, or the connection is
+      // closed. The connection then serves the next request, unless the body was over the limit
+      // (declared, or a 413 while its chunks came): that connection closes once the body has come.
       if (bodyHeldBack) {
         // Told nothing, the client may never send the body: nothing to wait for.
         sendJson(res, answer.status, answer.body, { ...answer.headers, Connection: 'close' });
@@ -342,7 +343,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         answer.status === 413 || Number(req.headers['content-length'] ?? 0) > limits.maxRequestBytes;
       const close: Record<string, string> = overLimit ? { Connection: 'close' } : {};
       sendJson(res, answer.status, answer.body, { ...answer.headers, ...close }, false);
-      dropRestOfBody(req, () => res.end());
+      dropRestOfBody(req, limits.maxRequestBytes, () => res.end());
     }
   };
 
@@ -421,8 +422,20 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
 /**
  * Reads what is left of a request's body and drops it, then calls `done`. A
  * reader that gave up has removed its listeners; the bytes are not held.
+ * Past `maxBytes` dropped the connection is closed instead (the answer went
+ * out before; a client still sending may see a reset, as after nginx's
+ * bounded lingering close).
  */
-function dropRestOfBody(req: IncomingMessage, done: () => void): void {
+function dropRestOfBody(req: IncomingMessage, maxBytes: number, done: () => void): void {
+  let droppedBytes = 0;
+  const onData = (chunk: Buffer) => {
+    droppedBytes += chunk.length;
+    if (droppedBytes <= maxBytes) return;
+    req.off('data', onData);
+    req.off('end', done);
+    req.destroy();
+  };
+  req.on('data', onData);
   req.once('end', done);
   req.resume();
 }

@@ -220,6 +220,29 @@ test('Expect: 100-continue: answered (401 without a session, 413 over the limit)
   }
 });
 
+test('no more of an unread body than the body limit is dropped: past it the connection closes', async () => {
+  const admin = await openTestAdmin();
+  const maxUnreadBodyBytes = 64 * 1024;
+  const real = await serveAdmin(admin.app, { host: '127.0.0.1', port: 0, maxUnreadBodyBytes });
+  const raw = openRaw(real.address.port);
+  try {
+    await raw.write(
+      'POST /api/v1/queues/emails/pause HTTP/1.1\r\nHost: localhost\r\n' +
+        'Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n',
+    );
+    const [first] = await raw.answers(1);
+    assert.equal(first?.status, 401);
+    // It used to read on until the whole body had come or the 30 s deadline.
+    await raw.write(Buffer.alloc(2 * maxUnreadBodyBytes, 0x20)).catch(() => undefined);
+    await raw.answers(2, 3000);
+    assert.equal(raw.closed, true);
+  } finally {
+    raw.destroy();
+    await real.close();
+    admin.dispose();
+  }
+});
+
 /** Connects, writes `bytes`, and resolves with what came back and how long the server took to close. */
 function holdOpen(port: number, bytes: string): Promise<{ text: string; elapsedMs: number }> {
   return new Promise((resolve) => {
