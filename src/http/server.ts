@@ -310,6 +310,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         stream.end();
       }
     } catch (error) {
+      // A refused body is not handled: the bytes it counted in flight are given back now, not
+      // when the rest of it has been dropped.
+      release();
+      release = () => {};
       if (res.headersSent || res.writableEnded || res.destroyed) {
         res.destroy();
         return;

@@ -201,6 +201,34 @@ describe('HTTP limits', () => {
     assert.equal(raw.closed, true);
   });
 
+  test('a chunked body refused while it arrives gives its bytes in flight back at once, not when it ends', async () => {
+    const raw = openRaw(Number(new URL(url).port));
+    await raw.write(
+      'POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\n' +
+        `Authorization: Bearer ${keys.producer}\r\nContent-Type: application/json\r\n` +
+        'Transfer-Encoding: chunked\r\n\r\n',
+    );
+    // 112 KiB, over the 96 KiB limit: refused once ~96 KiB of this key's 128 KiB share were taken.
+    const chunk = Buffer.concat([
+      Buffer.from('4000\r\n'),
+      Buffer.alloc(16 * 1024, 0x20),
+      Buffer.from('\r\n'),
+    ]);
+    for (let i = 0; i < 7; i++) await raw.write(chunk);
+    const [refused] = await raw.answers(1);
+    assert.equal(refused?.status, 413);
+    // Its rest is still being dropped (no last chunk yet); the same key may hold 60 KiB more.
+    const next = await apiCall(url, '/v1/jobs', {
+      raw: jobOfSize(60 * 1024),
+      headers: { 'content-type': 'application/json' },
+      key: keys.producer,
+      agent: false,
+    });
+    assert.equal(raw.closed, false);
+    raw.destroy();
+    assert.equal(next.status, 200, next.text);
+  });
+
   test('bytes in flight: a key past its share gets 429 with Retry-After; another key is not held back', async () => {
     const headers = (key: string, bytes: number) => ({
       authorization: `Bearer ${key}`,
