@@ -14,7 +14,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { keys, keysToml } from '../helpers/access-table.ts';
 import { apiCall, openSse } from '../helpers/http-api.ts';
-import { openRaw, sendRaw } from '../helpers/http-raw.ts';
+import { openRaw, type RawConnection, sendRaw } from '../helpers/http-raw.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const maxRequestBytes = 96 * 1024;
@@ -51,6 +51,22 @@ function slowPost(
 function jobOfSize(bytes: number): string {
   const head = '{"queue":"lim","type":"t"';
   return `${head}${' '.repeat(bytes - head.length - 1)}}`;
+}
+
+/**
+ * On a raw connection, a chunked POST /v1/jobs as the producer key with `chunks` chunks of 16 KiB
+ * and no last chunk yet.
+ */
+async function chunkedPost(url: string, chunks: number): Promise<RawConnection> {
+  const raw = openRaw(Number(new URL(url).port));
+  await raw.write(
+    'POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\n' +
+      `Authorization: Bearer ${keys.producer}\r\nContent-Type: application/json\r\n` +
+      'Transfer-Encoding: chunked\r\n\r\n',
+  );
+  const chunk = Buffer.concat([Buffer.from('4000\r\n'), Buffer.alloc(16 * 1024, 0x20), Buffer.from('\r\n')]);
+  for (let i = 0; i < chunks; i++) await raw.write(chunk);
+  return raw;
 }
 
 describe('HTTP limits', () => {
@@ -113,15 +129,7 @@ describe('HTTP limits', () => {
   // limit kept the connection open. A raw socket: Node's client with `agent: false` sends
   // `Connection: close` itself, and the server's choice would not be seen.
   test('a chunked body over http.max_request_bytes closes the connection after its 413, as a declared one does', async () => {
-    const raw = openRaw(Number(new URL(url).port));
-    await raw.write(
-      'POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\n' +
-        `Authorization: Bearer ${keys.producer}\r\nContent-Type: application/json\r\n` +
-        'Transfer-Encoding: chunked\r\n\r\n',
-    );
-    const chunk = Buffer.alloc(16 * 1024, 0x20);
-    for (let i = 0; i < 8; i++)
-      await raw.write(Buffer.concat([Buffer.from('4000\r\n'), chunk, Buffer.from('\r\n')]));
+    const raw = await chunkedPost(url, 8);
     await raw.write('0\r\n\r\nGET /v1/openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n');
     const answers = await raw.answers(2, 2000);
     raw.destroy();
@@ -202,19 +210,8 @@ describe('HTTP limits', () => {
   });
 
   test('a chunked body refused while it arrives gives its bytes in flight back at once, not when it ends', async () => {
-    const raw = openRaw(Number(new URL(url).port));
-    await raw.write(
-      'POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\n' +
-        `Authorization: Bearer ${keys.producer}\r\nContent-Type: application/json\r\n` +
-        'Transfer-Encoding: chunked\r\n\r\n',
-    );
     // 112 KiB, over the 96 KiB limit: refused once ~96 KiB of this key's 128 KiB share were taken.
-    const chunk = Buffer.concat([
-      Buffer.from('4000\r\n'),
-      Buffer.alloc(16 * 1024, 0x20),
-      Buffer.from('\r\n'),
-    ]);
-    for (let i = 0; i < 7; i++) await raw.write(chunk);
+    const raw = await chunkedPost(url, 7);
     const [refused] = await raw.answers(1);
     assert.equal(refused?.status, 413);
     // Its rest is still being dropped (no last chunk yet); the same key may hold 60 KiB more.
