@@ -98,6 +98,10 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
   const maxUnreadBodyBytes = options.maxUnreadBodyBytes ?? defaultMaxUnreadBodyBytes;
   const handler = (request: IncomingMessage, response: ServerResponse) => {
     response.once('finish', () => dropUnreadBody(request, maxUnreadBodyBytes));
+    // A body declared longer than what is dropped after an answer ends its connection: say so in
+    // the answer, so that a client does not send its next request on a connection about to close.
+    if (Number(request.headers['content-length'] ?? 0) > maxUnreadBodyBytes)
+      response.setHeader('Connection', 'close');
     // @hono/node-server passes a Host made of host-name characters straight through, so a
     // value no URL can hold (999.1.1.1, 1.2.3.4.5, xn--zz) failed later, inside the app, as a
     // 500. Refuse it here like any other bad Host.
