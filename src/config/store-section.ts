@@ -10,7 +10,7 @@
  * kind is `sqlite` is refused rather than ignored: it most likely means the
  * kind was forgotten, and running on the wrong store is not a fallback.
  */
-import { parsePostgresUrl } from '../store/postgres-url.ts';
+import { parsePostgresUrl, postgresTlsOf } from '../store/postgres-url.ts';
 import { asTable, type ConfigReader } from './reader.ts';
 import { type StoreEntry, storeSpec } from './schema.ts';
 import { readSecret, type SecretIo } from './secret-source.ts';
@@ -64,15 +64,9 @@ export function readStore(reader: ConfigReader, value: unknown, io: SecretIo | u
         'holds a password; remove it from the URL and put it in a file named by store.password_file, or in an environment variable named by store.password_env',
       );
     }
-    // The driver takes these as verify-full (and says so in a warning of its own on stderr):
-    // what libpq means by them, an unverified or a hostless check, it does not do.
-    const sslmode = urls.map((url) => url.searchParams.get('sslmode')).find((m) => m !== null);
-    if (sslmode === 'prefer' || sslmode === 'require' || sslmode === 'verify-ca') {
-      reader.problem(
-        'store.url',
-        `has sslmode=${sslmode}, which sepp's PostgreSQL driver checks as verify-full (the certificate and the host name); write sslmode=verify-full (with sslrootcert=FILE for a private CA) or sslmode=disable`,
-      );
-    }
+    // TLS that checks the server, or clearly none (postgresTlsOf says what the driver does).
+    const tls = urls.map((url) => postgresTlsOf(url.searchParams)).find((t) => t instanceof Error);
+    if (tls !== undefined) reader.problem('store.url', tls.message);
     if (urls.some((url) => url.hostname === '' || url.pathname.length <= 1)) {
       reader.problem(
         'store.url',

@@ -2,7 +2,7 @@
  * Settings that are allowed but risky. The server logs each at startup as a
  * warning (SPEC §8); none of them stops it.
  */
-import { parsePostgresUrl } from '../store/postgres-url.ts';
+import { parsePostgresUrl, postgresTlsOf } from '../store/postgres-url.ts';
 import { isLoopbackHost } from './listen-address.ts';
 import { tomlKey } from './reader.ts';
 import { serverSpec } from './schema.ts';
@@ -141,7 +141,7 @@ function hostsInClearText(url: string | null): string[] {
     .map((h) => new URL(h.url))
     .filter(
       (u) =>
-        u.searchParams.get('sslmode') !== 'verify-full' &&
+        postgresTlsOf(u.searchParams) === 'none' &&
         !(u.searchParams.get('host') ?? '').startsWith('/') &&
         !isLoopbackHost(u.hostname.replace(/^\[(.*)\]$/, '$1')),
     )

@@ -37,3 +37,45 @@ export function parsePostgresUrl(url: string): PostgresTarget | Error {
   const hosts = names.map((host) => ({ host, url: `${scheme}${userinfo}${host}${path}${query}` }));
   return { hosts, targetSessionAttrs: attrs };
 }
+
+/**
+ * What the `pg` driver does about TLS for one host's URL: `verified` (TLS checking the
+ * server's certificate and host name), `none`, or an Error for a form sepp refuses — TLS
+ * without that check, or a libpq word the driver reads otherwise than libpq. The driver
+ * (pg-connection-string, without `uselibpqcompat`) reads, in this order: any `sslmode` (only
+ * `disable` turns TLS off; `no-verify` drops the check; every other word is verify-full);
+ * else any of `sslrootcert`, `sslcert`, `sslkey` (verified TLS); else `ssl` (`true` or `1`:
+ * verified TLS, `0`: none, `no-verify`: unchecked TLS); else `sslnegotiation=direct` (TLS).
+ * The message completes "store.url …" and says what to write instead.
+ */
+export function postgresTlsOf(params: URLSearchParams): 'verified' | 'none' | Error {
+  const fix = 'write sslmode=verify-full (with sslrootcert=FILE for a private CA) or sslmode=disable';
+  const mode = params.get('sslmode');
+  if (mode === 'verify-full') return 'verified';
+  if (mode === 'disable') return 'none';
+  if (mode === 'no-verify') {
+    return new Error(
+      `has sslmode=no-verify, which turns TLS on without checking the server's certificate, so anyone on the path can pose as the database; ${fix}`,
+    );
+  }
+  if (mode === 'prefer' || mode === 'require' || mode === 'verify-ca') {
+    // What libpq means by them, an unverified or a hostless check, the driver does not do.
+    return new Error(
+      `has sslmode=${mode}, which sepp's PostgreSQL driver checks as verify-full (the certificate and the host name); ${fix}`,
+    );
+  }
+  if (mode !== null) return new Error(`has sslmode=${mode}, which is not a mode sepp reads; ${fix}`);
+  if (['sslrootcert', 'sslcert', 'sslkey'].some((p) => params.has(p))) return 'verified';
+  const ssl = params.get('ssl');
+  if (ssl === 'true' || ssl === '1') return 'verified';
+  if (ssl === '0') return 'none';
+  if (ssl === 'no-verify') {
+    return new Error(
+      `has ssl=no-verify, which turns TLS on without checking the server's certificate, so anyone on the path can pose as the database; ${fix}`,
+    );
+  }
+  if (ssl !== null) {
+    return new Error(`has ssl=${ssl}, which the driver reads as neither on nor off; ${fix}`);
+  }
+  return params.get('sslnegotiation') === 'direct' ? 'verified' : 'none';
+}

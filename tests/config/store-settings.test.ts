@@ -111,6 +111,19 @@ test('a PostgreSQL store needs a URL naming host and database, without a passwor
       '[store]\nkind = "postgres"\nurl = "postgres://sepp@db/sepp?sslmode=verify-full&sslrootcert=/etc/ca.pem"\n',
     ),
   );
+  // TLS without the certificate check, or a word the driver reads as neither on nor off, is refused.
+  for (const [query, said] of [
+    ['sslmode=no-verify', /sslmode=no-verify, which turns TLS on without checking the server's certificate/],
+    ['ssl=no-verify', /ssl=no-verify, which turns TLS on without checking/],
+    ['sslmode=allow', /sslmode=allow, which is not a mode sepp reads/],
+    ['ssl=false', /ssl=false, which the driver reads as neither on nor off/],
+  ] as const) {
+    assertProblem(
+      problemsOf(`[store]\nkind = "postgres"\nurl = "postgres://sepp@db/sepp?${query}"\n`),
+      'store.url',
+      said,
+    );
+  }
   assertProblem(problemsOf(pgToml('schema = "Sepp-1"\n')), 'store.schema', /lower-case letters/);
   assertProblem(problemsOf(pgToml('pool_size = 1\n')), 'store.pool_size', /2/);
   assertProblem(problemsOf(pgToml('max_waiting_reads = 0\n')), 'store.max_waiting_reads', /1/);
@@ -231,12 +244,20 @@ test('a PostgreSQL host reached over the network without sslmode=verify-full is 
     /to db-a:5432, db-b:5432 in clear text/,
     'sslmode=disable too, every host named',
   );
+  assert.equal(warned('postgres://sepp@db.example:5432/sepp?ssl=0').length, 1, 'ssl=0 is no TLS');
+
   for (const quiet of [
     'postgres://sepp@db.example:5432/sepp?sslmode=verify-full',
     'postgres://sepp@127.0.0.1:5432/sepp',
     'postgres://sepp@[::1]:5432/sepp',
     'postgres://sepp@localhost/sepp',
     'postgres://sepp@db.example/sepp?host=/var/run/postgresql',
+    // The driver takes these as verified TLS (pg-connection-string), as verify-full is.
+    'postgres://sepp@db.example:5432/sepp?ssl=true',
+    'postgres://sepp@db.example:5432/sepp?ssl=1',
+    'postgres://sepp@db.example:5432/sepp?sslrootcert=/etc/ca.pem',
+    'postgres://sepp@db.example:5432/sepp?ssl=0&sslrootcert=/etc/ca.pem',
+    'postgres://sepp@db.example:5432/sepp?sslnegotiation=direct',
   ]) {
     assert.deepEqual(warned(quiet), [], quiet);
   }
