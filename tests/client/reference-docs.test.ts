@@ -70,6 +70,14 @@ function methodsOf(file: string, name: string): string[] {
     .filter((m) => m !== 'constructor');
 }
 
+/** Public readonly fields of an exported class in an SDK source file. */
+function classFieldsOf(file: string, name: string): string[] {
+  const text = readFileSync(join(sdkDir, 'src', file), 'utf8');
+  const body = new RegExp(`export class ${name}\\b[^{]*\\{([\\s\\S]*?)\\n\\}`).exec(text)?.[1] ?? '';
+  assert.ok(body !== '', `${file} declares ${name}`);
+  return [...body.matchAll(/^ {2}readonly (\w+):/gm)].map((m) => m[1] ?? '');
+}
+
 describe('clients/typescript/REFERENCE.md', { timeout: 300_000 }, () => {
   let t: TestServer;
   let work = '';
@@ -164,6 +172,21 @@ describe('clients/typescript/REFERENCE.md', { timeout: 300_000 }, () => {
       }
     }
     assert.deepEqual(missing, [], 'REFERENCE.md names each of these');
+  });
+
+  test('its list of what a handler gets names every field of a leased job', () => {
+    const handlers = /\*\*Handlers\.\*\* A handler gets a `WorkerJob`: ([\s\S]*?)\n\n/.exec(reference)?.[1];
+    assert.ok(handlers, 'REFERENCE.md has the Handlers paragraph');
+    const fields = [...classFieldsOf('jobs.ts', 'LeasedJob'), ...classFieldsOf('worker-job.ts', 'WorkerJob')];
+    assert.ok(
+      fields.includes('batchId') && fields.includes('data'),
+      `found the fields: ${fields.join(', ')}`,
+    );
+    assert.deepEqual(
+      fields.filter((f) => !handlers.includes(`\`${f}\``)),
+      [],
+      'the Handlers paragraph names each field',
+    );
   });
 
   test('npm pack ships it, and every link of the README and the reference resolves in the package', () => {
