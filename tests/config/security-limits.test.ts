@@ -3,13 +3,14 @@
  * its key, default and whether a reload changes it. This holds the table to
  * the config schema: every key exists, its default is the schema's (a
  * `derived` default is one the schema leaves unset and computes), and its
- * "reload"/"restart" is what a reload does with it; and the table is not empty.
+ * "reload"/"restart" is what a reload does with it; the table is not empty; and it lists every
+ * server-wide setting named max_….
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { needsRestart } from '../../src/config/config-view.ts';
-import { sections, snakeCase } from '../../src/config/schema.ts';
+import { configKeys, sections, snakeCase } from '../../src/config/schema.ts';
 import { parseDurationMs, parseSizeBytes } from '../../src/config/units.ts';
 
 const text = readFileSync(new URL('../../SECURITY.md', import.meta.url), 'utf8');
@@ -68,6 +69,20 @@ test('every limit SECURITY.md names exists in the config schema with that defaul
     assert.equal(change, needsRestart(key) ? 'restart' : 'reload', `${key}: a reload's effect`);
   }
   assert.equal(new Set(rows.map((r) => r.key)).size, rows.length, 'each key once');
+});
+
+test('every server-wide max_ setting is in the table', () => {
+  const listed = new Set(limitRows().map((r) => r.key));
+  // A queue's and a schedule's own settings are listed once, under queue_defaults, or not at all.
+  const bounds = configKeys().filter(
+    (key) => !/^(queues|queue_defaults|schedules)\b/.test(key) && /\.max_\w+$/.test(key),
+  );
+  assert.ok(bounds.includes('store.max_waiting_reads'), `found the bounds: ${bounds.join(', ')}`);
+  assert.deepEqual(
+    bounds.filter((key) => !listed.has(key)),
+    [],
+    'SECURITY.md lists these',
+  );
 });
 
 test('the check refuses a key the schema does not have', () => {
