@@ -230,8 +230,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     // Made when a handler asks for it (a long-poll, a stream): most requests never do.
     let abort: AbortController | undefined;
     let release = () => {};
+    let leaveRead = () => {};
     res.once('close', () => {
       abort?.abort();
+      leaveRead();
       release();
       active--;
       if (active === 0) onIdle?.();
@@ -259,6 +261,11 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const caller = callerOf(keys, req, route, operation);
       const query = q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1));
       refuseUnknownQuery(route, query);
+      // A read counts toward its key's share of the store's read queue (engine/read-shares.ts),
+      // from before a scoped key's check of the job's queue, which reads the store too.
+      if (route.kind === 'json' && route.permission === 'read' && route.longPoll !== true) {
+        leaveRead = engine.enterRead(caller.name);
+      }
       /** The job a scoped caller's request names: its NOT_FOUND is answered as for another queue's. */
       let scopedJobId: string | undefined;
       if (caller.scope !== null && route.scope === 'job') {
@@ -282,15 +289,6 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         },
       };
       if (route.kind === 'json') {
-        // A read counts toward its key's share of the store's read queue (engine/read-shares.ts).
-        if (route.permission === 'read' && route.longPoll !== true) {
-          const leave = engine.enterRead(caller.name);
-          const previous = release;
-          release = () => {
-            leave();
-            previous();
-          };
-        }
         const hidden = scopedJobId;
         const value = await (hidden === undefined
           ? route.handle(request)

@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { SeppError } from '../../src/engine/errors.ts';
 import {
   apiKeyToml,
   credentials,
@@ -200,6 +201,35 @@ describe('HTTP access matrix', () => {
     });
     assert.equal(missing.status, 401);
     assert.match(missing.json.error.message, /Authorization: Bearer <key>/);
+  });
+
+  test("a scoped key's read of a job counts toward its read share before its scope check reads the job", async () => {
+    const engine = t.server.engine;
+    const enqueued = await apiCall<{ jobId: string }>(t.httpUrl, '/v1/jobs', {
+      key: keys.scopedProducer,
+      body: { queue: 'matrix-share', type: 't' },
+    });
+    const id = enqueued.json.jobId;
+    let jobReads = 0;
+    const getJob = engine.getJob;
+    const enterRead = engine.enterRead;
+    engine.getJob = (...args) => {
+      jobReads++;
+      return getJob.apply(engine, args);
+    };
+    engine.enterRead = () => {
+      throw new SeppError('resource_exhausted', 'its share is full');
+    };
+    try {
+      const answer = await apiCall(t.httpUrl, `/v1/jobs/${id}`, { key: keys.scopedWorker });
+      assert.equal(answer.status, 429, answer.text);
+      assert.equal(jobReads, 0, 'refused before the store was read');
+    } finally {
+      engine.getJob = getJob;
+      engine.enterRead = enterRead;
+    }
+    const served = await apiCall(t.httpUrl, `/v1/jobs/${id}`, { key: keys.scopedWorker });
+    assert.equal(served.status, 200, served.text);
   });
 
   test('a request without a valid key is refused at its headers: a 1 GiB body is never read', async () => {
