@@ -178,9 +178,20 @@ export const cancelResult: JsonSchema = {
   required: ['previousState', 'state'],
 };
 
+/**
+ * The jobs a request selects by id. No maxItems: the document is built at start, and a reload
+ * may change limits.max_batch_jobs, which the handlers read at each call.
+ */
+export const jobIdsProperty: JsonSchema = {
+  type: 'array',
+  items: str,
+  minItems: 1,
+  description: 'at most limits.max_batch_jobs',
+};
+
 export const jobIdsBody: JsonSchema = {
   type: 'object',
-  properties: { jobIds: { type: 'array', items: str, minItems: 1, maxItems: 1000 } },
+  properties: { jobIds: jobIdsProperty },
   required: ['jobIds'],
 };
 

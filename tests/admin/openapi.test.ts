@@ -52,3 +52,27 @@ test('every registered API route is in /api/openapi.json and every documented op
     admin.dispose();
   }
 });
+
+test('a list of job ids in the admin API says the live batch limit rather than a fixed maxItems', async () => {
+  const admin = await openTestAdmin();
+  try {
+    const doc = (await new TestClient(admin.app).get<OpenApiDoc>('/api/openapi.json')).body;
+    const jobIds: Record<string, unknown>[] = [];
+    const visit = (node: unknown): void => {
+      if (typeof node !== 'object' || node === null) return;
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'jobIds' && typeof value === 'object' && value !== null)
+          jobIds.push(value as Record<string, unknown>);
+        visit(value);
+      }
+    };
+    visit(doc);
+    assert.ok(jobIds.length >= 3, `${jobIds.length} jobIds properties`);
+    for (const property of jobIds) {
+      assert.equal(property.maxItems, undefined, 'a reload may change limits.max_batch_jobs');
+      assert.equal(property.description, 'at most limits.max_batch_jobs');
+    }
+  } finally {
+    admin.dispose();
+  }
+});

@@ -23,6 +23,7 @@ import type { SelectedJobsAction } from '../../engine/control/index.ts';
 import type { BulkAction, JobChanges, JobFilter } from '../../engine/control-types.ts';
 import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { DeadReason, JobState } from '../../engine/types.ts';
+import { jobIdsProperty } from '../job-schemas.ts';
 import {
   bad,
   type JsonObject,
@@ -215,10 +216,7 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
       'One write and one audit entry for all of `jobIds` (at most the batch limit). A job in a state the action does not apply to, or gone, is left as it is and counted in `skipped`.',
     body: {
       type: 'object',
-      properties: {
-        // No maxItems: the document is built at start, and a reload may change the limit.
-        jobIds: { type: 'array', items: str, minItems: 1, description: 'at most limits.max_batch_jobs' },
-      },
+      properties: { jobIds: jobIdsProperty },
       required: ['jobIds'],
     },
     response: {
