@@ -7,6 +7,7 @@
 import type { Context } from 'hono';
 import { holdsNul, nulRefusal } from '../engine/checks.ts';
 import { SeppError } from '../engine/errors.ts';
+import { pageSizeProblem } from '../engine/page-size.ts';
 import { AdminHttpError } from './http-errors.ts';
 
 export function bad(message: string): SeppError {
@@ -104,6 +105,16 @@ export function queryInteger(c: Context, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) throw bad(`${name} must be a whole number`);
   return Number(value);
+}
+
+/**
+ * A list's `limit` (its page size): none for 0 or absent, which the engine reads as the list's
+ * default; above limits.max_page_size is refused naming `limit` (the engine would say page_size).
+ */
+export function queryPageSize(c: Context, maxPageSize: number): number | undefined {
+  const size = queryInteger(c, 'limit');
+  if (size !== undefined && size > maxPageSize) throw bad(pageSizeProblem('limit', size, maxPageSize));
+  return size === 0 ? undefined : size;
 }
 
 export function queryChoice<T extends string>(

@@ -7,6 +7,7 @@
  * a page starts after the name, not at an offset.
  */
 import { SeppError } from './errors.ts';
+import { pageSizeOf } from './page-size.ts';
 import type { EngineLimits } from './settings.ts';
 
 /** Entries per page when the caller asks for none. */
@@ -26,14 +27,7 @@ const tags: Record<NameList, string> = { queues: 'q', schedules: 's', workers: '
 
 /** The page size asked for, checked against limits.max_page_size. */
 export function namePageSize(query: NamePageQuery, limits: Pick<EngineLimits, 'maxPageSize'>): number {
-  const size = query.pageSize === undefined || query.pageSize === 0 ? namePageDefault : query.pageSize;
-  if (!Number.isInteger(size) || size < 1 || size > limits.maxPageSize) {
-    throw new SeppError(
-      'invalid_argument',
-      `page_size is ${size}; it must be an integer from 1 to ${limits.maxPageSize} (limits.max_page_size)`,
-    );
-  }
-  return size;
+  return pageSizeOf(query.pageSize, namePageDefault, limits.maxPageSize);
 }
 
 /** The name the page starts after; null for the first page. */

@@ -90,8 +90,13 @@ test('listJobs refuses bad input with invalid_argument', async () => {
       assert.rejects(fn, (e: unknown) => e instanceof SeppError && e.code === 'invalid_argument');
     await bad(async () => await t.engine.listJobs({ queue: 'q', state: 'ready', cursor: 'nonsense' }));
     await bad(async () => await t.engine.listJobs({ queue: 'bad name', state: 'ready' }));
-    await bad(async () => await t.engine.listJobs({ queue: 'q', state: 'ready', pageSize: 0 }));
-    await bad(async () => await t.engine.listJobs({ queue: 'q', state: 'ready', pageSize: 100_000 }));
+    await bad(async () => await t.engine.listJobs({ queue: 'q', state: 'ready', pageSize: 1.5 }));
+    await assert.rejects(t.engine.listJobs({ queue: 'q', state: 'ready', pageSize: 100_000 }), {
+      message:
+        /^page_size is 100000; it must be an integer from 1 to \d+ \(limits\.max_page_size\), or 0 for the default$/,
+    });
+    // 0 is the default, as gRPC's unset page_size is.
+    assert.deepEqual((await t.engine.listJobs({ queue: 'q', state: 'ready', pageSize: 0 })).items, []);
     // A dead-letter cursor handed to the job list is refused, not misread.
     const page = await t.engine.listDeadLetterSummaries({ queue: 'q' });
     assert.equal(page.nextCursor, null);

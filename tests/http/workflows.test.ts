@@ -151,6 +151,12 @@ test('a batch: created, filled, ended by its last ack, its completion job enqueu
     const ack = await call(`/v1/jobs/${job.jobId}/ack`, { body: { attempt: job.attempt } });
     assert.equal(ack.status, 200, ack.text);
   }
+  const tooMany = await call('/v1/batches?pageSize=100000');
+  assert.equal(tooMany.status, 400, tooMany.text);
+  assert.equal(
+    tooMany.json.error.message,
+    `pageSize is 100000; it must be an integer from 1 to ${t.server.engine.limits.maxPageSize} (limits.max_page_size), or 0 for the default`,
+  );
   const ended = await call(`/v1/batches/${batchId}?membersLimit=1`);
   assert.equal(ended.status, 200, ended.text);
   assert.deepEqual([ended.json.batch.state, ended.json.batch.completed], ['ended', 2]);

@@ -6,7 +6,7 @@
 import { type ConfigEntry, roleFor, tomlKey } from '../../config/index.ts';
 import type { QueueInfo } from '../../engine/types.ts';
 import { queueView } from '../queue-view.ts';
-import { queryInteger, queryString } from '../request-input.ts';
+import { queryPageSize, queryString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 
@@ -26,7 +26,10 @@ export function auditConfigRoutes({ deps }: AdminServices): RouteSpec[] {
           schema: { type: 'string' },
         },
         cursor: { description: "the previous page's nextCursor", schema: { type: 'string' } },
-        limit: { description: 'page size, default 50, at most 1000', schema: { type: 'integer' } },
+        limit: {
+          description: 'page size: default 50 (none or 0), at most limits.max_page_size',
+          schema: { type: 'integer', minimum: 0 },
+        },
       },
       response: ref('AuditPage'),
       async handle(c) {
@@ -35,7 +38,7 @@ export function auditConfigRoutes({ deps }: AdminServices): RouteSpec[] {
           action: queryString(c, 'action', 256),
           target: queryString(c, 'target', 256),
           cursor: queryString(c, 'cursor'),
-          pageSize: queryInteger(c, 'limit'),
+          pageSize: queryPageSize(c, deps.engine.limits.maxPageSize),
         };
         const defined = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
         return c.json(await deps.engine.listAudit(defined));

@@ -6,7 +6,7 @@
 
 import type { BrowseState } from '../../engine/admin-types.ts';
 import { jobStates } from '../../engine/types.ts';
-import { bad, queryChoice, queryInteger, queryString } from '../request-input.ts';
+import { bad, queryChoice, queryInteger, queryPageSize, queryString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 import { listOrders } from './job-routes.ts';
@@ -91,7 +91,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
           schedule: queryString(c, 'schedule', 256),
           order: queryChoice(c, 'order', listOrders),
           cursor: queryString(c, 'cursor'),
-          pageSize: queryInteger(c, 'limit'),
+          pageSize: queryPageSize(c, engine.limits.maxPageSize),
         };
         const defined = Object.fromEntries(
           Object.entries(query).filter(([, v]) => v !== undefined && v !== ''),

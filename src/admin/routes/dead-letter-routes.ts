@@ -16,6 +16,7 @@ import {
   pathParam,
   queryChoice,
   queryInteger,
+  queryPageSize,
   queryString,
   readJsonObject,
   requiredString,
@@ -150,7 +151,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
         const reason = queryChoice(c, 'reason', deadReasons);
         const order = queryChoice(c, 'order', listOrders);
         const cursor = queryString(c, 'cursor');
-        const pageSize = queryInteger(c, 'limit');
+        const pageSize = queryPageSize(c, engine.limits.maxPageSize);
         const errorText = queryString(c, 'error', 1024);
         const enqueuedBeforeMs = queryInteger(c, 'enqueuedBeforeMs');
         if ((errorText !== undefined && errorText !== '') || enqueuedBeforeMs) {

@@ -18,7 +18,7 @@ import {
   optionalString,
   pathParam,
   queryChoice,
-  queryInteger,
+  queryPageSize,
   queryString,
   readJsonObject,
   requiredString,
@@ -36,8 +36,8 @@ export const pagingQuery: Readonly<Record<string, QueryParamDoc>> = {
   },
   cursor: { description: "the previous page's nextCursor", schema: { type: 'string' } },
   limit: {
-    description: 'page size, default 50, at most 1000',
-    schema: { type: 'integer', minimum: 1, maximum: 1000 },
+    description: 'page size: default 50 (none or 0), at most limits.max_page_size',
+    schema: { type: 'integer', minimum: 0 },
   },
 };
 
@@ -71,7 +71,7 @@ export function jobRoutes({ deps }: AdminServices): RouteSpec[] {
         const type = queryString(c, 'type', 256);
         const order = queryChoice(c, 'order', listOrders);
         const cursor = queryString(c, 'cursor');
-        const pageSize = queryInteger(c, 'limit');
+        const pageSize = queryPageSize(c, engine.limits.maxPageSize);
         const page = await engine.listJobs({
           queue: pathParam(c, 'queue'),
           state: queryChoice(c, 'state', jobStates) ?? 'ready',

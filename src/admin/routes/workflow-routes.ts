@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import { batchListQuery, batchStateFilter } from '../../api-schema/workflow.ts';
 import { roleFor } from '../../config/index.ts';
 import { normalizeJobId } from '../../engine/jobs/index.ts';
-import { bad, pathParam, queryInteger, queryString } from '../request-input.ts';
+import { bad, pathParam, queryInteger, queryPageSize, queryString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 import { jobIdParam } from './job-routes.ts';
@@ -92,7 +92,7 @@ export function workflowRoutes({ deps }: AdminServices): RouteSpec[] {
       async handle(c) {
         const owner = queryString(c, 'owner', 256);
         const cursor = queryString(c, 'cursor', 128);
-        const limit = queryInteger(c, 'limit');
+        const limit = queryPageSize(c, engine.limits.maxPageSize);
         const page = await engine.listBatches({
           ...batchStateFilter(queryString(c, 'state', 16)),
           ...(owner === undefined ? {} : { owner }),

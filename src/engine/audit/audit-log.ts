@@ -11,6 +11,7 @@ import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditEntry, AuditInput, AuditQuery } from '../admin-types.ts';
 import type { Clock } from '../clock.ts';
 import { SeppError } from '../errors.ts';
+import { pageSizeOf } from '../page-size.ts';
 import type { EngineLimits } from '../settings.ts';
 import type { Page } from '../types.ts';
 
@@ -46,14 +47,7 @@ export class AuditLog {
   }
 
   *list(view: StoreView, query: AuditQuery): Op<Page<AuditEntry>> {
-    const max = this.limits.maxPageSize;
-    const pageSize = query.pageSize ?? pageSizeDefault;
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > max) {
-      throw new SeppError(
-        'invalid_argument',
-        `page_size is ${pageSize}; it must be an integer from 1 to ${max} (limits.max_page_size)`,
-      );
-    }
+    const pageSize = pageSizeOf(query.pageSize, pageSizeDefault, this.limits.maxPageSize);
     const rows = yield* view.audit.page({
       actor: nonEmpty(query.actor),
       action: nonEmpty(query.action),

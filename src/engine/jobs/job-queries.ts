@@ -18,6 +18,7 @@ import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { shownEdge } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
+import { pageSizeOf } from '../page-size.ts';
 import type { DeadReason, JobInfo, JobState, Page } from '../types.ts';
 import { deadReasons, jobStates } from '../types.ts';
 import { jobInfoFromOutcome, jobInfoFromRow } from './job-rows.ts';
@@ -167,15 +168,7 @@ export class JobQueries {
   }
 
   private pageSize(requested: number | undefined): number {
-    const max = this.ctx.limits.maxPageSize;
-    const size = requested ?? pageSizeDefault;
-    if (!Number.isInteger(size) || size < 1 || size > max) {
-      throw new SeppError(
-        'invalid_argument',
-        `page_size is ${size}; it must be an integer from 1 to ${max} (limits.max_page_size)`,
-      );
-    }
-    return size;
+    return pageSizeOf(requested, pageSizeDefault, this.ctx.limits.maxPageSize);
   }
 
   private checkQueue(queue: string): void {

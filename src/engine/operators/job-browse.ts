@@ -26,6 +26,7 @@ import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import { summariesInOrder } from '../jobs/index.ts';
+import { pageSizeOf } from '../page-size.ts';
 import { scheduleFilter } from '../schedules/index.ts';
 import { jobStates } from '../types.ts';
 
@@ -94,13 +95,7 @@ export class JobBrowser {
     if (deadReason !== null && state !== 'dead') {
       throw new SeppError('invalid_argument', 'a dead reason filters dead letters: give state dead with it');
     }
-    const pageSize = query.pageSize ?? pageSizeDefault;
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > limits.maxPageSize) {
-      throw new SeppError(
-        'invalid_argument',
-        `page_size is ${pageSize}; it must be an integer from 1 to ${limits.maxPageSize} (limits.max_page_size)`,
-      );
-    }
+    const pageSize = pageSizeOf(query.pageSize, pageSizeDefault, limits.maxPageSize);
     const due = state === 'scheduled' || state === 'retrying';
     const prefix = query.typePrefix === '' ? undefined : query.typePrefix;
     const cursor = decodeCursor(query.cursor, due ? 'd' : 'e');
