@@ -11,11 +11,9 @@ import type { Clock } from './engine/clock.ts';
 import { removeStaleBackups } from './rpc/index.ts';
 import { defaultConnectTimeoutMs } from './store/postgres/connect.ts';
 import { type ConnectTarget, connectAdvice } from './store/postgres/connect-advice.ts';
-import { latestMigration as postgresSchemaVersion } from './store/postgres/migrate.ts';
 import { PostgresStore } from './store/postgres/postgres-store.ts';
 import { parsePostgresUrl } from './store/postgres-url.ts';
 import { DataDirError } from './store/sqlite/data-dir.ts';
-import { migrations as sqliteMigrations } from './store/sqlite/gen/migrations.ts';
 import { DataDirInUseError, SchemaTooNewError } from './store/sqlite/open.ts';
 import { openSqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
@@ -27,16 +25,6 @@ const refusalsLoggedEveryMs = 60_000;
 export class StoreStartupError extends Error {
   override name = 'StoreStartupError';
 }
-
-/**
- * The schema version each store is migrated to by this sepp (`sepp version --json`): an
- * operator compares it with the database's (`schema_migrations`) to know whether starting
- * this sepp will migrate (docs/upgrading.md).
- */
-export const schemaVersions: Readonly<{ sqlite: number; postgres: number }> = Object.freeze({
-  sqlite: sqliteMigrations.at(-1)?.version ?? 0,
-  postgres: postgresSchemaVersion,
-});
 
 export interface StoreDeps {
   logger: Logger;

@@ -5,11 +5,11 @@
  * (tests/cli/docs-commands.test.ts checks every `sepp …` line of the docs so).
  */
 import yargs, { type Argv } from 'yargs';
-import { schemaVersions } from '../app-store.ts';
 import { buildInfo } from '../build-info.ts';
 import { closestKey } from '../config/index.ts';
 import { runningAsSea, verifySeaAssets } from '../platform/sea-assets.ts';
 import { runStoreSelfTest } from '../platform/selftest.ts';
+import { schemaVersions } from '../store/schema-versions.ts';
 import { registerAdminCommands } from './commands/admin.ts';
 import { registerBackupCommand } from './commands/backup.ts';
 import { print } from './commands/connection.ts';
