@@ -160,6 +160,10 @@ export interface Batch {
    * without API keys, empty for one created in-process.
    */
   owner: string;
+  /**
+   * Whether the batch has an on_death job, enqueued once, when the first
+   * member dies (see first_dead_id and death_job_id).
+   */
   hasOnDeath: boolean;
   /** The member whose death was counted first; empty while none died. */
   firstDeadId: string;
