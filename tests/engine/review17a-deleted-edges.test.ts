@@ -1,9 +1,10 @@
 /**
- * review17a (failing on purpose): a job cancelled while its dependency ran keeps that edge
+ * review17a (a finding, mended): a job cancelled while its dependency ran keeps that edge
  * pending, shown `completed` once the dependency completes (dependencies/shown.ts). A bulk
- * delete of the completed dependency passes its delete on as a failure (release.ts
- * `releaseEnded`: `failed` is every outcome but `completed`), and `failToEnded` rewrites
- * that edge to `failed`: GetJob then says the dependency failed, though it completed.
+ * delete of the completed dependency passed its delete on as a failure (release.ts
+ * `releaseEnded`: `failed` is every outcome but `completed`), and `failToEnded` rewrote
+ * that edge to `failed`: GetJob then said the dependency failed, though it completed. Now the
+ * delete of a completed job resolves that edge `completed` (release.ts `passDeletionOn`).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * review17a (failing on purpose): a dead letter's id that PostgreSQL cannot hold as text (a
+ * review17a (a finding, mended): a dead letter's id that PostgreSQL cannot hold as text (a
  * NUL in it) reaches the store as given — the admin API passes ids that are no UUID through
  * (`normalizeJobId(id) ?? id`, "ids that are no UUID match nothing") — and PostgreSQL refuses
  * the statement (22021, no storage failure). SQLite matches nothing for such an id; on

@@ -170,7 +170,12 @@ export class DeadLetters {
       const deleted = yield* tx.deadLetters.delete({ queue, id });
       if (deleted === undefined) continue;
       yield* this.ctx.releaseKey(tx, queue, deleted.idempotency_key, deleted.id);
-      yield* this.ctx.jobDeleted(tx, { seq: deleted.seq, id: deleted.id, flags: deleted.dependency_flags });
+      yield* this.ctx.jobDeleted(tx, {
+        seq: deleted.seq,
+        id: deleted.id,
+        flags: deleted.dependency_flags,
+        state: 'dead',
+      });
       changed++;
     }
     yield* this.ctx.count(tx, queue, 'dead', action === 'requeue' ? 'ready' : null, changed);

@@ -185,11 +185,11 @@ export function prepareDependencyStatements(db: Preparer) {
       `UPDATE job_dependencies SET state = @state
         WHERE child_seq = @childSeq AND parent_id = @parentId AND state = 'pending'`,
     ),
-    // A failed job's pending edges to jobs that are not waiting (job_dependencies_pending), and a
+    // An ended job's pending edges to jobs that are not waiting (job_dependencies_pending), and a
     // cancelled waiting job's pending edges from failed ones (job_dependencies_pending_child).
-    failToEnded: db.prepare<[string]>(
-      `UPDATE job_dependencies SET state = 'failed'
-        WHERE parent_id = ? AND state = 'pending'
+    resolveToEnded: db.prepare<[{ parentId: string; state: string }]>(
+      `UPDATE job_dependencies SET state = @state
+        WHERE parent_id = @parentId AND state = 'pending'
           AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.seq = child_seq AND c.state = 'waiting')`,
     ),
     failFromFailed: db.prepare<[number]>(
@@ -444,8 +444,8 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     *resolve(p) {
       return sql.resolve.run(p).changes > 0;
     },
-    *failToEnded(parentId) {
-      sql.failToEnded.run(parentId);
+    *resolveToEnded(parentId, state) {
+      sql.resolveToEnded.run({ parentId, state });
     },
     *failFromFailed(childSeq) {
       sql.failFromFailed.run(childSeq);
