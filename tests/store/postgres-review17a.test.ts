@@ -40,3 +40,15 @@ test('a dead letter id with a NUL matches nothing on PostgreSQL, as on SQLite', 
   assert.equal(await outcome(engine.deadLettersWaitedOn(selection)), 'answered {"waiting":0,"more":false}');
   assert.equal(await outcome(engine.deleteDeadLetters(selection)), 'answered 0');
 });
+
+test('a job id PostgreSQL cannot hold as text is invalid_argument, not internal', async () => {
+  const store = new PostgresStore(postgres.cluster.storeOptions(postgres.database, 'review17a_ids'));
+  const engine = await Engine.open(store, defaultEngineOptions(), { clock: new FakeClock() });
+  engines.push(engine);
+  // A read (GetJob by an id no protocol checks) and a write (ids chosen in the admin API, passed on as given).
+  assert.equal(await outcome(engine.getJob('a\u0000b')), 'refused invalid_argument');
+  assert.equal(await outcome(engine.changeSelectedJobs('cancel', ['a\u0000b'])), 'refused invalid_argument');
+  // The store goes on: the failed unit took nothing else with it.
+  const { jobId } = await engine.enqueue({ queue: 'q', type: 't', payload: new Uint8Array() });
+  assert.equal((await engine.getJob(jobId)).state, 'ready');
+});

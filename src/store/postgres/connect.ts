@@ -7,7 +7,7 @@
  */
 import pg, { type QueryResult } from 'pg';
 import { parsePostgresUrl } from '../postgres-url.ts';
-import { StorageFailure } from '../store.ts';
+import { StorageFailure, TextRefused } from '../store.ts';
 import type { Connection, Statement, WriteTransaction } from './sql.ts';
 
 export interface PostgresConnectOptions {
@@ -152,6 +152,25 @@ function isStorageError(error: unknown): boolean {
   return state === undefined || storageClasses.has(state.slice(0, 2)) || storageStates.has(state);
 }
 
+/**
+ * SQLSTATEs that mean a text of the request cannot be stored: 22021 (character_not_in_repertoire:
+ * a NUL in a text, or bytes that are no UTF-8) and 22P05 (untranslatable_character: a \u0000 in
+ * JSON). SQLite keeps such a text, or matches nothing with it; PostgreSQL refuses the statement.
+ */
+const refusedTextStates = new Set(['22021', '22P05']);
+
+/** A driver's error as the Store interface reports it: a storage failure, a refused text, or itself. */
+function storeError(error: unknown): unknown {
+  if (isStorageError(error)) return storageFailure(error);
+  const state = sqlState(error);
+  if (state === undefined || !refusedTextStates.has(state)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new TextRefused(
+    `PostgreSQL cannot store a text of the request (${message}): a NUL character (\\0) or one the database's encoding cannot hold; leave it out`,
+    { cause: error },
+  );
+}
+
 /** A failure of the storage as the Store interface reports it; the message names no secret. */
 export function storageFailure(cause: unknown): StorageFailure {
   if (cause instanceof StorageFailure) return cause;
@@ -254,7 +273,7 @@ export function connectionOf(
     const query: pg.QueryConfig = { name: s.name, text: s.text, values: values.map(parameter) };
     if (s.rowMode === 'array') (query as pg.QueryArrayConfig).rowMode = 'array';
     return client.query(query).catch((error: unknown) => {
-      throw isStorageError(error) ? storageFailure(error) : error;
+      throw storeError(error);
     });
   };
   const connection: Connection = {
