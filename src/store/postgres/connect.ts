@@ -95,17 +95,24 @@ export async function connectPostgres(
  * sends `options` or `statement_timeout` in its startup packet ("unsupported startup
  * parameter"), even in session mode (docs/postgres.md, "Sizing").
  *
- * The same timeout bounds how long a transaction of this session may sit idle: a server
- * frozen in the middle of one (SIGSTOP, a paused VM, a debugger) held the rows it had locked
- * — jobs picked by a lease not yet committed, leases being settled — and every other server
- * skipped them (`SKIP LOCKED`) for as long as it stayed frozen. PostgreSQL now ends such a
- * session and rolls its transaction back; sepp's own transactions are never idle for more
- * than the time between two of their statements.
+ * The same timeout, but never less than `idleInTransactionFloorMs`, bounds how long a
+ * transaction of this session may sit idle: a server frozen in the middle of one (SIGSTOP, a
+ * paused VM, a debugger) held the rows it had locked — jobs picked by a lease not yet
+ * committed, leases being settled — and every other server skipped them (`SKIP LOCKED`) for
+ * as long as it stayed frozen. PostgreSQL now ends such a session and rolls its transaction
+ * back. sepp's own transactions are idle only between two of their statements, but that gap
+ * is the event loop's: a stall of the process (a long garbage collection, a busy loop, a
+ * machine swapping) would end a healthy session — and fail its whole batch — if a small
+ * statement timeout (down to 100 ms) bounded it too; hence the floor.
  */
 function sessionSettings(options: PostgresConnectOptions): string {
   const timeoutMs = Math.trunc(options.statementTimeoutMs);
-  return `SET search_path = ${schemaIdentifier(options.schema)}; SET statement_timeout = ${timeoutMs}; SET idle_in_transaction_session_timeout = ${timeoutMs}`;
+  const idleMs = Math.max(timeoutMs, idleInTransactionFloorMs);
+  return `SET search_path = ${schemaIdentifier(options.schema)}; SET statement_timeout = ${timeoutMs}; SET idle_in_transaction_session_timeout = ${idleMs}`;
 }
+
+/** The least idle_in_transaction_session_timeout a session is given (sessionSettings). */
+const idleInTransactionFloorMs = 10_000;
 
 /** A new client of a single-host URL, not yet connected; its errors while idle are handed to `onError`. */
 function newClient(options: PostgresConnectOptions, onError: (error: Error) => void): pg.Client {
