@@ -290,8 +290,9 @@ export interface Dependencies extends DependencyReads {
   /**
    * Keeps jobs whose failure is still to pass on to the jobs waiting on them
    * (schema/0027_dependency_failures.sql): a unit passes failures on to a bounded number of
-   * jobs and leaves the rest to maintenance (engine/dependencies/failures.ts). A job kept
-   * already is kept once.
+   * jobs and leaves the rest to maintenance (engine/dependencies/failures.ts). Only a job with
+   * a pending edge from it is kept (one probe of the pending edges from it); a job kept already
+   * is kept once.
    */
   keepFailures(jobIds: readonly string[]): Op<void>;
   /**

@@ -257,9 +257,15 @@ const anyPending = statement(
 );
 const release = statement("UPDATE jobs SET state = $2 WHERE seq = $1 AND state = 'waiting'");
 const forget = statement('DELETE FROM job_dependencies WHERE child_seq = $1');
-/** Jobs $1 whose failure a unit left to maintenance (engine/dependencies/failures.ts). */
+/**
+ * Jobs $1 whose failure a unit left to maintenance (engine/dependencies/failures.ts), those with
+ * a pending edge from them: one probe of job_dependencies_pending each.
+ */
 const keepFailures = statement(
-  'INSERT INTO dependency_failures (job_id) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING',
+  `INSERT INTO dependency_failures (job_id)
+   SELECT k.id FROM unnest($1::text[]) AS k(id)
+    WHERE EXISTS (SELECT 1 FROM job_dependencies d WHERE d.parent_id = k.id AND d.state = 'pending')
+   ON CONFLICT DO NOTHING`,
 );
 /**
  * Up to $1 kept jobs, oldest id first, taken (deleted) with their state now: rows another
