@@ -6,7 +6,12 @@
 -- NULL for every other job (nullable without a default: adding it rewrites no row). The sweep of
 -- an ended batch leaves it (GetJob still reads batch_members, and names no swept batch).
 -- Members stored before this migration get it from batch_members: found through the `id`
--- index, one probe per member row, no scan of the jobs.
+-- index, one probe per member row, no scan of the jobs. Only those a lease can still take
+-- (scheduled, ready, waiting, leased, or dead: a requeue leases it again) are rewritten: the
+-- migration holds the write lock while it runs, and the completed and cancelled members —
+-- most of them, on a busy server — have had their last lease (GetJob names their batch from
+-- batch_members; one requeued by a bulk requeue later leases without it).
 ALTER TABLE jobs ADD COLUMN batch_id TEXT;
 UPDATE jobs SET batch_id = (SELECT m.batch_id FROM batch_members m WHERE m.job_id = jobs.id)
- WHERE id IN (SELECT job_id FROM batch_members);
+ WHERE id IN (SELECT job_id FROM batch_members)
+   AND state IN ('scheduled', 'ready', 'waiting', 'leased', 'dead');

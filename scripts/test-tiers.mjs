@@ -129,6 +129,7 @@ export const systemTier = {
   'tests/store/postgres-dependents.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-batch-owners.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-batch-death.test.ts': 'a PostgreSQL cluster (postgresql-15)',
+  'tests/store/postgres-review17a.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-serve.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-server-kill.test.ts':
     'bundle: two server processes on a PostgreSQL cluster, one killed with -9 (postgresql-15)',

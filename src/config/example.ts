@@ -111,7 +111,7 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # max_waiting_reads_per_key = 100
 
 # A statement running longer than this is cancelled, and a transaction idle
-# longer (a frozen server) is ended by PostgreSQL (100ms to 1h).
+# longer, but at least 10s (a frozen server), is ended by PostgreSQL (100ms to 1h).
 # statement_timeout_ms = "30s"
 
 # The PostgreSQL schema of sepp's tables, created and migrated at start.

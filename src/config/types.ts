@@ -189,7 +189,7 @@ export interface StoreConfig {
   readonly maxWaitingReads: number;
   /** Read calls one API key may have in flight while reads wait; one more is refused (RESOURCE_EXHAUSTED, 429). */
   readonly maxWaitingReadsPerKey: number;
-  /** A statement running longer than this is cancelled (PostgreSQL's statement_timeout), and so is a transaction idle longer (idle_in_transaction_session_timeout). */
+  /** A statement running longer than this is cancelled (PostgreSQL's statement_timeout), and so is a transaction idle longer, but at least 10 s (idle_in_transaction_session_timeout). */
   readonly statementTimeoutMs: number;
   /** The PostgreSQL schema holding sepp's tables, created and migrated at start. */
   readonly schema: string;

@@ -17,6 +17,15 @@ import type { JobEvent, JobState } from './types.ts';
 /** How a job ended, for what waits on it: completed, or dead (also expired), or cancelled. */
 export type JobEnd = 'completed' | 'dead' | 'cancelled';
 
+/** A job deleted in a unit, read before its delete: `state` is the one it was deleted in. */
+export interface DeletedJob {
+  seq: number;
+  id: string;
+  /** Its dependency_flags. */
+  flags: number;
+  state: JobState;
+}
+
 export interface EngineContext {
   readonly store: Store;
   /**
@@ -96,9 +105,11 @@ export interface EngineContext {
    * A job that takes part in a workflow (its `dependency_flags` are not 0) was deleted in `tx`,
    * after its end (if it had not ended, `jobEnded` first): its edges and its count of dependents
    * go with it, and the jobs still waiting on it are cancelled, whatever their policy
-   * (dependencies/release.ts: no requeue could release them now). Call it once per deleted job.
+   * (dependencies/release.ts: no requeue could release them now). A completed job has no job
+   * waiting on it: only the edges of jobs cancelled before it completed are resolved, completed.
+   * `state` is the deleted row's. Call it once per deleted job.
    */
-  jobDeleted(tx: StoreTx, job: { seq: number; id: string; flags: number }): Op<void>;
+  jobDeleted(tx: StoreTx, job: DeletedJob): Op<void>;
   /**
    * Tells the store how durable the unit's commit must be for a change to `queue`
    * (its `durability` setting). `count` does it for every change of state; changes

@@ -26,6 +26,7 @@ import {
   DependencyFailures,
   DependencyQueues,
   forgetDeletedJob,
+  passDeletionOn,
   passOnFailures,
   releaseDependents,
 } from './dependencies/index.ts';
@@ -266,7 +267,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     },
     *jobDeleted(tx, job) {
       yield* forgetDeletedJob(tx, job);
-      if (dependedOn(job.flags)) yield* releaseDependents(context!, tx, job.id, 'deleted', failures);
+      if (dependedOn(job.flags)) yield* passDeletionOn(context!, tx, job, failures);
     },
   });
   context = ctx;

@@ -1,3 +1,5 @@
+import { TextRefused } from '../store/store.ts';
+
 /**
  * The one error type of the product. Every layer throws or normalises to a
  * SeppError; the rpc layer maps `code` to a gRPC status and the admin layer to
@@ -96,6 +98,8 @@ export const rejectionCode: Record<RejectionReason, SeppErrorCode> = {
 /** Normalises anything thrown into a SeppError; unknown failures become `internal`. */
 export function toSeppError(thrown: unknown): SeppError {
   if (thrown instanceof SeppError) return thrown;
+  if (thrown instanceof TextRefused)
+    return new SeppError('invalid_argument', thrown.message, { cause: thrown });
   const message = thrown instanceof Error ? thrown.message : String(thrown);
   return new SeppError('internal', `internal error: ${message}`, { cause: thrown });
 }

@@ -259,11 +259,13 @@ export interface Dependencies extends DependencyReads {
   /** Resolves the edge parent → child if it is pending; returns whether it was. */
   resolve(p: { parentId: string; childSeq: number; state: 'completed' | 'failed' }): Op<boolean>;
   /**
-   * Resolves as failed the pending edges from `parentId`, which just failed, to jobs no longer
-   * waiting (cancelled before it ended): what they waited on failed, whoever ended first. Edges
-   * to waiting jobs are the release's (`pendingChildren`, `resolve`: their policy decides).
+   * Resolves as `state` the pending edges from `parentId` to jobs no longer waiting (cancelled
+   * before it ended): `failed` when it just failed — what they waited on failed, whoever ended
+   * first; `completed` when it completed and is being deleted — its edges then no longer show
+   * completed through it (dependencies/shown.ts). Edges to waiting jobs are the release's
+   * (`pendingChildren`, `resolve`: their policy decides).
    */
-  failToEnded(parentId: string): Op<void>;
+  resolveToEnded(parentId: string, state: 'completed' | 'failed'): Op<void>;
   /**
    * Resolves as failed the pending edges of the waiting job `childSeq`, being cancelled, from
    * jobs that failed already (dead or cancelled: the `wait` policy kept it waiting on them).
@@ -288,8 +290,9 @@ export interface Dependencies extends DependencyReads {
   /**
    * Keeps jobs whose failure is still to pass on to the jobs waiting on them
    * (schema/0027_dependency_failures.sql): a unit passes failures on to a bounded number of
-   * jobs and leaves the rest to maintenance (engine/dependencies/failures.ts). A job kept
-   * already is kept once.
+   * jobs and leaves the rest to maintenance (engine/dependencies/failures.ts). Only a job with
+   * a pending edge from it is kept (one probe of the pending edges from it); a job kept already
+   * is kept once.
    */
   keepFailures(jobIds: readonly string[]): Op<void>;
   /**

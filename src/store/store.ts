@@ -128,6 +128,15 @@ export class StorageFailure extends Error {
 }
 
 /**
+ * A text the request gave that the storage cannot hold (PostgreSQL: a NUL character, or one
+ * the database's encoding has not): the request's fault, not the storage's, and nothing was
+ * written. The engine answers it as invalid_argument.
+ */
+export class TextRefused extends Error {
+  override name = 'TextRefused';
+}
+
+/**
  * A read refused at once, before it waited: every read connection is busy and as many reads
  * as the store lets wait for one wait already (the PostgreSQL store's `store.max_waiting_reads`).
  * Nothing was read; the same read may work a moment later.

@@ -11,6 +11,7 @@ import {
   chain,
   countsOf,
   fail,
+  flowCancelKeepsNone,
   passes,
   type Subject,
 } from '../helpers/dependency-failures.ts';
@@ -51,6 +52,10 @@ async function sqliteSubject(dataDir?: string): Promise<SqliteSubject> {
 
 test('a chain cancelled by its first job failing is cancelled a bounded part per unit', async () => {
   await boundedCascade(() => sqliteSubject(), 'chain');
+});
+
+test('a big cancelFlow keeps none of its jobs for maintenance: nothing waits on them', async () => {
+  await flowCancelKeepsNone(() => sqliteSubject(), 'flowchain');
 });
 
 test('a kept job requeued before the pass runs again: its failure is not passed on', async () => {

@@ -122,3 +122,24 @@ export async function boundedCascade(open: () => Promise<Subject>, queue: string
     await s.close();
   }
 }
+
+/**
+ * A chain cancelled with its flow (cancelFlow, newest job first): its unit spends its bound
+ * long before the chain's end, but each job it reaches after has its edges to the jobs
+ * cancelled before it resolved `failed` at once, and nothing waits on it any more: none is
+ * kept for maintenance, and every edge of the flow says `failed` without a pass.
+ */
+export async function flowCancelKeepsNone(open: () => Promise<Subject>, queue: string): Promise<void> {
+  const s = await open();
+  try {
+    const head = await chain(s.engine, `${queue}-head`, queue);
+    const result = await s.engine.cancelFlow(head);
+    assert.equal(result.cancelled, chainJobs + 1);
+    assert.equal(await s.kept(), 0, 'no job of the flow is kept for maintenance');
+    const flow = await s.engine.getFlow(head);
+    assert.equal(flow.edges.length, chainJobs);
+    assert.deepEqual([...new Set(flow.edges.map((edge) => edge.state))], ['failed']);
+  } finally {
+    await s.close();
+  }
+}

@@ -105,7 +105,7 @@ test('0022 on a database with edges: pending edges found through the parent inde
   }
 });
 
-test('0030 on a database with batch members: each member gets its batch id, by the id index; other jobs none', () => {
+test('0030 on a database with batch members: each a lease can take gets its batch id, by the id index; others none', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sepp-migrate-'));
   const db = new Database(join(dir, 'sepp.db'));
   try {
@@ -115,18 +115,21 @@ test('0030 on a database with batch members: each member gets its batch id, by t
     db.exec("INSERT INTO queues (name, created_at_ms) VALUES ('q', 1)");
     const insert = db.prepare(
       `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, max_attempts, enqueued_at_ms, run_at_ms, dependency_flags)
-       VALUES (?, 'q', 't', 'ready', 0, x'00', 'x', 1, 1, 1, ?)`,
+       VALUES (?, 'q', 't', ?, 0, x'00', 'x', 1, 1, 1, ?)`,
     );
-    insert.run('plain', 0);
-    insert.run('member-1', 4);
-    insert.run('member-2', 4);
+    insert.run('plain', 'ready', 0);
+    insert.run('member-1', 'ready', 4);
+    insert.run('member-2', 'dead', 4);
+    // Its lease is over: the migration leaves its row alone.
+    insert.run('member-done', 'completed', 4);
     db.exec(`INSERT INTO batches (id, state, created_at_ms, members, pending) VALUES ('b1', 'sealed', 1, 1, 1), ('b2', 'open', 1, 2, 1);
              INSERT INTO batch_members (job_id, batch_id, position) VALUES ('member-1', 'b1', 0), ('member-2', 'b2', 0),
-               ('swept-job', 'b2', 1)`);
+               ('member-done', 'b2', 1), ('swept-job', 'b2', 2)`);
     migrate(db);
     assert.deepEqual(db.prepare('SELECT id, batch_id FROM jobs ORDER BY id').all(), [
       { id: 'member-1', batch_id: 'b1' },
       { id: 'member-2', batch_id: 'b2' },
+      { id: 'member-done', batch_id: null },
       { id: 'plain', batch_id: null },
     ]);
     assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');

@@ -71,7 +71,7 @@ test('two servers sweep ended batches at once: every row goes once, members neve
   }
 });
 
-test('migration 0016 on a schema with batch members: each gets its batch id, its lease carries it', async () => {
+test('migration 0016 on a schema with batch members: each a lease can take gets its batch id, its lease carries it', async () => {
   const schema = 'batchids';
   const options = postgres.cluster.storeOptions(postgres.database, schema);
   const open = () =>
@@ -83,8 +83,13 @@ test('migration 0016 on a schema with batch members: each gets its batch id, its
   await client.connect();
   try {
     const member = { queue: 'bi', type: 'm', payload: new Uint8Array() };
-    const { batch } = await engine.createBatch({ jobs: [member, member] });
+    const { batch, results } = await engine.createBatch({ jobs: [member, member, member] });
     const plain = await engine.enqueue(member);
+    // A member whose lease is over (cancelled): the migration leaves its row alone.
+    const third = results[2];
+    assert.ok(third?.ok);
+    const cancelled = third.jobId;
+    await engine.cancel(cancelled);
     await engine.close();
     // The jobs as they were before the migration (no column), then its SQL as the migration runs it.
     await client.query(`ALTER TABLE ${schema}.jobs DROP COLUMN batch_id`);
@@ -96,6 +101,8 @@ test('migration 0016 on a schema with batch members: each gets its batch id, its
     const leased = await engine.reserve({ queues: ['bi'], maxJobs: 10 });
     assert.deepEqual(leased.map((j) => j.batchId).sort(), [batch.id, batch.id, null].sort());
     assert.equal(leased.find((j) => j.id === plain.jobId)?.batchId, null);
+    const kept = await client.query(`SELECT batch_id FROM ${schema}.jobs WHERE id = $1`, [cancelled]);
+    assert.deepEqual(kept.rows, [{ batch_id: null }]);
   } finally {
     await client.end();
     await engine.close();

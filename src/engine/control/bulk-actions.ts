@@ -71,7 +71,7 @@ export class BulkActions {
         for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
         this.ctx.emit(tx, { kind: 'cancelled', queue, count: rows.length });
         this.recordEnded(tx, queue, state, rows);
-        yield* this.passEndsOn(tx, rows, { ended: true, deleted: false });
+        yield* this.passEndsOn(tx, rows, { state, ended: true, deleted: false });
         return changed(rows.length);
       }
       case 'update': {
@@ -103,7 +103,7 @@ export class BulkActions {
           this.ctx.emit(tx, { kind: 'purged', queue, count: rows.length });
           this.recordEnded(tx, queue, state, rows);
         }
-        yield* this.passEndsOn(tx, rows, { ended: unended, deleted: true });
+        yield* this.passEndsOn(tx, rows, { state, ended: unended, deleted: true });
         return changed(rows.length);
       }
     }
@@ -113,19 +113,19 @@ export class BulkActions {
    * Jobs in workflows that a bulk cancel or delete ended (`ended`) pass their end on, as a cancel
    * by id does: what waits on them goes on by its policy, their batch counts them cancelled. A
    * deleted job takes its edges and its count of dependents with it (`deleted`), as the retention
-   * sweep does, and what still waits on it is cancelled (EngineContext.jobDeleted).
+   * sweep does, and what still waits on it is cancelled (EngineContext.jobDeleted). `state`: the rows'.
    */
   private *passEndsOn(
     tx: StoreTx,
     rows: readonly BulkEndedRow[],
-    how: { ended: boolean; deleted: boolean },
+    how: { state: JobState; ended: boolean; deleted: boolean },
   ): Op<void> {
     for (const row of rows) {
       const flags = row.dependency_flags ?? 0;
       if (flags === 0) continue;
       if (how.ended) yield* this.ctx.jobEnded(tx, { id: row.id, flags }, 'cancelled');
       if (how.deleted && row.seq !== undefined)
-        yield* this.ctx.jobDeleted(tx, { seq: row.seq, id: row.id, flags });
+        yield* this.ctx.jobDeleted(tx, { seq: row.seq, id: row.id, flags, state: how.state });
     }
   }
 

@@ -54,6 +54,14 @@ function checkJobIds(ctx: EngineContext, jobIds: readonly string[]): void {
   }
 }
 
+/**
+ * The ids that can match a job: one with a NUL in it cannot (no job id holds one), and
+ * PostgreSQL would refuse it as text (22021) — it matches nothing, as on SQLite.
+ */
+function matchable(jobIds: readonly string[]): readonly string[] {
+  return jobIds.some((id) => id.includes('\0')) ? jobIds.filter((id) => !id.includes('\0')) : jobIds;
+}
+
 function missing(queue: string): SeppError {
   return new SeppError(
     'not_found',
@@ -121,8 +129,9 @@ export class DeadLetters {
     yield* requireQueue(this.ctx, view, queue);
     checkJobIds(this.ctx, jobIds);
     const deps = view.dependencies;
-    if (deps === undefined || jobIds.length === 0) return { waiting: 0, more: false };
-    const counted = yield* deps.waitingOnDead({ queue, ids: jobIds, limit: waitingCounted + 1 });
+    const ids = matchable(jobIds);
+    if (deps === undefined || ids.length === 0) return { waiting: 0, more: false };
+    const counted = yield* deps.waitingOnDead({ queue, ids, limit: waitingCounted + 1 });
     return { waiting: Math.min(counted, waitingCounted), more: counted > waitingCounted };
   }
 
@@ -151,7 +160,7 @@ export class DeadLetters {
   ): Op<number> {
     let changed = 0;
     const nowMs = this.ctx.clock.nowMs();
-    for (const id of jobIds) {
+    for (const id of matchable(jobIds)) {
       if (action === 'requeue') {
         if (yield* tx.deadLetters.requeue({ queue, id, nowMs })) changed++;
         continue;
@@ -161,7 +170,12 @@ export class DeadLetters {
       const deleted = yield* tx.deadLetters.delete({ queue, id });
       if (deleted === undefined) continue;
       yield* this.ctx.releaseKey(tx, queue, deleted.idempotency_key, deleted.id);
-      yield* this.ctx.jobDeleted(tx, { seq: deleted.seq, id: deleted.id, flags: deleted.dependency_flags });
+      yield* this.ctx.jobDeleted(tx, {
+        seq: deleted.seq,
+        id: deleted.id,
+        flags: deleted.dependency_flags,
+        state: 'dead',
+      });
       changed++;
     }
     yield* this.ctx.count(tx, queue, 'dead', action === 'requeue' ? 'ready' : null, changed);

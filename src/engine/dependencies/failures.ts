@@ -57,10 +57,18 @@ export class DependencyFailures {
     return (this.visits.get(tx) ?? 0) >= failureVisitsPerUnit;
   }
 
-  /** Keeps `jobIds`, whose failure `tx` leaves to maintenance, and has a pass come after its commit. */
+  /**
+   * Keeps `jobIds`, whose failure `tx` leaves to maintenance, and has a pass come after its
+   * commit. Their edges to jobs no longer waiting (cancelled before them: a flow's cancel, newest
+   * first) say they failed at once, as the pass would make them say (release.ts), in a statement
+   * each that moves no job; a job left with no pending edge, which no waiting job waits on, is
+   * not kept (keepFailures): a big cancelFlow keeps none of its jobs.
+   */
   *keep(tx: StoreTx, jobIds: readonly string[]): Op<void> {
-    if (jobIds.length === 0 || tx.dependencies === undefined) return;
-    yield* tx.dependencies.keepFailures(jobIds);
+    const deps = tx.dependencies;
+    if (jobIds.length === 0 || deps === undefined) return;
+    for (const id of jobIds) yield* deps.resolveToEnded(id, 'failed');
+    yield* deps.keepFailures(jobIds);
     const nowMs = this.ctx.clock.nowMs();
     tx.afterCommit(() => {
       this.keptCommits++;

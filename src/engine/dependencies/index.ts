@@ -12,6 +12,11 @@ export {
 } from './edges.ts';
 export { DependencyFailures } from './failures.ts';
 export { DependencyQueues } from './queues.ts';
-export { passOnFailures, releaseDependents, releaseDependentsOfCompleted } from './release.ts';
+export {
+  passDeletionOn,
+  passOnFailures,
+  releaseDependents,
+  releaseDependentsOfCompleted,
+} from './release.ts';
 export { dependencyResultsOf } from './results.ts';
 export { shownEdge } from './shown.ts';

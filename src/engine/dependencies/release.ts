@@ -17,7 +17,7 @@ import {
 } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
-import type { EngineContext } from '../context.ts';
+import type { DeletedJob, EngineContext } from '../context.ts';
 import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
 import type { DependencyFailures } from './failures.ts';
@@ -115,8 +115,24 @@ function* releaseEnded(
     }
     // Jobs cancelled before it failed (by id, or by a flow's cancel, newest first): their edges
     // say it failed, as those of the jobs its failure cancelled here do.
-    if (failed) yield* deps.failToEnded(next.id);
+    if (failed) yield* deps.resolveToEnded(next.id, 'failed');
   }
+}
+
+/**
+ * The delete of a job others waited on, passed on: a completed one released what waited on it
+ * when it completed, so its delete only resolves, completed, the edges of the jobs cancelled
+ * before it completed (shown completed through it while it was kept: shown.ts); any other
+ * cancels what still waits on it (`releaseDependents`, `deleted`).
+ */
+export function* passDeletionOn(
+  ctx: EngineContext,
+  tx: StoreTx,
+  job: DeletedJob,
+  failures: DependencyFailures | undefined,
+): Op<void> {
+  if (job.state !== 'completed') yield* releaseDependents(ctx, tx, job.id, 'deleted', failures);
+  else if (tx.dependencies !== undefined) yield* tx.dependencies.resolveToEnded(job.id, 'completed');
 }
 
 /**

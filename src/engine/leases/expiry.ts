@@ -115,6 +115,6 @@ export class Expiry {
     if (flags === 0) return;
     yield* this.ctx.jobEnded(tx, { id: row.id, flags }, 'dead');
     // Deleted, it is gone for good: what its end left waiting (the `wait` policy) is cancelled.
-    if (deleted) yield* this.ctx.jobDeleted(tx, { seq: row.seq, id: row.id, flags });
+    if (deleted) yield* this.ctx.jobDeleted(tx, { seq: row.seq, id: row.id, flags, state: 'dead' });
   }
 }

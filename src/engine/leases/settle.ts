@@ -141,7 +141,12 @@ export class Settler {
     } else if (row!.dependency_flags !== 0) {
       // A job in a workflow (the one-statement ack leaves it alone): its edges go with it.
       yield* tx.jobs.delete(row!.seq);
-      yield* this.ctx.jobDeleted(tx, { seq: row!.seq, id: jobId, flags: row!.dependency_flags });
+      yield* this.ctx.jobDeleted(tx, {
+        seq: row!.seq,
+        id: jobId,
+        flags: row!.dependency_flags,
+        state: 'completed',
+      });
       yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
       if (this.ctx.outcomes.enabled) this.ctx.keepOutcome(tx, completedOutcome(ack, row!, clock.nowMs()));
     } else {

@@ -7,7 +7,7 @@
  */
 import pg, { type QueryResult } from 'pg';
 import { parsePostgresUrl } from '../postgres-url.ts';
-import { StorageFailure } from '../store.ts';
+import { StorageFailure, TextRefused } from '../store.ts';
 import type { Connection, Statement, WriteTransaction } from './sql.ts';
 
 export interface PostgresConnectOptions {
@@ -95,17 +95,24 @@ export async function connectPostgres(
  * sends `options` or `statement_timeout` in its startup packet ("unsupported startup
  * parameter"), even in session mode (docs/postgres.md, "Sizing").
  *
- * The same timeout bounds how long a transaction of this session may sit idle: a server
- * frozen in the middle of one (SIGSTOP, a paused VM, a debugger) held the rows it had locked
- * — jobs picked by a lease not yet committed, leases being settled — and every other server
- * skipped them (`SKIP LOCKED`) for as long as it stayed frozen. PostgreSQL now ends such a
- * session and rolls its transaction back; sepp's own transactions are never idle for more
- * than the time between two of their statements.
+ * The same timeout, but never less than `idleInTransactionFloorMs`, bounds how long a
+ * transaction of this session may sit idle: a server frozen in the middle of one (SIGSTOP, a
+ * paused VM, a debugger) held the rows it had locked — jobs picked by a lease not yet
+ * committed, leases being settled — and every other server skipped them (`SKIP LOCKED`) for
+ * as long as it stayed frozen. PostgreSQL now ends such a session and rolls its transaction
+ * back. sepp's own transactions are idle only between two of their statements, but that gap
+ * is the event loop's: a stall of the process (a long garbage collection, a busy loop, a
+ * machine swapping) would end a healthy session — and fail its whole batch — if a small
+ * statement timeout (down to 100 ms) bounded it too; hence the floor.
  */
 function sessionSettings(options: PostgresConnectOptions): string {
   const timeoutMs = Math.trunc(options.statementTimeoutMs);
-  return `SET search_path = ${schemaIdentifier(options.schema)}; SET statement_timeout = ${timeoutMs}; SET idle_in_transaction_session_timeout = ${timeoutMs}`;
+  const idleMs = Math.max(timeoutMs, idleInTransactionFloorMs);
+  return `SET search_path = ${schemaIdentifier(options.schema)}; SET statement_timeout = ${timeoutMs}; SET idle_in_transaction_session_timeout = ${idleMs}`;
 }
+
+/** The least idle_in_transaction_session_timeout a session is given (sessionSettings). */
+const idleInTransactionFloorMs = 10_000;
 
 /** A new client of a single-host URL, not yet connected; its errors while idle are handed to `onError`. */
 function newClient(options: PostgresConnectOptions, onError: (error: Error) => void): pg.Client {
@@ -150,6 +157,25 @@ function isStorageError(error: unknown): boolean {
   if (error instanceof StorageFailure) return true;
   const state = sqlState(error);
   return state === undefined || storageClasses.has(state.slice(0, 2)) || storageStates.has(state);
+}
+
+/**
+ * SQLSTATEs that mean a text of the request cannot be stored: 22021 (character_not_in_repertoire:
+ * a NUL in a text, or bytes that are no UTF-8) and 22P05 (untranslatable_character: a \u0000 in
+ * JSON). SQLite keeps such a text, or matches nothing with it; PostgreSQL refuses the statement.
+ */
+const refusedTextStates = new Set(['22021', '22P05']);
+
+/** A driver's error as the Store interface reports it: a storage failure, a refused text, or itself. */
+function storeError(error: unknown): unknown {
+  if (isStorageError(error)) return storageFailure(error);
+  const state = sqlState(error);
+  if (state === undefined || !refusedTextStates.has(state)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new TextRefused(
+    `PostgreSQL cannot store a text of the request (${message}): a NUL character (\\0) or one the database's encoding cannot hold; leave it out`,
+    { cause: error },
+  );
 }
 
 /** A failure of the storage as the Store interface reports it; the message names no secret. */
@@ -254,7 +280,7 @@ export function connectionOf(
     const query: pg.QueryConfig = { name: s.name, text: s.text, values: values.map(parameter) };
     if (s.rowMode === 'array') (query as pg.QueryArrayConfig).rowMode = 'array';
     return client.query(query).catch((error: unknown) => {
-      throw isStorageError(error) ? storageFailure(error) : error;
+      throw storeError(error);
     });
   };
   const connection: Connection = {

@@ -44,7 +44,7 @@
  *
  * Round trips: one statement per operation; the ones that take lists (`targets`, `add`'s
  * edges, `addMembers`) take them as arrays. What answers nothing (`add`, `release`,
- * `failToEnded`, `failFromFailed`, `markQueue`, `forget`, `forgetDependents`, `addMembers`, `setCompletion`) is sent ahead on the writer's
+ * `resolveToEnded`, `failFromFailed`, `markQueue`, `forget`, `forgetDependents`, `addMembers`, `setCompletion`) is sent ahead on the writer's
  * pipelined connection (sql.ts `sendAhead`): it travels with the next statement a unit
  * waits for, so a flow's edges and a fan-out's releases cost no round trip each. `resolve`
  * also answers whether the job has another pending edge, kept for the `anyPending` that
@@ -236,13 +236,14 @@ const releasedRow = (r: unknown[]): ReleasedRow => ({
   run_at_ms: r[6] as number,
 });
 /**
- * A failed job's pending edges to jobs that are not waiting, and a cancelled waiting job's
+ * An ended job's pending edges to jobs that are not waiting (failed; completed as it is
+ * deleted), and a cancelled waiting job's
  * pending edges from failed ones. Neither decides anything (no job moves): a unit on another
  * server cancelling the waiting job while this one fails the other, each before the other's
  * commit, leaves their edge pending, drawn as before.
  */
-const failToEnded = statement(
-  `UPDATE job_dependencies d SET state = 'failed'
+const resolveToEnded = statement(
+  `UPDATE job_dependencies d SET state = $2
     WHERE d.parent_id = $1 AND d.state = 'pending'
       AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.seq = d.child_seq AND c.state = 'waiting')`,
 );
@@ -256,9 +257,15 @@ const anyPending = statement(
 );
 const release = statement("UPDATE jobs SET state = $2 WHERE seq = $1 AND state = 'waiting'");
 const forget = statement('DELETE FROM job_dependencies WHERE child_seq = $1');
-/** Jobs $1 whose failure a unit left to maintenance (engine/dependencies/failures.ts). */
+/**
+ * Jobs $1 whose failure a unit left to maintenance (engine/dependencies/failures.ts), those with
+ * a pending edge from them: one probe of job_dependencies_pending each.
+ */
 const keepFailures = statement(
-  'INSERT INTO dependency_failures (job_id) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING',
+  `INSERT INTO dependency_failures (job_id)
+   SELECT k.id FROM unnest($1::text[]) AS k(id)
+    WHERE EXISTS (SELECT 1 FROM job_dependencies d WHERE d.parent_id = k.id AND d.state = 'pending')
+   ON CONFLICT DO NOTHING`,
 );
 /**
  * Up to $1 kept jobs, oldest id first, taken (deleted) with their state now: rows another
@@ -437,8 +444,8 @@ export function dependencyOps(c: Connection): Dependencies {
     *release(p) {
       yield* sendAhead(c, release, [p.seq, p.state]);
     },
-    *failToEnded(parentId) {
-      yield* sendAhead(c, failToEnded, [parentId]);
+    *resolveToEnded(parentId, state) {
+      yield* sendAhead(c, resolveToEnded, [parentId, state]);
     },
     *failFromFailed(childSeq) {
       yield* sendAhead(c, failFromFailed, [childSeq]);

@@ -26,6 +26,7 @@ import {
   type Store,
   type StoreDescription,
   type StoreView,
+  TextRefused,
   type WriteHooks,
   type WriteUnit,
 } from '../store.ts';
@@ -267,6 +268,7 @@ export class PostgresStore implements Store {
       this.readers.read(unit).catch((error: unknown) => {
         if (error instanceof StorageFailure) throw this.writer.hooks.commitFailed(storageFailure(error));
         if (error instanceof ReadsRefused) throw this.writer.hooks.readsRefused?.(error) ?? error;
+        if (error instanceof TextRefused) throw this.writer.hooks.unitFailed(error);
         throw error;
       }),
     );

@@ -185,11 +185,11 @@ export function prepareDependencyStatements(db: Preparer) {
       `UPDATE job_dependencies SET state = @state
         WHERE child_seq = @childSeq AND parent_id = @parentId AND state = 'pending'`,
     ),
-    // A failed job's pending edges to jobs that are not waiting (job_dependencies_pending), and a
+    // An ended job's pending edges to jobs that are not waiting (job_dependencies_pending), and a
     // cancelled waiting job's pending edges from failed ones (job_dependencies_pending_child).
-    failToEnded: db.prepare<[string]>(
-      `UPDATE job_dependencies SET state = 'failed'
-        WHERE parent_id = ? AND state = 'pending'
+    resolveToEnded: db.prepare<[{ parentId: string; state: string }]>(
+      `UPDATE job_dependencies SET state = @state
+        WHERE parent_id = @parentId AND state = 'pending'
           AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.seq = child_seq AND c.state = 'waiting')`,
     ),
     failFromFailed: db.prepare<[number]>(
@@ -228,7 +228,12 @@ export function prepareDependencyStatements(db: Preparer) {
     ),
     forget: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
     // Jobs whose failure a unit left to maintenance (engine/dependencies/failures.ts).
-    keepFailure: db.prepare<[string]>('INSERT OR IGNORE INTO dependency_failures (job_id) VALUES (?)'),
+    // Only a job with a pending edge from it: one probe of job_dependencies_parent.
+    keepFailure: db.prepare<[{ id: string }]>(
+      `INSERT OR IGNORE INTO dependency_failures (job_id) SELECT @id
+        WHERE EXISTS (SELECT 1 FROM job_dependencies INDEXED BY job_dependencies_parent
+                       WHERE parent_id = @id AND state = 'pending')`,
+    ),
     keptFailures: db.prepare<[number], KeptFailureRow>(
       `SELECT f.job_id AS id, j.state FROM dependency_failures f LEFT JOIN jobs j ON j.id = f.job_id
         ORDER BY f.job_id LIMIT ?`,
@@ -444,8 +449,8 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     *resolve(p) {
       return sql.resolve.run(p).changes > 0;
     },
-    *failToEnded(parentId) {
-      sql.failToEnded.run(parentId);
+    *resolveToEnded(parentId, state) {
+      sql.resolveToEnded.run({ parentId, state });
     },
     *failFromFailed(childSeq) {
       sql.failFromFailed.run(childSeq);
@@ -475,7 +480,7 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       sql.forget.run(childSeq);
     },
     *keepFailures(jobIds) {
-      for (const id of jobIds) sql.keepFailure.run(id);
+      for (const id of jobIds) sql.keepFailure.run({ id });
     },
     *takeFailures(limit) {
       const taken = sql.keptFailures.all(limit);

@@ -771,25 +771,37 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
-    name: 'dependencies: jobs whose failure is left to maintenance are kept once, taken oldest first with their state',
+    name: 'dependencies: jobs whose failure is left to maintenance are kept once (those with a pending edge), taken oldest first with their state',
     async run(h) {
       const { engine } = await h.engine();
+      // Each kept job has a job waiting on it (`wait`: the dead one's failure leaves it waiting).
       const dead = await add(engine);
+      await after(engine, [dead], 'wait');
       await kill(engine, dead);
       const later = await add(engine);
-      const swept = 'zz-swept-job';
+      await after(engine, [later]);
+      // A job gone since (deleted as forgetDeletedJob does, alone: its edge is left pending).
+      const gone = await add(engine, { queue: 'zz-gone' });
+      await after(engine, [gone]);
+      const { seq } = await engine.getJob(gone.id);
+      // No job waits on it: nothing is left to pass its failure to.
+      const alone = await add(engine);
       await h.store.write(function* (tx) {
-        yield* tx.dependencies!.keepFailures([swept, dead.id]);
+        yield* tx.jobs.delete(seq);
+        yield* tx.counts.adjust({ queue: gone.queue, from: 'ready', to: null, jobs: 1 });
+        yield* tx.dependencies!.forgetDependents(gone.id);
+        yield* tx.dependencies!.keepFailures([gone.id, dead.id, alone.id]);
         yield* tx.dependencies!.keepFailures([dead.id, later.id]);
       });
       const take = (limit: number) => h.store.write((tx) => tx.dependencies!.takeFailures(limit));
-      const first = [
+      const kept = [
         { id: dead.id, state: 'dead' },
         { id: later.id, state: 'ready' },
+        { id: gone.id, state: null },
       ].sort((a, b) => (a.id < b.id ? -1 : 1));
-      assert.deepEqual(await take(2), first);
-      assert.deepEqual(await take(10), [{ id: swept, state: null }], 'taken once; a swept job has no state');
-      assert.deepEqual(await take(10), []);
+      assert.deepEqual(await take(2), kept.slice(0, 2), 'oldest id first');
+      assert.deepEqual(await take(10), kept.slice(2), 'taken once; a job gone has no state');
+      assert.deepEqual(await take(10), [], 'the job nothing waits on was not kept');
     },
   },
   {
