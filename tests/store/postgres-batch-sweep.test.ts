@@ -71,16 +71,22 @@ test('two servers sweep ended batches at once: every row goes once, members neve
   }
 });
 
-test('migration 0016 on a schema with batch members: each a lease can take gets its batch id, its lease carries it', async () => {
+test('migrations 0016 and 0018 on a schema with batch members: each a lease can take gets its batch id, its lease carries it; readers of jobs go on while rows are filled', async () => {
   const schema = 'batchids';
   const options = postgres.cluster.storeOptions(postgres.database, schema);
   const open = () =>
     Engine.open(new PostgresStore(options), defaultEngineOptions(), { clock: new FakeClock() });
-  const step = migrations.find((m) => m.name.endsWith('_job_batch_id.sql'));
-  assert.ok(step, 'the migration is embedded');
+  // 0016 adds the column (ACCESS EXCLUSIVE on jobs to its commit), 0018 fills it.
+  const steps = migrations.filter((m) => m.name.includes('_job_batch_id'));
+  assert.deepEqual(
+    steps.map((m) => m.name),
+    ['0016_job_batch_id.sql', '0018_job_batch_id_fill.sql'],
+  );
   let engine = await open();
   const client = new pg.Client(postgres.cluster.connection(postgres.database));
+  const reader = new pg.Client(postgres.cluster.connection(postgres.database));
   await client.connect();
+  await reader.connect();
   try {
     const member = { queue: 'bi', type: 'm', payload: new Uint8Array() };
     const { batch, results } = await engine.createBatch({ jobs: [member, member, member] });
@@ -93,10 +99,22 @@ test('migration 0016 on a schema with batch members: each a lease can take gets 
     await engine.close();
     // The jobs as they were before the migration (no column), then its SQL as the migration runs it.
     await client.query(`ALTER TABLE ${schema}.jobs DROP COLUMN batch_id`);
-    await client.query('BEGIN');
-    await client.query(`SET LOCAL search_path = ${schema}`);
-    await client.query(step.sql);
-    await client.query('COMMIT');
+    // The steps' SQL as the migrations run it, each in its transaction. Before a step's commit, a
+    // step that filled rows must let a reader of jobs go on (its UPDATE is not under ACCESS EXCLUSIVE).
+    await reader.query(`SET lock_timeout = '200ms'`);
+    for (const step of steps) {
+      await client.query('BEGIN');
+      await client.query(`SET LOCAL search_path = ${schema}`);
+      await client.query(step.sql);
+      const filled = await client.query(
+        `SELECT count(*)::int AS n FROM ${schema}.jobs WHERE batch_id IS NOT NULL`,
+      );
+      if (filled.rows[0]?.n !== 0) {
+        const read = await reader.query(`SELECT count(*)::int AS n FROM ${schema}.jobs`);
+        assert.deepEqual(read.rows, [{ n: 4 }], `${step.name}: a reader of jobs went on`);
+      }
+      await client.query('COMMIT');
+    }
     engine = await open();
     const leased = await engine.reserve({ queues: ['bi'], maxJobs: 10 });
     assert.deepEqual(leased.map((j) => j.batchId).sort(), [batch.id, batch.id, null].sort());
@@ -105,6 +123,7 @@ test('migration 0016 on a schema with batch members: each a lease can take gets 
     assert.deepEqual(kept.rows, [{ batch_id: null }]);
   } finally {
     await client.end();
+    await reader.end();
     await engine.close();
   }
 });
