@@ -43,6 +43,7 @@ export const systemTier = {
   'tests/bench/pages-per-commit.test.ts': 'a benchmark process under tsx',
   'tests/bench/pg-peers.test.ts': 'PostgreSQL clusters for pg-boss and graphile-worker',
   'tests/bench/processes.test.ts': 'a node process through the benchmark harness',
+  'tests/bench/upgrade-busy.test.ts': 'a benchmark process under tsx, with a PostgreSQL cluster',
   'tests/cli/admin-commands.test.ts': 'bundle: sepp in a pseudo-terminal (python3)',
   'tests/cli/errors.test.ts': 'bundle: sepp commands and servers',
   'tests/cli/first-run.test.ts': 'bundle: sepp commands on a first run',
