@@ -40,7 +40,17 @@ export const httpStatusOf = {
 /** The status of a `resource_exhausted` error whose call is over a per-call bound (SeppError.requestTooLarge). */
 export const requestTooLargeStatus = 413;
 
-/** Whether an answer tells the client to retry after a moment (Retry-After): a limit reached for now, or storage away. */
-export function retriesLater(code: HttpErrorCode, requestTooLarge: boolean): boolean {
-  return (code === 'resource_exhausted' && !requestTooLarge) || code === 'unavailable';
+/**
+ * Whether an answer tells the client to retry after a moment (HTTP Retry-After, gRPC
+ * `sepp-retry: later`): a limit reached for now, or storage away — unless no repeat of the
+ * call helps (SeppError.noRetryHelps: a call over a per-call bound, a lasting storage failure).
+ */
+export function retriesLater(code: HttpErrorCode, noRetryHelps: boolean): boolean {
+  return !noRetryHelps && (code === 'resource_exhausted' || code === 'unavailable');
+}
+
+/** What gRPC's `sepp-retry` trailer says: `never` (no repeat helps), `later` (retriesLater), or nothing. */
+export function retryAdvice(code: HttpErrorCode, noRetryHelps: boolean): 'never' | 'later' | undefined {
+  if (noRetryHelps) return 'never';
+  return retriesLater(code, false) ? 'later' : undefined;
 }

@@ -587,16 +587,18 @@ test('a server whose schema a newer sepp migrates while it runs refuses every ca
     );
     assert.equal(answer.status, 503);
     assert.match(answer.body.reason ?? '', why);
-    // Writes and reads answer UNAVAILABLE with it (retryable: another server takes them).
+    // Writes and reads answer UNAVAILABLE with it, marked `sepp-retry: never`: no repeat on
+    // this server helps (clients stop retrying; a newer server may take the calls).
     const refused = (what: string, attempt: Promise<unknown>) =>
       assert.rejects(answered(attempt, what), (error: ServiceError) => {
         assert.equal(error.code, status.UNAVAILABLE, what);
         assert.match(error.details, why);
+        assert.deepEqual(error.metadata.get('sepp-retry'), ['never'], what);
         return true;
       });
     await refused('an enqueue', call(c, c.enqueue, { job: testJob('emails') }));
     await refused('ListQueues', call(c, c.listQueues, { pageSize: 0, pageToken: '' }));
-    // The CLI says it, and nothing about repeating the call.
+    // The CLI says it, and (by the trailer) nothing about repeating the call.
     const queues = await sepp(['queues'], { SEPP_SERVER: t.address });
     assert.equal(queues.code, 3, queues.stderr);
     assert.match(
