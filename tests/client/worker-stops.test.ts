@@ -55,13 +55,14 @@ interface Watched {
 function watchedWorker(
   client: SeppClient,
   options: Omit<WorkerOptions, 'fallback' | 'reconnect' | 'logger'>,
+  fallback: NonNullable<WorkerOptions['fallback']> = () => undefined,
 ): Watched {
   const logger = recordingLogger();
   const worker = client.worker({
     ...options,
     reconnect: { baseDelayMs: 1, maxDelayMs: 20 },
     logger,
-    fallback: () => undefined,
+    fallback,
   });
   const errors: SeppError[] = [];
   const retried = deferred();
@@ -242,6 +243,48 @@ describe('Worker: what a real server refuses', () => {
     } finally {
       await Promise.all(made.map(({ worker }) => worker.close({ timeoutMs: 0 })));
     }
+  });
+});
+
+describe('Worker: an error marked sepp-retry: never stops it', () => {
+  let t: TestServer;
+  let client: SeppClient;
+  before(async () => {
+    // The SDK's maxBatchJobs (1000) is above the server's: a round of acks is one batch too many.
+    t = await startTestServer({ toml: '[limits]\nmax_batch_jobs = 2\n' });
+    client = SeppClient.connect(t.address);
+  });
+  after(async () => {
+    await client.close();
+    await t.dispose();
+  });
+
+  test('stream: a settlements batch over max_batch_jobs is not sent again and again', async () => {
+    const queue = 'never-batch';
+    const producer = SeppClient.connect(t.address, { maxBatchJobs: 2 });
+    try {
+      for (let i = 0; i < 8; i++) await producer.enqueue(queue, 't');
+    } finally {
+      await producer.close();
+    }
+    // Each round of four jobs ends together, so its four acks leave in one batch.
+    const rounds = [deferred(), deferred()];
+    let started = 0;
+    const made = watchedWorker(client, { queues: [queue], concurrency: 4 }, async () => {
+      const round = rounds[Math.floor(started++ / 4)];
+      if (started % 4 === 0) round?.resolve();
+      await round?.promise;
+    });
+    await assertStops(made, status.RESOURCE_EXHAUSTED, /limits\.max_batch_jobs/, 'an oversized batch');
+    const stopped = await made.worker.wait().catch((error: unknown) => error);
+    assert.ok(stopped instanceof SeppError);
+    assert.equal(stopped.retry, 'never');
+    // Counted calls: one Work stream refused (assertStops: one `error` event), one round of jobs
+    // run; a retry would have opened another stream, run the next round and been refused again.
+    assert.equal(made.errors.length, 1, 'one refused Work stream');
+    assert.equal(started, 4, 'no second round of jobs was taken');
+    const info = (await client.listQueues()).find((q) => q.name === queue);
+    assert.equal(info?.counts.ready, 4, 'the second round is still ready');
   });
 });
 
