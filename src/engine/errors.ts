@@ -59,7 +59,8 @@ export class SeppError extends Error {
   readonly requestTooLarge: boolean;
   /**
    * Set when the failure stays until someone acts (a StorageFailure's `lasting`: the database
-   * refuses the store's login, a newer sepp migrated the schema): no repeat helps either.
+   * refuses the store's login, a newer sepp migrated the schema): a repeat helps only once
+   * someone fixes the server (gRPC `sepp-retry: operator`, HTTP 503 without Retry-After).
    */
   readonly lasting: boolean;
 
@@ -76,7 +77,7 @@ export class SeppError extends Error {
     this.lasting = options?.lasting ?? false;
   }
 
-  /** No repeat of the same call can pass (`requestTooLarge` or `lasting`): clients must not retry it. */
+  /** No repeat of the same call passes by itself (`requestTooLarge` or `lasting`): no Retry-After. */
   get noRetryHelps(): boolean {
     return this.requestTooLarge || this.lasting;
   }

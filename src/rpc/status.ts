@@ -32,10 +32,11 @@ export const rejectionReasonKey = 'sepp-rejection-reason';
 export const errorCodeKey = 'sepp-error-code';
 /**
  * Trailing metadata key saying whether repeating the call can help, by the rule the JSON APIs'
- * Retry-After follows (api-schema/error-status.ts): `never` (a call over a per-call bound, a
- * storage failure that lasts until someone acts), `later` (a limit reached for now, storage
- * away), absent otherwise. A trailer rather than google.rpc.RetryInfo: RetryInfo can only say
- * "later", and its absence says nothing, while `never` is what a retrying client must see.
+ * Retry-After follows (api-schema/error-status.ts): `never` (a call over a per-call bound),
+ * `operator` (a storage failure that lasts until someone fixes the server: long-running clients
+ * keep backing off, one-shot tools do not advise repeating), `later` (a limit reached for now,
+ * storage away), absent otherwise. A trailer rather than google.rpc.RetryInfo: RetryInfo can
+ * only say "later", and its absence says nothing, while `never` is what a retrying client must see.
  */
 export const retryKey = 'sepp-retry';
 
@@ -49,7 +50,7 @@ export function toServiceError(thrown: unknown): Partial<ServiceError> {
   const metadata = new Metadata();
   metadata.set(errorCodeKey, error.code);
   if (error.rejection) metadata.set(rejectionReasonKey, error.rejection.reason);
-  const retry = retryAdvice(error.code, error.noRetryHelps);
+  const retry = retryAdvice(error.code, error);
   if (retry !== undefined) metadata.set(retryKey, retry);
   return { code: grpcStatusOf[error.code], details: wireMessage(error), metadata };
 }

@@ -122,8 +122,9 @@ export class StorageFailure extends Error {
   readonly diskFull: boolean;
   /**
    * The failure stays until someone acts (the database refuses the store's login, a newer
-   * sepp migrated the schema past this server): no repeat of a call helps, and its message
-   * says what does. Clients are told so (gRPC `sepp-retry: never`, no HTTP Retry-After).
+   * sepp migrated the schema past this server): a repeat of a call helps only once someone
+   * does, and its message says what. Clients are told so (gRPC `sepp-retry: operator`, no HTTP
+   * Retry-After).
    */
   readonly lasting: boolean;
 

@@ -64,7 +64,7 @@ test('an outage while the server runs is still told to repeat the call', () => {
 
 test('the CLI takes its advice from the sepp-retry trailer, not from the words', () => {
   const words = 'storage unavailable, nothing was written: PostgreSQL: something new went wrong';
-  const marked = (retry: 'never' | 'later' | undefined) => {
+  const marked = (retry: 'never' | 'operator' | 'later' | undefined) => {
     const metadata = new Metadata();
     metadata.set('sepp-error-code', 'unavailable');
     if (retry !== undefined) metadata.set('sepp-retry', retry);
@@ -74,12 +74,15 @@ test('the CLI takes its advice from the sepp-retry trailer, not from the words',
     assert.equal(error.retry, retry);
     return storeUnavailableMessage('localhost:7400', error);
   };
+  // `operator`: someone must fix the server first; `never`: no repeat can pass. A one-shot
+  // command advises repeating neither.
+  assert.doesNotMatch(marked('operator'), /repeat the call/);
   assert.doesNotMatch(marked('never'), /repeat the call/);
   assert.match(marked('later'), /; repeat the call once the database answers again/);
   assert.match(marked(undefined), /; repeat the call once the database answers again/);
 });
 
-test('gRPC and HTTP say the same: a refused login is never worth a repeat, an outage is later', () => {
+test('gRPC and HTTP say the same: a refused login waits for an operator, an outage is later', () => {
   const answers = (cause: Error) => {
     const failure = storageFailure(cause);
     const error = new EngineError('unavailable', `storage unavailable: ${failure.message}`, {
@@ -88,7 +91,8 @@ test('gRPC and HTTP say the same: a refused login is never worth a repeat, an ou
     return { grpc: toServiceError(error).metadata?.get('sepp-retry'), http: errorAnswer(error).headers };
   };
   const refused = answers(driverError('password authentication failed for user "sepp"', '28P01'));
-  assert.deepEqual(refused.grpc, ['never']);
+  // Long-running clients keep backing off until someone fixes the login; HTTP: 503, no Retry-After.
+  assert.deepEqual(refused.grpc, ['operator']);
   assert.equal(refused.http['Retry-After'], undefined);
   const outage = answers(driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'));
   assert.deepEqual(outage.grpc, ['later']);

@@ -81,13 +81,15 @@ const retryKey = 'sepp-retry';
 
 /**
  * The server's word on repeating a failed call (its `sepp-retry` trailer, docs/protocol.md):
- * `never`, no repeat of the same call can pass (a call over a per-call bound, a storage
- * failure that lasts until someone acts); `later`, it may pass after a backoff.
+ * `never`, no repeat of the same call can pass (a call over a per-call bound); `operator`, a
+ * repeat passes only once someone fixes the server (its storage refuses the login, a newer sepp
+ * migrated the schema): Workers and retries keep backing off, one-shot tools do not advise
+ * repeating; `later`, it may pass after a backoff.
  */
-export type RetryAdvice = 'never' | 'later';
+export type RetryAdvice = 'never' | 'operator' | 'later';
 
 function retryAdviceOf(text: string | undefined): RetryAdvice | undefined {
-  return text === 'never' || text === 'later' ? text : undefined;
+  return text === 'never' || text === 'operator' || text === 'later' ? text : undefined;
 }
 
 /** The base class of every error a sepp call ends with. */
@@ -99,7 +101,8 @@ export class SeppError extends Error {
   readonly grpcCode: number;
   /**
    * The server's `sepp-retry` trailer: `never` when no repeat of the same call can pass (the
-   * SDK's retries and Workers do not repeat it), `later` when it may after a backoff;
+   * SDK's retries and Workers do not repeat it), `operator` when it passes once someone fixes
+   * the server (retried with backoff, as `later`), `later` when it may after a backoff;
    * undefined when the server sent none (the status decides).
    */
   readonly retry: RetryAdvice | undefined;
@@ -118,7 +121,8 @@ export class SeppError extends Error {
 
   /**
    * True for UNAVAILABLE: the server was not reached, or it stored nothing and asks to try
-   * again — unless it marked the error `retry: 'never'` (a storage failure no repeat helps).
+   * again (`retry` `later`, or `operator`: once someone fixes the server) — unless it marked
+   * the error `retry: 'never'`.
    */
   get retryable(): boolean {
     return this.grpcCode === status.UNAVAILABLE && this.retry !== 'never';

@@ -87,8 +87,10 @@ answers each, is in docs/protocol.md ("What stops a Worker"); the TypeScript SDK
 def stops_worker(error: SeppError) -> bool:
     """Whether a refused Work stream or Reserve stops the Worker: one of FATAL_STATUSES, or an error
     the server marked `sepp-retry: never` (a settlements batch over its max_batch_jobs, a first job
-    larger than the answer, a storage failure no repeat helps), which a retry would only send again,
-    forever. The TypeScript SDK's `stopsWorker` (work-transport.ts) is the same."""
+    larger than the answer), which a retry would only send again, forever. "operator" (a storage
+    failure someone must fix) does not stop it: the Worker backs off and reconnects, to a newer
+    server or to this one once fixed. The TypeScript SDK's `stopsWorker` (work-transport.ts) is
+    the same."""
     return error.grpc_code in FATAL_STATUSES or error.retry == "never"
 
 

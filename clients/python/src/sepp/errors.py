@@ -103,10 +103,12 @@ class JobRejection:
     """A sentence for people naming the field, the limit and the setting."""
 
 
-RetryAdvice = Literal["never", "later"]
+RetryAdvice = Literal["never", "operator", "later"]
 """The server's word on repeating a failed call (its `sepp-retry` trailer, docs/protocol.md):
-"never", no repeat of the same call can pass (a call over a per-call bound, a storage failure
-that lasts until someone acts); "later", it may pass after a backoff."""
+"never", no repeat of the same call can pass (a call over a per-call bound); "operator", a repeat
+passes only once someone fixes the server (its storage refuses the login, a newer sepp migrated
+the schema): Workers and retries keep backing off, one-shot tools do not advise repeating;
+"later", it may pass after a backoff."""
 
 
 class SeppError(Exception):
@@ -118,8 +120,9 @@ class SeppError(Exception):
     """The gRPC status the call ended with."""
     retry: RetryAdvice | None = None
     """The server's `sepp-retry` trailer: "never" when no repeat of the same call can pass (the
-    client's retries and Workers do not repeat it), "later" when it may after a backoff; None
-    when the server sent none (the status decides)."""
+    client's retries and Workers do not repeat it), "operator" when it passes once someone fixes
+    the server (retried with backoff, as "later"), "later" when it may after a backoff; None when
+    the server sent none (the status decides)."""
 
     def __init__(self, grpc_code: grpc.StatusCode, message: str, code: SeppErrorCode | None = None) -> None:
         super().__init__(message)
@@ -134,7 +137,8 @@ class SeppError(Exception):
     @property
     def retryable(self) -> bool:
         """True for UNAVAILABLE: the server was not reached, or it stored nothing and asks to try
-        again — unless it marked the error `retry == "never"` (a storage failure no repeat helps)."""
+        again ("later", or "operator": once someone fixes the server) — unless it marked the error
+        `retry == "never"`."""
         return bool(self.grpc_code == grpc.StatusCode.UNAVAILABLE) and self.retry != "never"
 
 
@@ -259,7 +263,7 @@ def to_sepp_error(error: BaseException, lease_call: bool = False) -> SeppError:
         return rejected([JobRejection(0, rejection_reason(reason), message)])
     result = from_status(grpc_code, message, lease_call, error_code_of(_trailer(error, "sepp-error-code")))
     retry = _trailer(error, "sepp-retry")
-    if retry in ("never", "later"):
+    if retry in ("never", "operator", "later"):
         result.retry = cast(RetryAdvice, retry)
     return result
 
