@@ -78,7 +78,7 @@ export function toErrorResponse(
   }
   // A limit reached or the storage away: worth a retry in a moment, as the HTTP API says too. A
   // call over a per-call bound is not: 413, with no Retry-After.
-  if (retriesLater(error.code, error.requestTooLarge)) c.header('Retry-After', '1');
+  if (retriesLater(error.code, error.noRetryHelps)) c.header('Retry-After', '1');
   const status = error.requestTooLarge ? requestTooLargeStatus : httpStatusOf[error.code];
   return { response: errorResponse(c, error.code, error.message, status), internal: null };
 }

@@ -40,7 +40,26 @@ export const httpStatusOf = {
 /** The status of a `resource_exhausted` error whose call is over a per-call bound (SeppError.requestTooLarge). */
 export const requestTooLargeStatus = 413;
 
-/** Whether an answer tells the client to retry after a moment (Retry-After): a limit reached for now, or storage away. */
-export function retriesLater(code: HttpErrorCode, requestTooLarge: boolean): boolean {
-  return (code === 'resource_exhausted' && !requestTooLarge) || code === 'unavailable';
+/**
+ * Whether an answer tells the client to retry after a moment (HTTP Retry-After, gRPC
+ * `sepp-retry: later`): a limit reached for now, or storage away — unless no repeat of the
+ * call helps by itself (SeppError.noRetryHelps: a call over a per-call bound, a lasting storage
+ * failure).
+ */
+export function retriesLater(code: HttpErrorCode, noRetryHelps: boolean): boolean {
+  return !noRetryHelps && (code === 'resource_exhausted' || code === 'unavailable');
+}
+
+/**
+ * What gRPC's `sepp-retry` trailer says: `never` (a call over a per-call bound: no repeat of it
+ * can pass), `operator` (a lasting storage failure: a repeat passes once someone fixes the server,
+ * so long-running clients keep backing off), `later` (retriesLater), or nothing.
+ */
+export function retryAdvice(
+  code: HttpErrorCode,
+  error: { readonly requestTooLarge: boolean; readonly lasting: boolean },
+): 'never' | 'operator' | 'later' | undefined {
+  if (error.requestTooLarge) return 'never';
+  if (error.lasting) return 'operator';
+  return retriesLater(code, false) ? 'later' : undefined;
 }

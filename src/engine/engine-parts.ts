@@ -397,6 +397,7 @@ function attachToStore(
       diskFull.commitFailed(failure);
       return new SeppError('unavailable', `storage unavailable, nothing was written: ${failure.message}`, {
         cause: failure,
+        lasting: failure.lasting,
       });
     },
     unitFailed: toSeppError,

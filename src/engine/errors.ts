@@ -57,17 +57,29 @@ export class SeppError extends Error {
    * keeps RESOURCE_EXHAUSTED.
    */
   readonly requestTooLarge: boolean;
+  /**
+   * Set when the failure stays until someone acts (a StorageFailure's `lasting`: the database
+   * refuses the store's login, a newer sepp migrated the schema): a repeat helps only once
+   * someone fixes the server (gRPC `sepp-retry: operator`, HTTP 503 without Retry-After).
+   */
+  readonly lasting: boolean;
 
   constructor(
     code: SeppErrorCode,
     message: string,
-    options?: { cause?: unknown; rejection?: JobRejection; requestTooLarge?: boolean },
+    options?: { cause?: unknown; rejection?: JobRejection; requestTooLarge?: boolean; lasting?: boolean },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'SeppError';
     this.code = code;
     this.rejection = options?.rejection;
     this.requestTooLarge = options?.requestTooLarge ?? false;
+    this.lasting = options?.lasting ?? false;
+  }
+
+  /** No repeat of the same call passes by itself (`requestTooLarge` or `lasting`): no Retry-After. */
+  get noRetryHelps(): boolean {
+    return this.requestTooLarge || this.lasting;
   }
 
   static rejected(rejection: JobRejection): SeppError {

@@ -69,7 +69,7 @@ export function errorAnswer(thrown: unknown): ErrorAnswer {
   // A call over a per-call bound: 413, and no Retry-After, as no retry of it can pass.
   return {
     status: error.requestTooLarge ? requestTooLargeStatus : httpStatusOf[error.code],
-    headers: withRetryAfter(retriesLater(error.code, error.requestTooLarge), {}),
+    headers: withRetryAfter(retriesLater(error.code, error.noRetryHelps), {}),
     body,
     bug: null,
   };

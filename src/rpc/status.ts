@@ -6,6 +6,7 @@
  * messageBytesMax (1 KiB), whatever the request quoted into it.
  */
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { retryAdvice } from '../api-schema/error-status.ts';
 import { boundMessage } from '../config/index.ts';
 import { type SeppErrorCode, toSeppError } from '../engine/errors.ts';
 
@@ -29,6 +30,15 @@ export const grpcStatusOf: Record<SeppErrorCode, status> = {
 export const rejectionReasonKey = 'sepp-rejection-reason';
 /** Trailing metadata key carrying the engine error code, so clients can tell lease_lost from other preconditions. */
 export const errorCodeKey = 'sepp-error-code';
+/**
+ * Trailing metadata key saying whether repeating the call can help, by the rule the JSON APIs'
+ * Retry-After follows (api-schema/error-status.ts): `never` (a call over a per-call bound),
+ * `operator` (a storage failure that lasts until someone fixes the server: long-running clients
+ * keep backing off, one-shot tools do not advise repeating), `later` (a limit reached for now,
+ * storage away), absent otherwise. A trailer rather than google.rpc.RetryInfo: RetryInfo can
+ * only say "later", and its absence says nothing, while `never` is what a retrying client must see.
+ */
+export const retryKey = 'sepp-retry';
 
 /** An error's message as it goes on the wire: cut to messageBytesMax bytes (config/bounded-message.ts). */
 export function wireMessage(error: { readonly message: string }): string {
@@ -40,5 +50,7 @@ export function toServiceError(thrown: unknown): Partial<ServiceError> {
   const metadata = new Metadata();
   metadata.set(errorCodeKey, error.code);
   if (error.rejection) metadata.set(rejectionReasonKey, error.rejection.reason);
+  const retry = retryAdvice(error.code, error);
+  if (retry !== undefined) metadata.set(retryKey, retry);
   return { code: grpcStatusOf[error.code], details: wireMessage(error), metadata };
 }

@@ -120,10 +120,18 @@ export class StorageFailure extends Error {
   override name = 'StorageFailure';
   /** The storage ran out of room (the engine frees its disk reserve and refuses enqueues). */
   readonly diskFull: boolean;
+  /**
+   * The failure stays until someone acts (the database refuses the store's login, a newer
+   * sepp migrated the schema past this server): a repeat of a call helps only once someone
+   * does, and its message says what. Clients are told so (gRPC `sepp-retry: operator`, no HTTP
+   * Retry-After).
+   */
+  readonly lasting: boolean;
 
-  constructor(message: string, options: { cause: unknown; diskFull: boolean }) {
+  constructor(message: string, options: { cause: unknown; diskFull: boolean; lasting?: boolean }) {
     super(message, { cause: options.cause });
     this.diskFull = options.diskFull;
+    this.lasting = options.lasting ?? false;
   }
 }
 

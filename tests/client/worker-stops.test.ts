@@ -1,8 +1,8 @@
 /**
  * When a Worker stops and when it retries (docs/protocol.md, "What stops a Worker"):
- * a Work stream or Reserve refused with a status in `fatalStatuses` stops the worker
- * (said once, `wait()` rejects with it); every other status is reported and retried
- * with backoff. Each status a real server answers is shown on one, over both
+ * a Work stream or Reserve refused with a status in `fatalStatuses`, or marked
+ * `sepp-retry: never`, stops the worker (said once, `wait()` rejects with it); every other
+ * status, `sepp-retry: operator` included, is reported and retried with backoff. Each status a real server answers is shown on one, over both
  * transports; the rest (and a stream the server ends with OK) on a stand-in server
  * that answers whatever status it is asked for. The Python SDK's tests of the same
  * table are in clients/python/tests/test_worker_stops.py.
@@ -55,13 +55,14 @@ interface Watched {
 function watchedWorker(
   client: SeppClient,
   options: Omit<WorkerOptions, 'fallback' | 'reconnect' | 'logger'>,
+  fallback: NonNullable<WorkerOptions['fallback']> = () => undefined,
 ): Watched {
   const logger = recordingLogger();
   const worker = client.worker({
     ...options,
     reconnect: { baseDelayMs: 1, maxDelayMs: 20 },
     logger,
-    fallback: () => undefined,
+    fallback,
   });
   const errors: SeppError[] = [];
   const retried = deferred();
@@ -245,29 +246,76 @@ describe('Worker: what a real server refuses', () => {
   });
 });
 
+describe('Worker: an error marked sepp-retry: never stops it', () => {
+  let t: TestServer;
+  let client: SeppClient;
+  before(async () => {
+    // The SDK's maxBatchJobs (1000) is above the server's: a round of acks is one batch too many.
+    t = await startTestServer({ toml: '[limits]\nmax_batch_jobs = 2\n' });
+    client = SeppClient.connect(t.address);
+  });
+  after(async () => {
+    await client.close();
+    await t.dispose();
+  });
+
+  test('stream: a settlements batch over max_batch_jobs is not sent again and again', async () => {
+    const queue = 'never-batch';
+    const producer = SeppClient.connect(t.address, { maxBatchJobs: 2 });
+    try {
+      for (let i = 0; i < 8; i++) await producer.enqueue(queue, 't');
+    } finally {
+      await producer.close();
+    }
+    // Each round of four jobs ends together, so its four acks leave in one batch.
+    const rounds = [deferred(), deferred()];
+    let started = 0;
+    const made = watchedWorker(client, { queues: [queue], concurrency: 4 }, async () => {
+      const round = rounds[Math.floor(started++ / 4)];
+      if (started % 4 === 0) round?.resolve();
+      await round?.promise;
+    });
+    await assertStops(made, status.RESOURCE_EXHAUSTED, /limits\.max_batch_jobs/, 'an oversized batch');
+    const stopped = await made.worker.wait().catch((error: unknown) => error);
+    assert.ok(stopped instanceof SeppError);
+    assert.equal(stopped.retry, 'never');
+    // Counted calls: one Work stream refused (assertStops: one `error` event), one round of jobs
+    // run; a retry would have opened another stream, run the next round and been refused again.
+    assert.equal(made.errors.length, 1, 'one refused Work stream');
+    assert.equal(started, 4, 'no second round of jobs was taken');
+    const info = (await client.listQueues()).find((q) => q.name === queue);
+    assert.equal(info?.counts.ready, 4, 'the second round is still ready');
+  });
+});
+
 /**
  * A stand-in for sepp answering every Work stream and Reserve with the status its
  * `worker_id` names (`status-N`); `status-0` ends the stream with OK, as no sepp does
- * while a worker still asks for jobs.
+ * while a worker still asks for jobs; `status-N-ADVICE` adds the trailer `sepp-retry: ADVICE`.
  */
 async function standIn(): Promise<{ address: string; close(): void }> {
   const server = new grpc.Server();
-  const codeOf = (workerId: string) => Number(workerId.replace(/^status-/, ''));
+  const answerOf = (workerId: string) => {
+    const [number, retry] = workerId.replace(/^status-/, '').split('-');
+    const code = Number(number);
+    const metadata = new grpc.Metadata();
+    if (retry !== undefined) metadata.set('sepp-retry', retry);
+    return { code, details: `stand-in answers ${status[code]}`, metadata };
+  };
   server.addService(QueueServiceService, {
     work: (call: grpc.ServerDuplexStream<WorkRequest, WorkResponse>) => {
       call.once('data', (message: WorkRequest) => {
-        const code =
-          message.kind?.$case === 'subscribe' ? codeOf(message.kind.value.workerId) : status.INTERNAL;
-        if (code === status.OK) call.end();
-        else call.emit('error', { code, details: `stand-in answers ${status[code]}` });
+        const answer =
+          message.kind?.$case === 'subscribe' ? answerOf(message.kind.value.workerId) : answerOf('status-13');
+        if (answer.code === status.OK) call.end();
+        else call.emit('error', answer);
       });
     },
     reserve: (
       call: grpc.ServerUnaryCall<ReserveRequest, ReserveResponse>,
       callback: grpc.sendUnaryData<ReserveResponse>,
     ) => {
-      const code = codeOf(call.request.workerId);
-      callback({ code, details: `stand-in answers ${status[code]}` }, null);
+      callback(answerOf(call.request.workerId), null);
     },
   });
   const port = await new Promise<number>((resolve, reject) =>
@@ -320,6 +368,37 @@ describe('Worker: every status, from a stand-in server', () => {
           await made.worker.close({ timeoutMs: 0 });
         }
       }
+    });
+  }
+
+  for (const transport of transports) {
+    test(`${transport}: UNAVAILABLE marked sepp-retry: operator is retried; never stops`, async () => {
+      // A server whose storage someone must fix (a refused login, a schema a newer sepp migrated):
+      // the Worker keeps backing off, to reach a newer server or this one once fixed.
+      const made = watchedWorker(client, {
+        queues: ['q'],
+        transport,
+        workerId: `status-${status.UNAVAILABLE}-operator`,
+      });
+      try {
+        await until(() => made.errors.length >= 3, `${transport}: reported three times`);
+        assert.equal(made.errors[0]?.grpcCode, status.UNAVAILABLE);
+        assert.equal(made.errors[0]?.retry, 'operator');
+        assert.equal(made.errors[0]?.retryable, true);
+        assert.equal(made.worker.state, 'running');
+        assert.deepEqual(
+          made.logger.lines.filter((l) => / stopped: /.test(l.message)),
+          [],
+        );
+      } finally {
+        await made.worker.close({ timeoutMs: 0 });
+      }
+      const never = watchedWorker(client, {
+        queues: ['q'],
+        transport,
+        workerId: `status-${status.UNAVAILABLE}-never`,
+      });
+      await assertStops(never, status.UNAVAILABLE, /stand-in answers/, `${transport}, never`);
     });
   }
 

@@ -5,9 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { status } from '@grpc/grpc-js';
-import { SeppError } from '../../clients/typescript/src/index.ts';
+import { Metadata, status } from '@grpc/grpc-js';
+import { toSeppError } from '../../clients/typescript/src/errors.ts';
 import { storeUnavailableMessage } from '../../src/cli/commands/connection.ts';
+import { SeppError as EngineError } from '../../src/engine/errors.ts';
+import { errorAnswer } from '../../src/http/errors.ts';
+import { toServiceError } from '../../src/rpc/status.ts';
 import { storageFailure } from '../../src/store/postgres/connect.ts';
 
 /** An error as the driver hands it over: PostgreSQL's message and its SQLSTATE in `code`. */
@@ -15,13 +18,18 @@ function driverError(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
-/** What the CLI prints for a failure the engine reports as it does for every storage failure. */
+/**
+ * What the CLI prints for a failure the engine reports as it does for every storage failure,
+ * carried as gRPC carries it: the server's status and trailers, read back by the SDK.
+ */
 function cliMessage(cause: Error): string {
   const failure = storageFailure(cause);
-  const error = new SeppError(
-    status.UNAVAILABLE,
-    `storage unavailable, nothing was written: ${failure.message}`,
+  const answer = toServiceError(
+    new EngineError('unavailable', `storage unavailable, nothing was written: ${failure.message}`, {
+      lasting: failure.lasting,
+    }),
   );
+  const error = toSeppError(Object.assign(new Error(answer.details), answer));
   return storeUnavailableMessage('localhost:7400', error);
 }
 
@@ -34,6 +42,7 @@ test('a refused login while the server runs says what to do, and not to repeat t
   );
   assert.match(failure.message, /VALID UNTIL/);
   assert.match(failure.message, /store\.password_file or store\.password_env/);
+  assert.equal(failure.lasting, true);
   const printed = cliMessage(expired);
   assert.doesNotMatch(printed, /repeat the call/);
   assert.match(printed, /ALTER ROLE/);
@@ -47,7 +56,45 @@ test('a refused login while the server runs says what to do, and not to repeat t
 test('an outage while the server runs is still told to repeat the call', () => {
   const refused = driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED');
   assert.equal(storageFailure(refused).message, 'PostgreSQL: connect ECONNREFUSED 127.0.0.1:5432');
+  assert.equal(storageFailure(refused).lasting, false);
   assert.match(cliMessage(refused), /; repeat the call once the database answers again/);
   const shutdown = driverError('terminating connection due to administrator command', '57P01');
   assert.doesNotMatch(storageFailure(shutdown).message, /no repeat helps/);
+});
+
+test('the CLI takes its advice from the sepp-retry trailer, not from the words', () => {
+  const words = 'storage unavailable, nothing was written: PostgreSQL: something new went wrong';
+  const marked = (retry: 'never' | 'operator' | 'later' | undefined) => {
+    const metadata = new Metadata();
+    metadata.set('sepp-error-code', 'unavailable');
+    if (retry !== undefined) metadata.set('sepp-retry', retry);
+    const error = toSeppError(
+      Object.assign(new Error(words), { code: status.UNAVAILABLE, details: words, metadata }),
+    );
+    assert.equal(error.retry, retry);
+    return storeUnavailableMessage('localhost:7400', error);
+  };
+  // `operator`: someone must fix the server first; `never`: no repeat can pass. A one-shot
+  // command advises repeating neither.
+  assert.doesNotMatch(marked('operator'), /repeat the call/);
+  assert.doesNotMatch(marked('never'), /repeat the call/);
+  assert.match(marked('later'), /; repeat the call once the database answers again/);
+  assert.match(marked(undefined), /; repeat the call once the database answers again/);
+});
+
+test('gRPC and HTTP say the same: a refused login waits for an operator, an outage is later', () => {
+  const answers = (cause: Error) => {
+    const failure = storageFailure(cause);
+    const error = new EngineError('unavailable', `storage unavailable: ${failure.message}`, {
+      lasting: failure.lasting,
+    });
+    return { grpc: toServiceError(error).metadata?.get('sepp-retry'), http: errorAnswer(error).headers };
+  };
+  const refused = answers(driverError('password authentication failed for user "sepp"', '28P01'));
+  // Long-running clients keep backing off until someone fixes the login; HTTP: 503, no Retry-After.
+  assert.deepEqual(refused.grpc, ['operator']);
+  assert.equal(refused.http['Retry-After'], undefined);
+  const outage = answers(driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'));
+  assert.deepEqual(outage.grpc, ['later']);
+  assert.equal(outage.http['Retry-After'], '1');
 });

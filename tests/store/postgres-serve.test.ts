@@ -587,16 +587,19 @@ test('a server whose schema a newer sepp migrates while it runs refuses every ca
     );
     assert.equal(answer.status, 503);
     assert.match(answer.body.reason ?? '', why);
-    // Writes and reads answer UNAVAILABLE with it (retryable: another server takes them).
+    // Writes and reads answer UNAVAILABLE with it, marked `sepp-retry: operator`: a repeat helps
+    // once someone restarts this server on the newer sepp, or a newer server behind the same
+    // address takes the call, so Workers keep backing off; the CLI does not advise repeating.
     const refused = (what: string, attempt: Promise<unknown>) =>
       assert.rejects(answered(attempt, what), (error: ServiceError) => {
         assert.equal(error.code, status.UNAVAILABLE, what);
         assert.match(error.details, why);
+        assert.deepEqual(error.metadata.get('sepp-retry'), ['operator'], what);
         return true;
       });
     await refused('an enqueue', call(c, c.enqueue, { job: testJob('emails') }));
     await refused('ListQueues', call(c, c.listQueues, { pageSize: 0, pageToken: '' }));
-    // The CLI says it, and nothing about repeating the call.
+    // The CLI says it, and (by the trailer) nothing about repeating the call.
     const queues = await sepp(['queues'], { SEPP_SERVER: t.address });
     assert.equal(queues.code, 3, queues.stderr);
     assert.match(

@@ -1,6 +1,7 @@
 """When a Worker stops and when it retries (docs/protocol.md, "What stops a Worker"): a Work
-stream or Reserve refused with a status in FATAL_STATUSES stops the worker (said once, `run()`
-raises it); every other status is reported and retried with backoff. Each status a real server
+stream or Reserve refused with a status in FATAL_STATUSES, or marked `sepp-retry: never`, stops the
+worker (said once, `run()` raises it); every other status (`sepp-retry: operator` too) is reported
+and retried with backoff. Each status a real server
 answers is shown on one, over both transports (UNAVAILABLE by a restart is
 test_worker_lifecycle.py's test_a_server_restart_under_a_running_worker); the rest, and a stream
 the server ends with OK, on a stand-in server that answers whatever status it is asked for. The
@@ -136,6 +137,7 @@ def test_resource_exhausted_is_reported_and_retried_until_it_passes(limited_serv
                 assert isinstance(errors[0].error, sepp.SeppError)
                 assert errors[0].error.grpc_code == grpc.StatusCode.RESOURCE_EXHAUSTED
                 assert "limits.max_waiters" in errors[0].error.message
+                assert errors[0].error.retry == "later"  # The server's `sepp-retry` trailer.
                 assert worker.state == "running"
                 holder.close()
                 job_id = client.enqueue(queue, "t").id
@@ -154,19 +156,27 @@ _STATUS_OF = {code.value[0]: code for code in grpc.StatusCode}
 
 class _AnswersWhatItIsAsked(queue_service_pb2_grpc.QueueServiceServicer):
     """Ends every Work stream and Reserve with the status its `worker_id` names (`status-N`);
-    `status-0` ends the stream with OK, as no sepp does while a worker still asks for jobs."""
+    `status-0` ends the stream with OK, as no sepp does while a worker still asks for jobs;
+    `status-N-ADVICE` adds the trailer `sepp-retry: ADVICE`."""
+
+    @staticmethod
+    def _answer(worker_id: str, context: grpc.ServicerContext) -> grpc.StatusCode:
+        number, _, retry = worker_id.removeprefix("status-").partition("-")
+        if retry:
+            context.set_trailing_metadata((("sepp-retry", retry),))
+        return _STATUS_OF[int(number)]
 
     def Work(self, request_iterator: Iterator[work_pb2.WorkRequest],  # noqa: N802 - the RPC's name
              context: grpc.ServicerContext) -> Iterator[work_pb2.WorkResponse]:
         first = next(request_iterator, None)
-        code = _STATUS_OF[int(first.subscribe.worker_id.removeprefix("status-"))] if first else grpc.StatusCode.INTERNAL
+        code = self._answer(first.subscribe.worker_id, context) if first else grpc.StatusCode.INTERNAL
         if code != grpc.StatusCode.OK:
             context.abort(code, f"stand-in answers {code.name}")
         yield from ()
 
     def Reserve(self, request: work_pb2.ReserveRequest,  # noqa: N802 - the RPC's name
                 context: grpc.ServicerContext) -> work_pb2.ReserveResponse:
-        code = _STATUS_OF[int(request.worker_id.removeprefix("status-"))]
+        code = self._answer(request.worker_id, context)
         context.abort(code, f"stand-in answers {code.name}")
         raise AssertionError("abort() raises")
 
@@ -196,6 +206,32 @@ def test_a_fatal_status_stops_the_worker_and_any_other_is_retried(stand_in: str,
                              "stand-in answers|API key", what)
             else:
                 assert_retries(client, ["q"], transport, code, what, worker_id=worker_id)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_status_marked_sepp_retry_never_stops_the_worker(stand_in: str, transport: str,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="sepp.worker")
+    with sepp.Client(stand_in) as client:
+        for code in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE):
+            stopped = stops_with(client, ["q"], transport, worker_id=f"status-{code.value[0]}-never")
+            assert_stops(caplog, stopped, code, "stand-in answers", f"{transport}, {code.name}, never")
+            assert stopped[0] is not None and stopped[0].retry == "never"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_unavailable_marked_sepp_retry_operator_is_retried(stand_in: str, transport: str,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    # A server whose storage someone must fix (a refused login, a schema a newer sepp migrated):
+    # the worker keeps backing off, to reach a newer server or this one once fixed.
+    caplog.set_level(logging.ERROR, logger="sepp.worker")
+    code = grpc.StatusCode.UNAVAILABLE
+    with sepp.Client(stand_in) as client:
+        errors = assert_retries(client, ["q"], transport, code, f"{transport}, operator",
+                                worker_id=f"status-{code.value[0]}-operator")
+    error = errors[0].error
+    assert isinstance(error, sepp.SeppError) and error.retry == "operator" and error.retryable
+    assert [r.getMessage() for r in caplog.records if "stopping" in r.getMessage()] == []
 
 
 def test_a_work_stream_the_server_ends_with_ok_is_reported_as_unavailable_and_opened_again(stand_in: str) -> None:

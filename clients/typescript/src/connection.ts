@@ -250,7 +250,7 @@ export class Connection {
           (seppError.grpcCode === status.INTERNAL &&
             serializationFailure(rpcNames.get(method) ?? 'the call', seppError.message)) ||
           seppError;
-        const again = error.grpcCode === status.UNAVAILABLE || connectionClosedByServer(error);
+        const again = error.retryable || connectionClosedByServer(error);
         if (!again || attempt >= attempts || this.closedFlag) throw error;
         const delayMs = backoffDelayMs(attempt - 1, retry.baseDelayMs, retry.maxDelayMs);
         if (Date.now() + delayMs >= deadlineAtMs || options.signal?.aborted) throw error;

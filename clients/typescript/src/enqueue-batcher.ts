@@ -188,7 +188,7 @@ export class EnqueueBatcher {
     for (const entry of entries) {
       const delayMs = backoffDelayMs(entry.retries, retry.baseDelayMs, retry.maxDelayMs);
       const retryable =
-        error.grpcCode === status.UNAVAILABLE &&
+        error.retryable &&
         retry.unavailable &&
         entry.keyed &&
         entry.retries + 1 < retry.maxAttempts &&

@@ -77,6 +77,20 @@ const knownCodes: ReadonlySet<string> = new Set<string>(seppErrorCodes);
 /** The protocol's trailer keys (see proto/sepp/v1/queue_service.proto). */
 const errorCodeKey = 'sepp-error-code';
 const rejectionReasonKey = 'sepp-rejection-reason';
+const retryKey = 'sepp-retry';
+
+/**
+ * The server's word on repeating a failed call (its `sepp-retry` trailer, docs/protocol.md):
+ * `never`, no repeat of the same call can pass (a call over a per-call bound); `operator`, a
+ * repeat passes only once someone fixes the server (its storage refuses the login, a newer sepp
+ * migrated the schema): Workers and retries keep backing off, one-shot tools do not advise
+ * repeating; `later`, it may pass after a backoff.
+ */
+export type RetryAdvice = 'never' | 'operator' | 'later';
+
+function retryAdviceOf(text: string | undefined): RetryAdvice | undefined {
+  return text === 'never' || text === 'operator' || text === 'later' ? text : undefined;
+}
 
 /** The base class of every error a sepp call ends with. */
 export class SeppError extends Error {
@@ -85,17 +99,33 @@ export class SeppError extends Error {
   readonly code: SeppErrorCode;
   /** The gRPC status code (google.rpc.Code numbering, as `status` in @grpc/grpc-js). */
   readonly grpcCode: number;
+  /**
+   * The server's `sepp-retry` trailer: `never` when no repeat of the same call can pass (the
+   * SDK's retries and Workers do not repeat it), `operator` when it passes once someone fixes
+   * the server (retried with backoff, as `later`), `later` when it may after a backoff;
+   * undefined when the server sent none (the status decides).
+   */
+  readonly retry: RetryAdvice | undefined;
 
   /** Builds an error from a gRPC status; `code` defaults to the one the status implies. */
-  constructor(grpcCode: number, message: string, options: { code?: SeppErrorCode; cause?: unknown } = {}) {
+  constructor(
+    grpcCode: number,
+    message: string,
+    options: { code?: SeppErrorCode; cause?: unknown; retry?: RetryAdvice } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.grpcCode = grpcCode;
     this.code = options.code ?? codeOfStatus[grpcCode as status] ?? 'unknown';
+    this.retry = options.retry;
   }
 
-  /** True for UNAVAILABLE: the server was not reached, or it stored nothing and asks to try again. */
+  /**
+   * True for UNAVAILABLE: the server was not reached, or it stored nothing and asks to try
+   * again (`retry` `later`, or `operator`: once someone fixes the server) — unless it marked
+   * the error `retry: 'never'`.
+   */
   get retryable(): boolean {
-    return this.grpcCode === status.UNAVAILABLE;
+    return this.grpcCode === status.UNAVAILABLE && this.retry !== 'never';
   }
 }
 
@@ -230,7 +260,14 @@ export function toSeppError(error: unknown, leaseCall = false): SeppError {
   if (reason !== undefined && isRejectionReason(reason)) {
     return new JobRejectedError(error.code, [{ index: 0, reason, message }], { cause: error });
   }
-  return fromStatus(error.code, message, leaseCall, code, error);
+  return fromStatus(
+    error.code,
+    message,
+    leaseCall,
+    code,
+    error,
+    retryAdviceOf(firstValue(error.metadata, retryKey)),
+  );
 }
 
 /**
@@ -261,8 +298,13 @@ export function fromStatus(
   leaseCall = false,
   code?: SeppErrorCode,
   cause?: unknown,
+  retry?: RetryAdvice,
 ): SeppError {
-  const options = { ...(code === undefined ? {} : { code }), ...(cause === undefined ? {} : { cause }) };
+  const options = {
+    ...(code === undefined ? {} : { code }),
+    ...(cause === undefined ? {} : { cause }),
+    ...(retry === undefined ? {} : { retry }),
+  };
   if (code === 'job_cancelled')
     return new JobCancelledError(grpcCode, message, cause === undefined ? {} : { cause });
   if (code === 'job_timed_out')

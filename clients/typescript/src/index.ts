@@ -32,6 +32,7 @@ export {
   JobTimeoutError,
   LeaseLostError,
   type RejectionReason,
+  type RetryAdvice,
   SeppError,
   type SeppErrorCode,
 } from './errors.ts';

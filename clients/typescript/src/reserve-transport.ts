@@ -16,8 +16,8 @@ import type { JobResult as ProtoJobResult } from './gen/sepp/v1/job.js';
 import { ackBatchCall, ackCall, extendCall, nackCall, progressCall, reserveCall } from './lease-calls.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import {
-  fatalStatuses,
   type ProgressFields,
+  stopsWorker,
   type TransportConfig,
   type TransportHost,
   type WorkTransport,
@@ -78,7 +78,7 @@ export class ReserveTransport implements WorkTransport {
         } catch (error) {
           if (!this.taking) return;
           const e = toSeppError(error);
-          if (fatalStatuses.has(e.grpcCode)) {
+          if (stopsWorker(e)) {
             this.taking = false;
             this.host.stop(e);
             return;

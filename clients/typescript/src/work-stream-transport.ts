@@ -20,7 +20,7 @@
  *
  * States: connecting/open (a stream exists) → broken (no stream; reopen after
  * a backoff while still taking jobs, unless the server refused the stream
- * with one of `fatalStatuses`: then the worker stops; settlements go over
+ * with an error that stops the worker (`stopsWorker`): then it stops; settlements go over
  * unary calls meanwhile) → finishing (half-closed, waiting for the server to end) → done.
  */
 import { type ClientDuplexStream, connectivityState, type ServiceError, status } from '@grpc/grpc-js';
@@ -51,9 +51,9 @@ import { ackCall, errorFields, extendCall, nackCall, progressCall } from './leas
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import { decodeWorkResponse, encodeWorkRequest } from './work-codec.ts';
 import {
-  fatalStatuses,
   healthyAfterMs,
   type ProgressFields,
+  stopsWorker,
   type TransportConfig,
   type TransportHost,
   type WorkTransport,
@@ -280,7 +280,7 @@ export class WorkStreamTransport implements WorkTransport {
       return;
     }
     if (!this.taking || this.conn.closed) return;
-    if (fatalStatuses.has(error.grpcCode)) {
+    if (stopsWorker(error)) {
       this.taking = false;
       this.host.stop(error);
       return;

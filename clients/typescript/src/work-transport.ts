@@ -29,6 +29,18 @@ export const fatalStatuses: ReadonlySet<number> = new Set([
 ]);
 
 /**
+ * Whether a refused Work stream or Reserve stops the Worker: one of `fatalStatuses`, or an
+ * error the server marked `sepp-retry: never` (a settlements batch over its max_batch_jobs, a
+ * first job larger than the answer), which a retry would only send again, forever. `operator`
+ * (a storage failure someone must fix) does not stop it: the Worker backs off and reconnects,
+ * to a newer server or to this one once fixed. The Python SDK's `stops_worker`
+ * (_work_transport.py) is the same.
+ */
+export function stopsWorker(error: SeppError): boolean {
+  return fatalStatuses.has(error.grpcCode) || error.retry === 'never';
+}
+
+/**
  * A Work stream still open this long, on a channel that is connected, reached
  * the server: a refusal comes at once. (A stream waiting for a connection that
  * hangs is not open on a ready channel, however long it waits.) The Python SDK's

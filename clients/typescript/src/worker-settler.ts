@@ -5,7 +5,6 @@
  * where its job went. The Worker decides which settlement an attempt gets and
  * emits its events; this says it to the server.
  */
-import { status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
 import { JobCancelledError, LeaseLostError, type SeppError, toSeppError } from './errors.ts';
 import type { NackResult } from './types.ts';
@@ -49,7 +48,7 @@ export class Settler {
     for (let retry = 0; ; retry++) {
       const e = toSeppError(failure);
       const delayMs = backoffDelayMs(retry, reconnectBaseDelayMs, reconnectMaxDelayMs);
-      if (e.grpcCode !== status.UNAVAILABLE || clock.nowMs() + delayMs >= active.leaseEndsAtMs) throw e;
+      if (!e.retryable || clock.nowMs() + delayMs >= active.leaseEndsAtMs) throw e;
       this.host.report(e);
       await clockSleep(clock, delayMs).done;
       try {

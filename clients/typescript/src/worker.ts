@@ -511,8 +511,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /**
    * The server refused the Work stream or a Reserve with a status asking again
-   * cannot change (`fatalStatuses`: the key, its role or queues, a queue name,
-   * the credit, a call it does not know), or stayed unreachable longer than
+   * cannot change (`stopsWorker`: the key, its role or queues, a queue name,
+   * the credit, a call it does not know, an error marked `sepp-retry: never`), or stayed unreachable longer than
    * `maxUnavailableMs`, so the worker says why once and closes; `wait()` rejects
    * with the error.
    */

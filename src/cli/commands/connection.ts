@@ -139,9 +139,10 @@ export function storeUnavailable(error: unknown): SeppError | undefined {
 /** What a command says when the server runs but its store is unavailable. */
 export function storeUnavailableMessage(server: string, error: SeppError): string {
   const runs = `sepp at ${server} runs, but its store is unavailable: ${error.message}`;
-  // A newer sepp migrated the schema under it, or the database refuses the store's login: no
-  // repeat helps, and the reason says what does.
-  if (/by a newer sepp while this server ran|no repeat helps/.test(error.message)) return runs;
+  // The server marks a failure a repeat helps only once someone fixes the server (`sepp-retry:
+  // operator`: the database refuses the store's login, a newer sepp migrated the schema under
+  // it), or never; its reason says what does. A one-shot command does not advise repeating.
+  if (error.retry === 'operator' || error.retry === 'never') return runs;
   return `${runs}; repeat the call once the database answers again (the server's log says more)`;
 }
 

@@ -182,9 +182,11 @@ function storeError(error: unknown): unknown {
 export function storageFailure(cause: unknown): StorageFailure {
   if (cause instanceof StorageFailure) return cause;
   const message = cause instanceof Error ? cause.message : String(cause);
-  return new StorageFailure(`PostgreSQL: ${message}${refusedLoginAdvice(cause, message)}`, {
+  const advice = refusedLoginAdvice(cause, message);
+  return new StorageFailure(`PostgreSQL: ${message}${advice}`, {
     cause,
     diskFull: sqlState(cause) === '53100',
+    lasting: advice !== '',
   });
 }
 

@@ -319,7 +319,7 @@ export class PostgresStore implements Store {
   private noteSchemaRule(rule: SchemaRule): void {
     if (mayRunOn(rule) || this.overtaken !== undefined) return;
     const why = migratedWhileRunning(this.options.schema, rule);
-    this.overtaken = new StorageFailure(why, { cause: undefined, diskFull: false });
+    this.overtaken = new StorageFailure(why, { cause: undefined, diskFull: false, lasting: true });
     this.options.onSchemaMigrated?.(why);
   }
 

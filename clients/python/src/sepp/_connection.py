@@ -182,7 +182,7 @@ class Connection:
                 return method(request, metadata=self.metadata, timeout=max(0.0, deadline_at - time.monotonic()))
             except grpc.RpcError as thrown:
                 error = to_sepp_error(thrown, lease_call)
-            again = error.grpc_code == grpc.StatusCode.UNAVAILABLE or connection_closed_by_server(error)
+            again = error.retryable or connection_closed_by_server(error)
             if not again or attempt >= attempts or self.closed:
                 raise error
             assert self.retry is not None

@@ -427,7 +427,7 @@ class EnqueueBatcher:
         for entry in entries:
             if entry.future.done():
                 continue
-            if retry is not None and error.grpc_code == grpc.StatusCode.UNAVAILABLE and entry.keyed:
+            if retry is not None and error.retryable and entry.keyed:
                 delay_s = backoff_delay_ms(entry.retries, retry.base_delay_ms, retry.max_delay_ms) / 1000
                 if entry.retries + 1 < retry.max_attempts and not self._closing and time.monotonic() + delay_s < entry.deadline_at:
                     entry.retries += 1

@@ -335,7 +335,7 @@ class JobRunner:
                 return settle()
             except SeppError as error:
                 delay_s = backoff_delay_ms(retry, self._retry_base_delay_ms, self._retry_max_delay_ms) / 1000
-                if error.grpc_code != grpc.StatusCode.UNAVAILABLE or time.monotonic() + delay_s >= active.lease_ends_at:
+                if not error.retryable or time.monotonic() + delay_s >= active.lease_ends_at:
                     raise
                 self._worker.log.warning("sepp worker %s: settling job %s: %s; retrying in %.1f s",
                                          self._worker.worker_id, active.job.id, error.message, delay_s)

@@ -20,7 +20,7 @@ with `batch` messages too.
 
 States: open (a stream exists) → broken (no stream: settlements go over unary
 calls, and a new stream opens after a backoff while the worker still takes
-jobs, unless the server refused the stream with one of FATAL_STATUSES: then
+jobs, unless the server refused the stream with an error that stops the worker (stops_worker): then
 the worker stops) → half-closed by finish() (the server answers what is in flight, then
 ends the stream) → done.
 """
@@ -37,7 +37,7 @@ import grpc
 from ._connection import Connection, backoff_delay_ms
 from ._convert import nack_result_from_proto
 from ._scheduler import Scheduler
-from ._work_transport import FATAL_STATUSES, TransportConfig, TransportHost, UnaryCalls
+from ._work_transport import TransportConfig, TransportHost, UnaryCalls, stops_worker
 from .errors import (
     JobCancelledError,
     JobTimeoutError,
@@ -177,7 +177,7 @@ class WorkStreamTransport:
             with self._lock:
                 if not self._taking or self._finishing:
                     return
-            if error.grpc_code in FATAL_STATUSES:
+            if stops_worker(error):
                 self._host.fatal(error)
                 return
             if stream.healthy:

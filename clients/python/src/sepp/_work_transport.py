@@ -50,7 +50,7 @@ class TransportHost(Protocol):
         """The server answered: any outage is over."""
 
     def fatal(self, error: SeppError) -> None:
-        """A refusal with one of FATAL_STATUSES (a bad API key, a bad queue name): stop the worker."""
+        """A refusal stops_worker says no retry changes (a bad API key, a bad queue name): stop the worker."""
 
     def cancel(self, job_id: str, attempt: int, error: JobCancelledError) -> None:
         """The server says this lease's job was cancelled: stop it if it runs here."""
@@ -82,6 +82,17 @@ storage), RESOURCE_EXHAUSTED (a limit: back off), INTERNAL (a connection the ser
 stream the server ended — is reported and retried with backoff. The table, with when the server
 answers each, is in docs/protocol.md ("What stops a Worker"); the TypeScript SDK's `fatalStatuses`
 (work-transport.ts) is the same set."""
+
+
+def stops_worker(error: SeppError) -> bool:
+    """Whether a refused Work stream or Reserve stops the Worker: one of FATAL_STATUSES, or an error
+    the server marked `sepp-retry: never` (a settlements batch over its max_batch_jobs, a first job
+    larger than the answer), which a retry would only send again, forever. "operator" (a storage
+    failure someone must fix) does not stop it: the Worker backs off and reconnects, to a newer
+    server or to this one once fixed. The TypeScript SDK's `stopsWorker` (work-transport.ts) is
+    the same."""
+    return error.grpc_code in FATAL_STATUSES or error.retry == "never"
+
 
 
 class WorkTransport(Protocol):
@@ -205,7 +216,7 @@ class ReserveTransport:
                 error = to_sepp_error(thrown)
                 if not self._taking:
                     return
-                if error.grpc_code in FATAL_STATUSES:
+                if stops_worker(error):
                     self._host.fatal(error)
                     return
                 delay_s = backoff_delay_ms(failures, config.reconnect_base_delay_ms, config.reconnect_max_delay_ms) / 1000

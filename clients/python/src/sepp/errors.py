@@ -103,6 +103,14 @@ class JobRejection:
     """A sentence for people naming the field, the limit and the setting."""
 
 
+RetryAdvice = Literal["never", "operator", "later"]
+"""The server's word on repeating a failed call (its `sepp-retry` trailer, docs/protocol.md):
+"never", no repeat of the same call can pass (a call over a per-call bound); "operator", a repeat
+passes only once someone fixes the server (its storage refuses the login, a newer sepp migrated
+the schema): Workers and retries keep backing off, one-shot tools do not advise repeating;
+"later", it may pass after a backoff."""
+
+
 class SeppError(Exception):
     """The base class of every error a sepp call ends with."""
 
@@ -110,6 +118,11 @@ class SeppError(Exception):
     """sepp's code: the server's `sepp-error-code` trailer, or derived from the gRPC status."""
     grpc_code: grpc.StatusCode
     """The gRPC status the call ended with."""
+    retry: RetryAdvice | None = None
+    """The server's `sepp-retry` trailer: "never" when no repeat of the same call can pass (the
+    client's retries and Workers do not repeat it), "operator" when it passes once someone fixes
+    the server (retried with backoff, as "later"), "later" when it may after a backoff; None when
+    the server sent none (the status decides)."""
 
     def __init__(self, grpc_code: grpc.StatusCode, message: str, code: SeppErrorCode | None = None) -> None:
         super().__init__(message)
@@ -123,8 +136,10 @@ class SeppError(Exception):
 
     @property
     def retryable(self) -> bool:
-        """True for UNAVAILABLE: the server was not reached, or it stored nothing and asks to try again."""
-        return bool(self.grpc_code == grpc.StatusCode.UNAVAILABLE)
+        """True for UNAVAILABLE: the server was not reached, or it stored nothing and asks to try
+        again ("later", or "operator": once someone fixes the server) — unless it marked the error
+        `retry == "never"`."""
+        return bool(self.grpc_code == grpc.StatusCode.UNAVAILABLE) and self.retry != "never"
 
 
 class UnavailableError(SeppError):
@@ -246,7 +261,11 @@ def to_sepp_error(error: BaseException, lease_call: bool = False) -> SeppError:
     reason = _trailer(error, "sepp-rejection-reason")
     if reason is not None and reason in _REASONS:
         return rejected([JobRejection(0, rejection_reason(reason), message)])
-    return from_status(grpc_code, message, lease_call, error_code_of(_trailer(error, "sepp-error-code")))
+    result = from_status(grpc_code, message, lease_call, error_code_of(_trailer(error, "sepp-error-code")))
+    retry = _trailer(error, "sepp-retry")
+    if retry in ("never", "operator", "later"):
+        result.retry = cast(RetryAdvice, retry)
+    return result
 
 
 def error_code_of(text: str | None) -> SeppErrorCode | None:

@@ -291,7 +291,7 @@ class Worker:
                           self.client.address, time.monotonic() - since)
 
     def fatal(self, error: SeppError) -> None:
-        """Stops the worker for an error asking again cannot fix (FATAL_STATUSES, or an outage past
+        """Stops the worker for an error asking again cannot fix (stops_worker, or an outage past
         `max_unavailable_ms`): said once, in the log and as an `error` event; `run()` raises it."""
         if self._fatal is not None:
             return
