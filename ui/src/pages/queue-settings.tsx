@@ -5,7 +5,7 @@
  * config file's rules and answers with the file's messages, which are shown
  * as they come. Overrides survive restarts until reset.
  */
-import { useEffect } from 'preact/hooks';
+import { useLayoutEffect } from 'preact/hooks';
 import { can, post, seg } from '../api.ts';
 import { ErrorBanner, Loading, notify, PageHeader } from '../components/common.tsx';
 import { useDraft } from '../form-draft.ts';
@@ -92,7 +92,9 @@ export function QueueSettings({ name, session }: { name: string; session: Sessio
         );
   // A refused save moves the focus to the first field the server refused, where its message is.
   const firstRefused = refused === null ? undefined : [...refused.fields.keys()][0];
-  useEffect(() => {
+  // In the draw that shows the message (a layout effect): a plain effect ran a frame later, so for a
+  // frame the message showed with the focus still on the button.
+  useLayoutEffect(() => {
     if (firstRefused !== undefined) document.getElementById(`setting-${firstRefused}`)?.focus();
   }, [action.error, firstRefused]);
 
