@@ -118,9 +118,20 @@ export function connect(io: CliIo, args: ConnectionArgs): { client: SeppClient; 
   return { client, target };
 }
 
-/** Prints one line (or block) to stdout. */
+/** Controls a terminal acts on: C0 but the line break and the tab, DEL, and C1 (0x9b is an 8-bit CSI). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const terminalControls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Writes a line (or lines) to standard output. What the server answers may hold text a worker or
+ * a producer wrote (a job's error, a progress note), so control characters are shown as their
+ * `\u` escapes and never reach the operator's terminal as commands (ANSI escapes that clear,
+ * recolour or retitle it, a carriage return that writes over a line). JSON output is unchanged
+ * as JSON: an escape in a string is the same character.
+ */
 export function print(io: CliIo, text: string): void {
-  io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  const shown = text.replace(terminalControls, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  io.stdout.write(shown.endsWith('\n') ? shown : `${shown}\n`);
 }
 
 export function printJson(io: CliIo, value: unknown): void {

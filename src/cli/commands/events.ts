@@ -113,7 +113,7 @@ export function registerEventsCommand(parser: Argv, io: CliIo): void {
         let seen = 0;
         try {
           for await (const event of subscription) {
-            if (wantsJson(args)) io.stdout.write(`${JSON.stringify(eventJson(event))}\n`);
+            if (wantsJson(args)) print(io, JSON.stringify(eventJson(event)));
             else {
               const where = `${event.queue}/${event.type}`;
               print(
