@@ -80,6 +80,20 @@ export function stringArray(body: JsonObject, field: string, maxItems: number): 
   return value;
 }
 
+/**
+ * The ids a call names, at most limits.max_batch_jobs: more is over a per-call bound, which the
+ * HTTP API and the engine answer 413 (SeppError.tooLarge) in the same words; the rest as stringArray.
+ */
+export function batchIds(body: JsonObject, field: string, maxBatchJobs: number): string[] {
+  const value = body[field];
+  if (Array.isArray(value) && value.length > maxBatchJobs) {
+    throw SeppError.tooLarge(
+      `${field}: ${value.length} ids, at most ${maxBatchJobs} per call (limits.max_batch_jobs); split them into several calls`,
+    );
+  }
+  return stringArray(body, field, maxBatchJobs);
+}
+
 export function stringMap(body: JsonObject, field: string): Record<string, string> | undefined {
   const value = body[field];
   if (value === undefined || value === null) return undefined;

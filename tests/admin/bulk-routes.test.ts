@@ -214,7 +214,18 @@ test('selected jobs: N chosen ids are one call and one audit entry with the coun
   const afterLogin = (await engine.listAudit({})).items.length;
   assert.equal((await viewer.post('/api/v1/bulk/selected/requeue', { jobIds: dead })).status, 403);
   const tooMany = Array.from({ length: engine.limits.maxBatchJobs + 1 }, (_, i) => `id-${i}`);
-  assert.equal((await op.post('/api/v1/bulk/selected/requeue', { jobIds: tooMany })).status, 400);
+  // Over a per-call bound: 413 without Retry-After, in the HTTP API's and the engine's words.
+  for (const path of ['/api/v1/bulk/selected/requeue', '/api/v1/queues/emails/dead-letters/delete']) {
+    const over = await op.post(path, { jobIds: tooMany });
+    assert.equal(over.status, 413, path);
+    assert.equal(over.headers.get('retry-after'), null, path);
+    assert.deepEqual(over.body, {
+      error: {
+        code: 'resource_exhausted',
+        message: `jobIds: ${tooMany.length} ids, at most ${tooMany.length - 1} per call (limits.max_batch_jobs); split them into several calls`,
+      },
+    });
+  }
   assert.equal((await op.post('/api/v1/bulk/selected/requeue', { jobIds: [] })).status, 400);
   assert.equal((await engine.listAudit({})).items.length, afterLogin, 'refused calls write no entry');
 });

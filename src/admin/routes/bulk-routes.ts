@@ -26,6 +26,7 @@ import type { DeadReason, JobState } from '../../engine/types.ts';
 import { jobIdsProperty } from '../job-schemas.ts';
 import {
   bad,
+  batchIds,
   type JsonObject,
   optionalBoolean,
   optionalInteger,
@@ -34,7 +35,6 @@ import {
   queryInteger,
   queryString,
   readJsonObject,
-  stringArray,
 } from '../request-input.ts';
 import { requestKeyDescription, requestKeyOf, requestKeyProperty } from '../request-key.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
@@ -227,7 +227,7 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
     audits: audit,
     async handle(c: Context, request) {
       // A UUID in upper case names the same job; ids that are no UUID match nothing.
-      const jobIds = stringArray(await readJsonObject(c), 'jobIds', engine.limits.maxBatchJobs).map(
+      const jobIds = batchIds(await readJsonObject(c), 'jobIds', engine.limits.maxBatchJobs).map(
         (id) => normalizeJobId(id) ?? id,
       );
       return c.json(await engine.changeSelectedJobs(action, jobIds, request.audit(audit, 'queue:*')));

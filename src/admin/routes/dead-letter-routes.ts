@@ -10,6 +10,7 @@ import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { DeadReason } from '../../engine/types.ts';
 import {
   bad,
+  batchIds,
   type JsonObject,
   optionalInteger,
   optionalString,
@@ -20,7 +21,6 @@ import {
   queryString,
   readJsonObject,
   requiredString,
-  stringArray,
 } from '../request-input.ts';
 import { requestKeyDescription, requestKeyOf, requestKeyProperty } from '../request-key.ts';
 import type { AdminServices, RequestContext, RouteSpec } from '../route-spec.ts';
@@ -112,7 +112,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     async (c: Parameters<RouteSpec['handle']>[0], request: RequestContext) => {
       const queue = pathParam(c, 'queue');
       // A UUID in upper case names the same job; ids that are no UUID match nothing, as before.
-      const jobIds = stringArray(await readJsonObject(c), 'jobIds', engine.limits.maxBatchJobs).map(
+      const jobIds = batchIds(await readJsonObject(c), 'jobIds', engine.limits.maxBatchJobs).map(
         (id) => normalizeJobId(id) ?? id,
       );
       const audit = request.audit(`dead_letters.${action}`, `queue:${queue}`);
