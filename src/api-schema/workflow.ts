@@ -3,6 +3,7 @@
  * state, a link to a job it depends on or that depends on it, a batch (the engine's BatchInfo,
  * field for field) and a batch's member.
  */
+import { maxFlowGraphJobs } from '../engine/control/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import { jobStates } from '../engine/types.ts';
 import { type BatchState, batchStates } from '../engine/workflow-types.ts';
@@ -151,4 +152,19 @@ export function batchStateFilter(state: string | undefined): { state?: BatchStat
     );
   }
   return { state: known };
+}
+
+/**
+ * A flow's `limit` (most jobs in the answer) as a query gave it: none for absent or 0, which
+ * reads as the default (the most); above the most is invalid_argument naming `limit`, as a list's page size.
+ */
+export function flowLimitOf(limit: number | undefined): number | undefined {
+  if (limit === undefined || limit === 0) return undefined;
+  if (limit > maxFlowGraphJobs) {
+    throw new SeppError(
+      'invalid_argument',
+      `limit is ${limit}; it must be an integer from 1 to ${maxFlowGraphJobs} (the most jobs one flow answer lists), or 0 for the default`,
+    );
+  }
+  return limit;
 }

@@ -97,6 +97,10 @@ test("a job's flow: every job connected to it, its edges, and the job detail's l
   assert.equal((await viewer.get(`/api/v1/jobs/${crypto.randomUUID()}/flow`)).status, 404);
   assert.equal((await viewer.get('/api/v1/jobs/nope/flow')).status, 400);
   assert.equal((await viewer.get(`/api/v1/jobs/${ids.load}/flow?limit=0`)).status, 400);
+  // Over the OpenAPI's maximum is refused naming `limit`, as over the HTTP API, not clamped.
+  const over = await viewer.get(`/api/v1/jobs/${ids.load}/flow?limit=20001`);
+  assert.equal(over.status, 400);
+  assert.match(String(over.body.error?.message), /^limit is 20001; it must be an integer from 1 to 20000/);
 });
 
 test('cancel a flow: every job not ended, one audit entry; a viewer may not', async () => {

@@ -103,6 +103,15 @@ test('a flow by name: stored all or none, read back as a graph, cancelled as one
     ['ready', 'waiting', 'waiting', 'waiting'],
   );
   assert.equal(graph.json.edges.length, 4);
+  const one = await call(`/v1/jobs/${ids.sum}/flow?limit=1`);
+  assert.deepEqual([one.json.jobs.length, one.json.truncated], [1, true]);
+  // Over the OpenAPI's maximum is refused naming `limit`, as a page size is, not clamped.
+  const over = await call(`/v1/jobs/${ids.sum}/flow?limit=20001`);
+  assert.equal(over.status, 400, over.text);
+  assert.equal(
+    over.json.error.message,
+    'limit is 20001; it must be an integer from 1 to 20000 (the most jobs one flow answer lists), or 0 for the default',
+  );
   assert.deepEqual(
     graph.json.edges.filter((e: Json) => e.jobId === ids.sum).map((e: Json) => e.name),
     ['left', 'right'],

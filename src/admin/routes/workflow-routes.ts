@@ -5,7 +5,7 @@
  * CancelBatch are. A store without workflows answers 412 naming its kind.
  */
 import type { Context } from 'hono';
-import { batchListQuery, batchStateFilter } from '../../api-schema/workflow.ts';
+import { batchListQuery, batchStateFilter, flowLimitOf } from '../../api-schema/workflow.ts';
 import { roleFor } from '../../config/index.ts';
 import { normalizeJobId } from '../../engine/jobs/index.ts';
 import { bad, pathParam, queryInteger, queryPageSize, queryString } from '../request-input.ts';
@@ -55,7 +55,7 @@ export function workflowRoutes({ deps }: AdminServices): RouteSpec[] {
       async handle(c) {
         const limit = queryInteger(c, 'limit');
         if (limit !== undefined && limit < 1) throw bad('limit must be at least 1');
-        return c.json(await engine.getFlow(jobIdParam(c), limit));
+        return c.json(await engine.getFlow(jobIdParam(c), flowLimitOf(limit)));
       },
     },
     {

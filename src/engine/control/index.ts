@@ -14,4 +14,4 @@ export {
   type SelectedJobsAction,
   type SelectedJobsResult,
 } from './selected-jobs.ts';
-export { WorkflowActs, type WorkflowCancelResult } from './workflow-cancel.ts';
+export { maxFlowGraphJobs, WorkflowActs, type WorkflowCancelResult } from './workflow-cancel.ts';

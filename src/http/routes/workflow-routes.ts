@@ -5,7 +5,7 @@
  * of its queues (without dependsOn), and no other of these calls: a flow or a batch spans
  * queues. Cancels need the admin role and are audited (`flow.cancel`, `batch.cancel`).
  */
-import { batchListQuery, batchStateFilter } from '../../api-schema/workflow.ts';
+import { batchListQuery, batchStateFilter, flowLimitOf } from '../../api-schema/workflow.ts';
 import { refuseDependencies, requireInScope, serverWide } from '../../config/index.ts';
 import type { AuditInput } from '../../engine/admin-types.ts';
 import { batchCaller, ownerToList } from '../../engine/batches/index.ts';
@@ -128,11 +128,8 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       errors: ['not_found', 'failed_precondition'],
       handle: async (request) => {
         unscoped(request.caller, 'a flow');
-        const limit = queryInteger(request, 'limit');
-        const flow = await engine().getFlow(
-          jobIdFrom(request.params.jobId ?? '', 'jobId'),
-          limit === undefined || limit === 0 ? undefined : limit,
-        );
+        const limit = flowLimitOf(queryInteger(request, 'limit'));
+        const flow = await engine().getFlow(jobIdFrom(request.params.jobId ?? '', 'jobId'), limit);
         return {
           jobs: flow.jobs.map((j) => ({
             jobId: j.id,
