@@ -30,13 +30,19 @@ export class Router {
     });
   }
 
+  /**
+   * HEAD finds the GET operation of its path and is answered as it, without the body (RFC 9110
+   * §9.3.2; Node's response drops it); but an event stream, which would stay open: 405 there.
+   */
   match(method: string, path: string): { route: RouteSpec; params: Record<string, string> } {
     const allow = new Set<string>();
     for (const { route, pattern, names } of this.entries) {
       const found = pattern.exec(path);
       if (found === null) continue;
-      if (route.method !== method) {
+      const headAsGet = route.method === 'GET' && route.kind === 'json';
+      if (route.method !== method && !(method === 'HEAD' && headAsGet)) {
         allow.add(route.method);
+        if (headAsGet) allow.add('HEAD');
         continue;
       }
       const params: Record<string, string> = {};

@@ -14,7 +14,7 @@ export interface ApiAnswer<T = Record<string, unknown>> {
 }
 
 export interface ApiCall {
-  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
   /** A bearer key. */
   key?: string;
   /** A value to send as JSON, or raw text. */

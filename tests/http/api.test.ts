@@ -553,6 +553,47 @@ describe('HTTP API', () => {
     );
   });
 
+  test('HEAD answers every GET operation as GET does, without the body; the event stream 405', async () => {
+    const enqueued = await post<{ jobId: string }>('/v1/jobs', { queue: 'kept', type: 'head' });
+    const id = enqueued.json.jobId;
+    const nobody = '01890f6e-7c3a-7000-8000-000000000000';
+    const paths = [
+      `/v1/jobs/${id}`,
+      `/v1/jobs/${nobody}`,
+      `/v1/jobs/${id}/outcome`,
+      `/v1/jobs/${id}/flow`,
+      `/v1/batches/${nobody}`,
+      '/v1/batches',
+      '/v1/openapi.json',
+    ];
+    // Every GET operation of the OpenAPI document but the event stream is among them.
+    const document = await get<{ paths: Record<string, { get?: unknown }> }>('/v1/openapi.json');
+    const gets = Object.keys(document.json.paths).filter((p) => document.json.paths[p]?.get !== undefined);
+    const covered = paths.map((p) =>
+      p.replaceAll(id, '{jobId}').replace(`batches/${nobody}`, 'batches/{batchId}'),
+    );
+    assert.deepEqual(
+      gets.filter((p) => p !== '/v1/events' && !covered.includes(p)),
+      [],
+      'a GET operation the HEAD check misses',
+    );
+    for (const path of paths) {
+      const [asGet, asHead] = [await get(path), await apiCall(url, path, { method: 'HEAD' })];
+      assert.equal(asHead.status, asGet.status, path);
+      assert.equal(asHead.text, '', path);
+      assert.ok(asGet.text.length > 0, path);
+      for (const header of ['content-type', 'content-length', 'cache-control']) {
+        assert.equal(asHead.headers[header], asGet.headers[header], `${path}: ${header}`);
+      }
+    }
+    const stream = await apiCall(url, '/v1/events', { method: 'HEAD' });
+    assert.equal(stream.status, 405);
+    assert.equal(stream.headers.allow, 'GET');
+    const wrong = await apiCall(url, `/v1/jobs/${id}`, { method: 'POST', body: {} });
+    assertError(wrong, 405, 'method_not_allowed');
+    assert.equal(wrong.headers.allow, 'GET, HEAD');
+  });
+
   test('methods, paths, content types and bodies the API does not take get their documented answers', async () => {
     const wrongMethod = await apiCall(url, '/v1/jobs', { method: 'GET' });
     assertError(wrongMethod, 405, 'method_not_allowed');
