@@ -174,8 +174,20 @@ export class Maintenance {
     if (nowMs >= this.nextSweepMs) {
       for (const queue of queues.names()) {
         const settings = queues.settingsFor(queue);
-        const sweep = (state: 'dead' | 'completed' | 'cancelled', retentionMs: number) =>
-          tx.jobs.sweep({ queue, state, beforeMs: nowMs - retentionMs, limit: chunkRows });
+        const ctx = this.ctx;
+        const sweep = function* (state: 'dead' | 'completed' | 'cancelled', retentionMs: number): Op<number> {
+          const { swept, dependedOn } = yield* tx.jobs.sweep({
+            queue,
+            state,
+            beforeMs: nowMs - retentionMs,
+            limit: chunkRows,
+          });
+          // What still waits on a swept dead or cancelled job is cancelled, as when it is deleted
+          // (bounded as any failure passed on); a swept completed job has none left waiting.
+          for (const job of dependedOn)
+            yield* ctx.jobDeleted(tx, { seq: job.seq, id: job.id, flags: job.dependency_flags, state });
+          return swept;
+        };
         const dead = yield* sweep('dead', settings.deadRetentionMs);
         const done = yield* sweep('completed', settings.completedRetentionMs);
         const cancelled = yield* sweep('cancelled', settings.cancelledRetentionMs);

@@ -16,6 +16,15 @@ export const batchMember = 4;
 
 /** Whether other jobs wait on a job with these `dependency_flags`. */
 export const dependedOn = (flags: number): boolean => (flags & jobsWaitOnIt) !== 0;
+
+/**
+ * The states (SQL list) of a job that keep a job it depends on from its retention sweep: it
+ * may still read it. A failed one (dead, cancelled) is not kept for jobs still `waiting` on
+ * it: they would wait for its requeue past its retention, and its sweep cancels them
+ * (docs/workflows.md); a completed one is, as they wait for others.
+ */
+export const readerStates = (state: 'dead' | 'completed' | 'cancelled'): string =>
+  state !== 'completed' ? "'scheduled', 'ready', 'leased'" : "'waiting', 'scheduled', 'ready', 'leased'";
 /** Whether a job with these `dependency_flags` is a member of a batch. */
 export const inBatch = (flags: number): boolean => (flags & batchMember) !== 0;
 /** Whether a job with these `dependency_flags` waited on other jobs. */

@@ -43,13 +43,25 @@ export interface Jobs extends JobReads {
   debounce(p: DebounceUpdate): Op<void>;
   /** Scheduled jobs due at `nowMs` → ready, earliest first: one row (its queue) per job. */
   promoteDue(p: { nowMs: number; limit: number }): Op<{ queue: string }[]>;
-  /** Forgets a queue's jobs in a final state that ended before `beforeMs`, oldest first; returns how many. */
+  /**
+   * Forgets a queue's jobs in a final state that ended before `beforeMs`, oldest first: how
+   * many, and the ones others depended on (so the engine passes their deletion on). A job
+   * others depend on stays while one of them may still read it: any not ended, for a completed
+   * job; for a dead or cancelled one, only those running or about to (a job still `waiting`
+   * on it is cancelled when it is swept, as when it is deleted).
+   */
   sweep(p: {
     queue: string;
     state: 'dead' | 'completed' | 'cancelled';
     beforeMs: number;
     limit: number;
-  }): Op<number>;
+  }): Op<SweptJobs>;
+}
+
+/** What a retention sweep deleted: how many, and those others depended on. */
+export interface SweptJobs {
+  swept: number;
+  dependedOn: { seq: number; id: string; dependency_flags: number }[];
 }
 
 // ---------------------------------------------------------------- idempotency keys

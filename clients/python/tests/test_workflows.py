@@ -9,7 +9,7 @@ import re
 import pytest
 
 import sepp
-from conftest import ADMIN_KEY, PRODUCER_KEY, ServerProcess
+from conftest import ADMIN_KEY, PRODUCER_KEY, ServerProcess, eventually
 
 
 def lease_one(client: sepp.Client, queue: str) -> sepp.LeasedJob:
@@ -141,6 +141,29 @@ def test_the_first_death_enqueues_on_death_once(client: sepp.Client, queue: str)
     assert dead.json()["data"] == {"team": "etl"}
     assert client.reserve([f"{queue}-dead"]) == [], "one on_death"
     client.ack(dead)
+
+
+def test_the_events_stream_shows_a_batch_first_death_once_by_the_batch_id(
+        client: sepp.Client, queue: str) -> None:
+    kinds: list[sepp.JobEventKind] = ["batch_first_death", "batch_ended"]
+    with client.events(kinds=kinds) as stream:
+        eventually(lambda: stream.caught_up.is_set(), "the subscription")
+        added = client.create_batch(
+            jobs=[sepp.JobSpec(queue, "part", json={"part": p}, max_attempts=1) for p in range(3)], seal=True)
+        first = lease_one(client, queue)
+        client.nack(first, error="corrupt", dead_letter=True)
+        client.nack(lease_one(client, queue), error="again", dead_letter=True)
+        client.ack(lease_one(client, queue))
+        seen: list[sepp.JobEvent] = []
+        while not any(e.kind == "batch_ended" for e in seen):
+            item = stream.next_item(10)
+            assert item is not None, f"no batch_ended within 10 s; seen {[e.kind for e in seen]}"
+            if isinstance(item, sepp.JobEvent) and item.job_id == added.batch.id:
+                seen.append(item)
+    assert [e.kind for e in seen] == ["batch_first_death", "batch_ended"], "the first death once, then the end"
+    death = seen[0]
+    assert death.batch is not None and (death.batch.id, death.batch.first_dead_id) == (added.batch.id, first.id)
+    assert (death.batch.dead, death.batch.state) == (1, "sealed")
 
 
 def test_a_running_member_fans_out_into_its_sealed_batch(client: sepp.Client, queue: str) -> None:

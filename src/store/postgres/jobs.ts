@@ -5,7 +5,7 @@
  * server may run them at once, each taking different rows.
  */
 
-import { jobsWaitOnIt, waitsOnJobs } from '../dependencies.ts';
+import { jobsWaitOnIt, readerStates, waitsOnJobs } from '../dependencies.ts';
 import type { Jobs } from '../jobs.ts';
 import type { AttemptRow, ControlRow, DebounceTargetRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
 import { attemptColumns } from './leases.ts';
@@ -115,18 +115,18 @@ const promoteDue = statement(
 const nextRunAt = statement("SELECT min(run_at_ms) AS v FROM jobs WHERE state = 'scheduled'");
 /**
  * A retention sweep of one final state, oldest first, taking the edges of swept jobs that
- * waited on others with them, and the counts of dependents of those others waited on. A job others depend on stays while one of them has not ended
- * (it may read its result, or wait for its requeue: docs/decisions/0101-workflows-design.md);
+ * waited on others with them, and the counts of dependents of those others waited on. A job others depend on stays while one of them may still read it
+ * (readerStates; docs/decisions/0101-workflows-design.md);
  * `dependency_flags` is 0 for every other job, so the check costs them nothing.
  */
-const sweep = (state: string, column: string) =>
+const sweep = (state: 'dead' | 'completed' | 'cancelled', column: string) =>
   statement(
     `WITH swept AS (
        DELETE FROM jobs WHERE seq IN (
          SELECT j.seq FROM jobs j WHERE j.queue = $1 AND j.state = '${state}' AND j.${column} < $2
             AND ((j.dependency_flags & ${jobsWaitOnIt}) = 0 OR NOT EXISTS (
                   SELECT 1 FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
-                   WHERE d.parent_id = j.id AND c.state IN ('waiting', 'scheduled', 'ready', 'leased')))
+                   WHERE d.parent_id = j.id AND c.state IN (${readerStates(state)})))
           ORDER BY j.${column} LIMIT $3 FOR UPDATE SKIP LOCKED)
        RETURNING seq, id, dependency_flags),
      edges AS (
@@ -135,7 +135,7 @@ const sweep = (state: string, column: string) =>
      counts AS (
        DELETE FROM job_dependents WHERE parent_id IN (
          SELECT id FROM swept WHERE (dependency_flags & ${jobsWaitOnIt}) <> 0))
-     SELECT count(*) AS v FROM swept`,
+     SELECT seq, id, dependency_flags FROM swept`,
   );
 const sweeps = {
   dead: sweep('dead', 'failed_at_ms'),
@@ -210,7 +210,12 @@ export function jobOps(c: Connection): Jobs {
       return promoted.sort((a, b) => a.run_at_ms - b.run_at_ms).map((row) => ({ queue: row.queue }));
     },
     *sweep(p) {
-      return (yield* value<number>(c, sweeps[p.state], [p.queue, p.beforeMs, p.limit])) ?? 0;
+      type Swept = { seq: number; id: string; dependency_flags: number };
+      const swept = yield* rows<Swept>(c, sweeps[p.state], [p.queue, p.beforeMs, p.limit]);
+      return {
+        swept: swept.length,
+        dependedOn: swept.filter((job) => (job.dependency_flags & jobsWaitOnIt) !== 0),
+      };
     },
   };
 }

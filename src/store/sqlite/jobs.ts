@@ -4,7 +4,7 @@
  * changes (promotion of due jobs, retention sweeps). Prepared once; each lists
  * its parameters; time is always a parameter.
  */
-import { jobsWaitOnIt, waitsOnJobs } from '../dependencies.ts';
+import { jobsWaitOnIt, readerStates, waitsOnJobs } from '../dependencies.ts';
 import type { Jobs } from '../jobs.ts';
 import type { Op } from '../op.ts';
 import type {
@@ -167,9 +167,8 @@ export function prepareJobStatements(db: Preparer) {
 
 /**
  * A retention sweep of one final state, oldest first. A job others depend on stays while
- * one of them has not ended (it may still read its result, or wait for its requeue:
- * docs/decisions/0101-workflows-design.md); `dependency_flags` is 0 for every other
- * job, so the check costs them nothing. Returns the deleted jobs' seqs, ids and flags, so
+ * one of them may still read it (readerStates; docs/decisions/0101-workflows-design.md);
+ * `dependency_flags` is 0 for every other job, so the check costs them nothing. Returns the deleted jobs' seqs, ids and flags, so
  * the edges of the ones that waited on others go with them, and the counts of dependents of
  * the ones others waited on.
  */
@@ -179,7 +178,7 @@ function sweepStatement(db: Preparer, state: 'dead' | 'completed' | 'cancelled',
        SELECT j.seq FROM jobs j WHERE j.queue = @queue AND j.state = '${state}' AND j.${endedAt} < @beforeMs
           AND ((j.dependency_flags & ${jobsWaitOnIt}) = 0 OR NOT EXISTS (
                 SELECT 1 FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
-                 WHERE d.parent_id = j.id AND c.state IN ('waiting', 'scheduled', 'ready', 'leased')))
+                 WHERE d.parent_id = j.id AND c.state IN (${readerStates(state)})))
         ORDER BY j.${endedAt} LIMIT @limit)
      RETURNING seq, id, dependency_flags`,
   );
@@ -240,7 +239,10 @@ export function jobOps(sql: JobStatements, inserts: JobInserts): Jobs {
         if ((job.dependency_flags & waitsOnJobs) !== 0) sql.forgetEdges.run(job.seq);
         if ((job.dependency_flags & jobsWaitOnIt) !== 0) sql.forgetDependents.run(job.id);
       }
-      return swept.length;
+      return {
+        swept: swept.length,
+        dependedOn: swept.filter((job) => (job.dependency_flags & jobsWaitOnIt) !== 0),
+      };
     },
   };
 }

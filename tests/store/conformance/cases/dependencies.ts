@@ -227,6 +227,39 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    // Task small18c: a dead letter a `wait` job waited on outlived dead_retention_ms, re-read by every sweep.
+    name: 'dependencies: a dead or cancelled job past its retention is swept and cancels what waits on it',
+    async run(h) {
+      const queue = fresh();
+      const { engine, clock } = await h.engine({
+        options: { queues: { [queue]: { deadRetentionMs: 1_000, cancelledRetentionMs: 1_000 } } },
+      });
+      const cancelledBy = async (job: Job) => {
+        const info = await engine.getJob(job.id);
+        return `${info.state} ${info.cancelledBy ?? ''}`;
+      };
+      const dead = await add(engine, { queue });
+      const waits = await after(engine, [dead], 'wait');
+      const runs = await after(engine, [dead], 'run');
+      await kill(engine, dead);
+      const cancelled = await add(engine, { queue });
+      const waitsOnCancelled = await after(engine, [cancelled], 'wait');
+      await engine.cancel(cancelled.id);
+      const [running] = await engine.reserve({ queues: [runs.queue], maxJobs: 1, leaseMs: 600_000 });
+      assert.equal(running?.id, runs.id);
+      clock.advance(61_000); // past the retention and the sweep interval
+      await engine.runMaintenance();
+      assert.equal(await stateOf(engine, dead), 'dead', 'kept while a job that may read it runs');
+      assert.equal(await cancelledBy(waitsOnCancelled), `cancelled dependency:${cancelled.id} deleted`);
+      await engine.ack({ jobId: runs.id, attempt: running!.attempt });
+      clock.advance(61_000); // the next sweep
+      await engine.runMaintenance();
+      await assert.rejects(engine.getJob(dead.id), (e) => e instanceof SeppError && e.code === 'not_found');
+      assert.equal(await cancelledBy(waits), `cancelled dependency:${dead.id} deleted`);
+      assert.deepEqual(await engine.counterMismatches(), []);
+    },
+  },
+  {
     name: 'dependencies: a completed dependency is kept until what waits on it ended, then swept',
     async run(h) {
       const queue = fresh();
