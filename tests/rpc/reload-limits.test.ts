@@ -216,3 +216,45 @@ describe('[limits] on a reload', () => {
     assert.equal(t.server.config().engine.queues.big?.maxPayloadBytes, 2 * 1024 * 1024);
   });
 });
+
+describe('payload limits on a reload, against the running HTTP API', () => {
+  let t: TestServer;
+  const reload = () =>
+    call(
+      t.client,
+      t.client.reloadConfig,
+      { dryRun: false, allowSecurityDowngrade: false },
+      ops(),
+    ) as Promise<ReloadConfigResponse>;
+  // gRPC messages large enough for the payloads below: only the HTTP API's size can refuse them.
+  const grpc = '[grpc]\nmax_message_bytes = "32MiB"\n';
+
+  before(async () => {
+    t = await startTestServer({ toml: `${keys}${grpc}`, http: true });
+  });
+  after(() => t.dispose());
+
+  test("a queue's max_payload_bytes raised in the file is checked against the running http.max_request_bytes", async () => {
+    const runningBytes = t.server.config().http.maxRequestBytes;
+    // Alone, the file would start: http.max_request_bytes unset grows to fit the payload as base64.
+    t.writeConfig(`${keys}${grpc}[queues.big]\nmax_payload_bytes = "8MiB"\n`);
+    const refused = await reload();
+    assert.equal(refused.applied, false);
+    assert.deepEqual(
+      refused.problems.map((p) => p.key),
+      ['http.max_request_bytes'],
+    );
+    assert.match(
+      refused.problems[0]?.message ?? '',
+      new RegExp(
+        `^${runningBytes} is too small for the largest payload \\(queues\\.big\\.max_payload_bytes = ${8 * 1024 * 1024}\\) sent as base64 ` +
+          `.*set it to at least \\d+ or lower that payload limit \\(the server runs with http\\.max_request_bytes = ${runningBytes} until it restarts\\)$`,
+      ),
+    );
+    assert.equal(t.server.config().engine.queues.big, undefined, 'nothing changed');
+    // A payload limit whose base64 fits the running request size applies.
+    t.writeConfig(`${keys}${grpc}[queues.big]\nmax_payload_bytes = "4MiB"\n`);
+    assert.equal((await reload()).applied, true);
+    assert.equal(t.server.config().engine.queues.big?.maxPayloadBytes, 4 * 1024 * 1024);
+  });
+});
