@@ -98,7 +98,9 @@ const certVariables = [
  * would make the TLS differ from what the file says, so it is refused (the file alone
  * says how sepp reaches its database: the config check, its warnings and the admin
  * UI read the file). PGSSLROOTCERT, PGSSLCERT and PGSSLKEY the driver never reads: one
- * set for a URL without its parameter most likely meant it, so it is refused too.
+ * set for a URL without its parameter most likely meant it, so it is refused too, as
+ * is a PGSSLNEGOTIATION the driver would refuse to connect with (a word it does not
+ * read, or `direct` without TLS).
  * An empty variable counts as unset, as the driver reads it.
  */
 export function postgresTlsEnvProblem(
@@ -110,6 +112,16 @@ export function postgresTlsEnvProblem(
   if (cert !== undefined) {
     const [variable, param] = cert;
     return `is read with ${variable} set in the environment, which sepp's PostgreSQL driver does not read (libpq does); write ${param}=FILE in store.url, or unset ${variable}`;
+  }
+  const negotiation = env.PGSSLNEGOTIATION ?? '';
+  if (!params.has('sslnegotiation') && negotiation !== '' && negotiation !== 'postgres') {
+    // The driver refuses to connect then: said by the check, not at the first connection.
+    if (negotiation !== 'direct') {
+      return `is read with PGSSLNEGOTIATION=${negotiation} in the environment, which sepp's PostgreSQL driver refuses (it reads "postgres" and "direct"); unset PGSSLNEGOTIATION`;
+    }
+    if (postgresTlsOf(params) === 'none') {
+      return 'is read with PGSSLNEGOTIATION=direct in the environment, which needs TLS, and the URL turns none on; write sslmode=verify-full in store.url, or unset PGSSLNEGOTIATION';
+    }
   }
   const settled = tlsParams.some((p) => params.has(p)) || params.get('sslnegotiation') === 'direct';
   const mode = env.PGSSLMODE ?? '';

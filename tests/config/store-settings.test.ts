@@ -292,6 +292,17 @@ test("the environment's PGSSLMODE and certificate variables are refused where th
     /^is read with PGSSLROOTCERT set in the environment, which sepp's PostgreSQL driver does not read \(libpq does\); write sslrootcert=FILE in store\.url, or unset PGSSLROOTCERT$/,
   );
   assertProblem(withEnv('', { PGSSLKEY: '/etc/client.key' }), 'store.url', /PGSSLKEY .*write sslkey=FILE/);
+  // A PGSSLNEGOTIATION the driver would refuse to connect with.
+  assertProblem(
+    withEnv('?sslmode=verify-full', { PGSSLNEGOTIATION: 'tls' }),
+    'store.url',
+    /PGSSLNEGOTIATION=tls .* refuses/,
+  );
+  assertProblem(
+    withEnv('', { PGSSLNEGOTIATION: 'direct' }),
+    'store.url',
+    /PGSSLNEGOTIATION=direct .* needs TLS/,
+  );
 
   // What agrees with the file, or what the driver does not read because the URL settles TLS, is fine.
   const loads = (query: string, env: Record<string, string>) =>
@@ -303,6 +314,8 @@ test("the environment's PGSSLMODE and certificate variables are refused where th
   loads('?ssl=true', { PGSSLMODE: 'no-verify' });
   loads('?sslnegotiation=direct', { PGSSLMODE: 'require' });
   loads('?sslmode=verify-full&sslrootcert=/etc/ca.pem', { PGSSLROOTCERT: '/etc/ca.pem' });
+  loads('?sslmode=verify-full', { PGSSLNEGOTIATION: 'direct' });
+  loads('?sslnegotiation=postgres', { PGSSLNEGOTIATION: 'tls' });
   // So the "clear text" warning is right whenever the config loads.
   const warned = configWarnings(loadToml(toml(''), { env: { PGSSLMODE: 'disable' } }));
   assert.equal(warned.filter((w) => w.key === 'store.url').length, 1);
