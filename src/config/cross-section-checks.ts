@@ -54,20 +54,32 @@ export function messagePayloads(
 }
 
 /**
- * A reload's payload limits against the message size the server runs with, which
- * changes only with a restart (as run-time overrides are checked): the problem a
- * start would report for `config`, whose grpc.max_message_bytes is the running one.
+ * A reload's payload limits against the message sizes the server runs with, which
+ * change only with a restart (as run-time overrides are checked): the problems a
+ * start would report for `config`, whose grpc.max_message_bytes and
+ * http.max_request_bytes are the running ones. The HTTP API's size counts only
+ * while it listens: when it does not, nothing reads it.
  */
 export function runningMessageSizeProblems(config: SeppConfig): ConfigProblem[] {
-  const reader = new ConfigReader(new Map(), '/', '/');
   const { maxMessageBytes } = config.grpc;
+  const { maxRequestBytes } = config.http;
   const { engine } = config;
   const payloads = messagePayloads(engine.queueDefaults, engine.queues, engine.limits);
-  resolveMaxMessageBytes(reader, maxMessageBytes, maxMessageBytes, payloads, engine.limits);
-  return reader.problems.map(({ key, message }) => ({
-    key,
-    message: `${message} (the server runs with grpc.max_message_bytes = ${maxMessageBytes} until it restarts)`,
-  }));
+  const grpcReader = new ConfigReader(new Map(), '/', '/');
+  resolveMaxMessageBytes(grpcReader, maxMessageBytes, maxMessageBytes, payloads, engine.limits);
+  const httpReader = new ConfigReader(new Map(), '/', '/');
+  if (config.server.httpListen !== null) {
+    resolveMaxRequestBytes(httpReader, maxRequestBytes, payloads, engine.limits);
+  }
+  const running = (reader: ConfigReader, setting: string) =>
+    reader.problems.map(({ key, message }) => ({
+      key,
+      message: `${message} (the server runs with ${setting} until it restarts)`,
+    }));
+  return [
+    ...running(grpcReader, `grpc.max_message_bytes = ${maxMessageBytes}`),
+    ...running(httpReader, `http.max_request_bytes = ${maxRequestBytes}`),
+  ];
 }
 
 /**

@@ -10,7 +10,7 @@
  * kind is `sqlite` is refused rather than ignored: it most likely means the
  * kind was forgotten, and running on the wrong store is not a fallback.
  */
-import { parsePostgresUrl, postgresTlsOf } from '../store/postgres-url.ts';
+import { parsePostgresUrl, postgresTlsEnvProblem, postgresTlsOf } from '../store/postgres-url.ts';
 import { asTable, type ConfigReader } from './reader.ts';
 import { type StoreEntry, storeSpec } from './schema.ts';
 import { readSecret, type SecretIo } from './secret-source.ts';
@@ -67,6 +67,11 @@ export function readStore(reader: ConfigReader, value: unknown, io: SecretIo | u
     // TLS that checks the server, or clearly none (postgresTlsOf says what the driver does).
     const tls = urls.map((url) => postgresTlsOf(url.searchParams)).find((t) => t instanceof Error);
     if (tls !== undefined) reader.problem('store.url', tls.message);
+    // The driver reads PGSSLMODE when the URL says nothing of TLS: the file must say it.
+    const fromEnv =
+      io === undefined ? [] : urls.map((url) => postgresTlsEnvProblem(url.searchParams, io.env));
+    const envProblem = fromEnv.find((p) => p !== undefined);
+    if (tls === undefined && envProblem !== undefined) reader.problem('store.url', envProblem);
     if (urls.some((url) => url.hostname === '' || url.pathname.length <= 1)) {
       reader.problem(
         'store.url',

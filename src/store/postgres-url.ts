@@ -79,3 +79,62 @@ export function postgresTlsOf(params: URLSearchParams): 'verified' | 'none' | Er
   }
   return params.get('sslnegotiation') === 'direct' ? 'verified' : 'none';
 }
+
+/** The URL parameters that settle TLS for the driver, so that it reads no PGSSLMODE. */
+const tlsParams = ['sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'ssl'];
+
+/** libpq's certificate variables, which the driver never reads, and the URL parameter it reads instead. */
+const certVariables = [
+  ['PGSSLROOTCERT', 'sslrootcert'],
+  ['PGSSLCERT', 'sslcert'],
+  ['PGSSLKEY', 'sslkey'],
+] as const;
+
+/**
+ * What the environment would change about one host's TLS, as a message completing
+ * "store.url …", or undefined when nothing. When the URL settles TLS (a parameter
+ * postgresTlsOf reads), the driver reads no PGSSLMODE; when it does not, the driver
+ * turns TLS on or off by PGSSLMODE: `disable` agrees with the URL, every other word
+ * would make the TLS differ from what the file says, so it is refused (the file alone
+ * says how sepp reaches its database: the config check, its warnings and the admin
+ * UI read the file). PGSSLROOTCERT, PGSSLCERT and PGSSLKEY the driver never reads: one
+ * set for a URL without its parameter most likely meant it, so it is refused too, as
+ * is a PGSSLNEGOTIATION the driver would refuse to connect with (a word it does not
+ * read, or `direct` without TLS).
+ * An empty variable counts as unset, as the driver reads it.
+ */
+export function postgresTlsEnvProblem(
+  params: URLSearchParams,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const set = (name: string) => (env[name] ?? '') !== '';
+  const cert = certVariables.find(([variable, param]) => set(variable) && !params.has(param));
+  if (cert !== undefined) {
+    const [variable, param] = cert;
+    return `is read with ${variable} set in the environment, which sepp's PostgreSQL driver does not read (libpq does); write ${param}=FILE in store.url, or unset ${variable}`;
+  }
+  const negotiation = env.PGSSLNEGOTIATION ?? '';
+  if (!params.has('sslnegotiation') && negotiation !== '' && negotiation !== 'postgres') {
+    // The driver refuses to connect then: said by the check, not at the first connection.
+    if (negotiation !== 'direct') {
+      return `is read with PGSSLNEGOTIATION=${negotiation} in the environment, which sepp's PostgreSQL driver refuses (it reads "postgres" and "direct"); unset PGSSLNEGOTIATION`;
+    }
+    if (postgresTlsOf(params) === 'none') {
+      return 'is read with PGSSLNEGOTIATION=direct in the environment, which needs TLS, and the URL turns none on; write sslmode=verify-full in store.url, or unset PGSSLNEGOTIATION';
+    }
+  }
+  const settled = tlsParams.some((p) => params.has(p)) || params.get('sslnegotiation') === 'direct';
+  const mode = env.PGSSLMODE ?? '';
+  if (settled || mode === '' || mode === 'disable') return undefined;
+  const fix =
+    'write sslmode=verify-full (with sslrootcert=FILE for a private CA) or sslmode=disable in store.url, or unset PGSSLMODE';
+  const known = ['no-verify', 'prefer', 'require', 'verify-ca', 'verify-full'].includes(mode);
+  if (!known) {
+    return `has no sslmode, and the environment's PGSSLMODE=${mode} is not a mode sepp's PostgreSQL driver reads (it connects without TLS, where libpq refuses the word); ${fix}`;
+  }
+  const reads =
+    mode === 'no-verify'
+      ? "TLS without checking the server's certificate, so anyone on the path can pose as the database"
+      : 'TLS checking the certificate and the host name against the system CAs only';
+  return `has no sslmode, so the driver reads the environment's PGSSLMODE=${mode} as ${reads}, which the file does not say; ${fix}`;
+}

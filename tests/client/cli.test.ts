@@ -214,6 +214,13 @@ describe('operator CLI', () => {
         ? /^store {7}sqlite \(embedded\)$/m
         : /^store {7}postgres \S+ database \S+ schema \S+; other servers' signals: connected/m,
     );
+    // The PostgreSQL store's bounds (GetServerInfo's), one line; SQLite has none.
+    if (testStoreKind === 'sqlite') assert.doesNotMatch(text.stdout, /^bounds/m);
+    else
+      assert.match(
+        text.stdout,
+        /^bounds {6}store\.pool_size \d+ \(one writer, the rest read\), store\.max_waiting_reads \d+, store\.max_waiting_reads_per_key \d+, store\.statement_timeout_ms \d+$/m,
+      );
     assert.match(text.stdout, /^durability {2}(full|relaxed) \(the default; a queue may set its own\)$/m);
     assert.match(text.stdout, /^queues {6}\d+/m);
     assert.match(text.stdout, /^workers {5}\d+ connected$/m);

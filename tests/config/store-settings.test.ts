@@ -262,3 +262,61 @@ test('a PostgreSQL host reached over the network without sslmode=verify-full is 
     assert.deepEqual(warned(quiet), [], quiet);
   }
 });
+
+test("the environment's PGSSLMODE and certificate variables are refused where the driver would read them otherwise", () => {
+  const toml = (query: string) =>
+    `[store]\nkind = "postgres"\nurl = "postgres://sepp@db.example:5432/sepp${query}"\n`;
+  const withEnv = (query: string, env: Record<string, string>) => problemsOf(toml(query), { env });
+  // A URL without TLS parameters: the driver reads PGSSLMODE, and would not run as the file says.
+  assertProblem(
+    withEnv('', { PGSSLMODE: 'no-verify' }),
+    'store.url',
+    /^has no sslmode, so the driver reads the environment's PGSSLMODE=no-verify as TLS without checking the server's certificate, .*; write sslmode=verify-full .* in store\.url, or unset PGSSLMODE$/,
+  );
+  for (const mode of ['require', 'prefer', 'verify-ca', 'verify-full']) {
+    assertProblem(
+      withEnv('', { PGSSLMODE: mode }),
+      'store.url',
+      new RegExp(`PGSSLMODE=${mode} as TLS checking .* against the system CAs only`),
+    );
+  }
+  assertProblem(
+    withEnv('', { PGSSLMODE: 'allow' }),
+    'store.url',
+    /PGSSLMODE=allow is not a mode sepp's PostgreSQL driver reads/,
+  );
+  // libpq's certificate variables the driver never reads: the URL's parameter is what it reads.
+  assertProblem(
+    withEnv('?sslmode=verify-full', { PGSSLROOTCERT: '/etc/ca.pem' }),
+    'store.url',
+    /^is read with PGSSLROOTCERT set in the environment, which sepp's PostgreSQL driver does not read \(libpq does\); write sslrootcert=FILE in store\.url, or unset PGSSLROOTCERT$/,
+  );
+  assertProblem(withEnv('', { PGSSLKEY: '/etc/client.key' }), 'store.url', /PGSSLKEY .*write sslkey=FILE/);
+  // A PGSSLNEGOTIATION the driver would refuse to connect with.
+  assertProblem(
+    withEnv('?sslmode=verify-full', { PGSSLNEGOTIATION: 'tls' }),
+    'store.url',
+    /PGSSLNEGOTIATION=tls .* refuses/,
+  );
+  assertProblem(
+    withEnv('', { PGSSLNEGOTIATION: 'direct' }),
+    'store.url',
+    /PGSSLNEGOTIATION=direct .* needs TLS/,
+  );
+
+  // What agrees with the file, or what the driver does not read because the URL settles TLS, is fine.
+  const loads = (query: string, env: Record<string, string>) =>
+    assert.doesNotThrow(() => loadToml(toml(query), { env }), `${query} ${JSON.stringify(env)}`);
+  loads('', { PGSSLMODE: 'disable' });
+  loads('', { PGSSLMODE: '' });
+  loads('?sslmode=verify-full', { PGSSLMODE: 'no-verify' });
+  loads('?sslmode=disable', { PGSSLMODE: 'require' });
+  loads('?ssl=true', { PGSSLMODE: 'no-verify' });
+  loads('?sslnegotiation=direct', { PGSSLMODE: 'require' });
+  loads('?sslmode=verify-full&sslrootcert=/etc/ca.pem', { PGSSLROOTCERT: '/etc/ca.pem' });
+  loads('?sslmode=verify-full', { PGSSLNEGOTIATION: 'direct' });
+  loads('?sslnegotiation=postgres', { PGSSLNEGOTIATION: 'tls' });
+  // So the "clear text" warning is right whenever the config loads.
+  const warned = configWarnings(loadToml(toml(''), { env: { PGSSLMODE: 'disable' } }));
+  assert.equal(warned.filter((w) => w.key === 'store.url').length, 1);
+});

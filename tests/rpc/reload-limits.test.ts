@@ -29,17 +29,20 @@ const failure = (p: Promise<unknown>) =>
     (e: ServiceError) => ({ code: e.code, details: e.details }),
   );
 
+/** ReloadConfig over gRPC, as the ops key. */
+const reloadOf = (t: TestServer) =>
+  call(
+    t.client,
+    t.client.reloadConfig,
+    { dryRun: false, allowSecurityDowngrade: false },
+    ops(),
+  ) as Promise<ReloadConfigResponse>;
+
 describe('[limits] on a reload', () => {
   let t: TestServer;
   const lines: string[] = [];
   const limitsOf = async () => (await call(t.client, t.client.getServerInfo, {}, ops())).limits;
-  const reloadOverGrpc = () =>
-    call(
-      t.client,
-      t.client.reloadConfig,
-      { dryRun: false, allowSecurityDowngrade: false },
-      ops(),
-    ) as Promise<ReloadConfigResponse>;
+  const reloadOverGrpc = () => reloadOf(t);
   const createBatch = () => failure(call(t.client, t.client.createBatch, { jobs: [], seal: false }, ops()));
 
   before(async () => {
@@ -195,24 +198,77 @@ describe('[limits] on a reload', () => {
     const runningBytes = t.server.config().grpc.maxMessageBytes;
     // Alone, the file would start: grpc.max_message_bytes unset grows to fit it. But it runs
     // at its start value until a restart, so the reload is refused as such a start would be.
-    t.writeConfig(`${keys}[limits]\nmax_name_length = 200\n[queues.big]\nmax_payload_bytes = "16MiB"\n`);
-    const refused = await reloadOverGrpc();
-    assert.equal(refused.applied, false);
-    assert.deepEqual(
-      refused.problems.map((p) => p.key),
-      ['grpc.max_message_bytes'],
-    );
-    assert.match(
-      refused.problems[0]?.message ?? '',
-      new RegExp(
-        `^${runningBytes} is too small for the largest payload \\(queues\\.big\\.max_payload_bytes = ${16 * 1024 * 1024}\\) ` +
-          `.*set it to at least \\d+ or lower that payload limit \\(the server runs with grpc\\.max_message_bytes = ${runningBytes} until it restarts\\)$`,
-      ),
-    );
-    assert.equal(t.server.config().engine.queues.big, undefined, 'nothing changed');
-    // A payload limit that fits the running size applies.
-    t.writeConfig(`${keys}[limits]\nmax_name_length = 200\n[queues.big]\nmax_payload_bytes = "2MiB"\n`);
-    assert.equal((await reloadOverGrpc()).applied, true);
-    assert.equal(t.server.config().engine.queues.big?.maxPayloadBytes, 2 * 1024 * 1024);
+    await refusedPastRunningSize(t, reloadOverGrpc, {
+      head: `${keys}[limits]\nmax_name_length = 200\n`,
+      key: 'grpc.max_message_bytes',
+      runningBytes,
+      tooBigMiB: 16,
+      fitsMiB: 2,
+      sentAs: ' ',
+    });
   });
 });
+
+describe('payload limits on a reload, against the running HTTP API', () => {
+  let t: TestServer;
+  const reload = () => reloadOf(t);
+  // gRPC messages large enough for the payloads below: only the HTTP API's size can refuse them.
+  const grpc = '[grpc]\nmax_message_bytes = "32MiB"\n';
+
+  before(async () => {
+    t = await startTestServer({ toml: `${keys}${grpc}`, http: true });
+  });
+  after(() => t.dispose());
+
+  test("a queue's max_payload_bytes raised in the file is checked against the running http.max_request_bytes", async () => {
+    const runningBytes = t.server.config().http.maxRequestBytes;
+    // Alone, the file would start: http.max_request_bytes unset grows to fit the payload as base64.
+    await refusedPastRunningSize(t, reload, {
+      head: `${keys}${grpc}`,
+      key: 'http.max_request_bytes',
+      runningBytes,
+      tooBigMiB: 8,
+      fitsMiB: 4,
+      sentAs: ' sent as base64 ',
+    });
+  });
+});
+
+/**
+ * Raises queue `big`'s max_payload_bytes past what the running message size `key` holds:
+ * the reload is refused as a start with that size would be, and changes nothing; a payload
+ * limit that fits the running size applies.
+ */
+async function refusedPastRunningSize(
+  t: TestServer,
+  reload: () => Promise<ReloadConfigResponse>,
+  sized: {
+    head: string;
+    key: string;
+    runningBytes: number;
+    tooBigMiB: number;
+    fitsMiB: number;
+    sentAs: string;
+  },
+): Promise<void> {
+  const { head, key, runningBytes, tooBigMiB, fitsMiB, sentAs } = sized;
+  t.writeConfig(`${head}[queues.big]\nmax_payload_bytes = "${tooBigMiB}MiB"\n`);
+  const refused = await reload();
+  assert.equal(refused.applied, false);
+  assert.deepEqual(
+    refused.problems.map((p) => p.key),
+    [key],
+  );
+  const escapedKey = key.replace(/\./g, '\\.');
+  assert.match(
+    refused.problems[0]?.message ?? '',
+    new RegExp(
+      `^${runningBytes} is too small for the largest payload \\(queues\\.big\\.max_payload_bytes = ${tooBigMiB * 1024 * 1024}\\)${sentAs}` +
+        `.*set it to at least \\d+ or lower that payload limit \\(the server runs with ${escapedKey} = ${runningBytes} until it restarts\\)$`,
+    ),
+  );
+  assert.equal(t.server.config().engine.queues.big, undefined, 'nothing changed');
+  t.writeConfig(`${head}[queues.big]\nmax_payload_bytes = "${fitsMiB}MiB"\n`);
+  assert.equal((await reload()).applied, true);
+  assert.equal(t.server.config().engine.queues.big?.maxPayloadBytes, fitsMiB * 1024 * 1024);
+}

@@ -142,6 +142,11 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
         'm',
       ),
     );
+    // Its bounds, as GetServerInfo gives them, by the settings that set them.
+    assert.match(
+      statusRun.stdout,
+      /^bounds {6}store\.pool_size 6 \(one writer, the rest read\), store\.max_waiting_reads 50, store\.max_waiting_reads_per_key 7, store\.statement_timeout_ms 20000$/m,
+    );
     assert.deepEqual(
       cliJson<{ store: unknown }>(await sepp(['status', '--json'], { SEPP_SERVER: t.address })).store,
       { ...store, replication: 'none', standbys: 0 },

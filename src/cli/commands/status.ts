@@ -1,8 +1,8 @@
 /**
  * `sepp status`: what the server is and how it runs — version, uptime, which process
  * answered (its instance id, host and addresses), the store
- * (SQLite, or PostgreSQL with where, whether it hears the other servers and its
- * replication: docs/replication.md), the
+ * (SQLite, or PostgreSQL with where, whether it hears the other servers, its
+ * replication: docs/replication.md, and its bounds), the
  * default durability, and how many queues and workers it has now. While the store is
  * unavailable it still shows the server and where its store is, says the store is
  * unavailable, and exits 3.
@@ -64,6 +64,15 @@ export function registerStatusCommand(parser: Argv, io: CliIo): void {
               `${store.signalsConnected ? 'connected' : 'not connected (polling once a second)'}; ` +
               `replication: ${store.replication} (${store.standbys} standby${store.standbys === 1 ? '' : 's'})`
             : `${store.kind} (embedded)`;
+        // The PostgreSQL store's bounds, by the settings that set them (a server that predates them sends 0).
+        const boundsLine =
+          store.kind === 'postgres' && store.poolSize > 0
+            ? [
+                `bounds      store.pool_size ${store.poolSize} (one writer, the rest read), ` +
+                  `store.max_waiting_reads ${store.maxWaitingReads}, store.max_waiting_reads_per_key ${store.maxWaitingReadsPerKey}, ` +
+                  `store.statement_timeout_ms ${store.statementTimeoutMs}`,
+              ]
+            : [];
         const { identity } = info;
         // Which process answered (servers sharing one PostgreSQL behind a load balancer); a
         // server that predates it sends none.
@@ -80,6 +89,7 @@ export function registerStatusCommand(parser: Argv, io: CliIo): void {
             `server      sepp ${info.version}${commit}, up ${age(upMs)} (since ${info.startedAt.toISOString()})`,
             ...instanceLine,
             `store       ${storeLine}${storeDown === undefined ? '' : `; unavailable now: ${storeDown.message}`}`,
+            ...boundsLine,
             `durability  ${info.durability} (the default; a queue may set its own)`,
             queueCount !== null
               ? `queues      ${queueCount}${info.strictQueues ? ' (strict: only declared queues take jobs)' : ''}`
