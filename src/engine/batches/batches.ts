@@ -8,7 +8,8 @@
  * also across a crash (docs/decisions/0101-workflows-design.md). The unit that counts the
  * first member's death enqueues `on_death` at once, whether the batch is open or sealed:
  * the statement that counts a death names the batch's first dead member only while none
- * is named, so exactly one unit finds its own member there.
+ * is named, so exactly one unit finds its own member there. What the completion jobs are
+ * (their checks, their payload, their enqueue) is completions.ts.
  */
 import type { BatchMemberRow, BatchRow, Dependencies, MemberState } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
@@ -17,12 +18,11 @@ import type { AuditInput } from '../admin-types.ts';
 import { formatDurationMs as formatDuration } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
-import { isRejection, type JobIdGenerator, normalizeJobId, validateJob } from '../jobs/index.ts';
+import { type JobIdGenerator, normalizeJobId } from '../jobs/index.ts';
 import { namePageSize } from '../name-pages.ts';
 import type { EnqueueRequest, EnqueueResult, JobState } from '../types.ts';
 import type {
   BatchAddResult,
-  BatchCompletionJob,
   BatchInfo,
   BatchListQuery,
   BatchMember,
@@ -30,68 +30,41 @@ import type {
   CreateBatchRequest,
 } from '../workflow-types.ts';
 import { type BatchCaller, checkOwner } from './batch-access.ts';
+import {
+  BatchCompletions,
+  type EnqueueWithin,
+  type StoredCompletion,
+  storedCompletion,
+} from './completions.ts';
 
 /** Jobs one batch may ever hold. */
 export const maxBatchMembers = 100_000;
-/** Member ids a completion job's payload lists; above it, `membersOmitted` (page them with GetBatch). */
-export const completionMemberIds = 1_000;
-
-/**
- * A completion job as stored (batches.on_complete_json): the request and its JSON payload as
- * the caller's text (`dataJson`, checked to be JSON), written into the job's payload as it is:
- * parsing it and writing it out again would change it (an integer above 2^53 loses digits) or
- * fail (JSON.stringify recurses: a payload nested 100,000 deep overflows the stack). Batches
- * stored before kept the parsed value (`data`); they still end with it.
- */
-interface StoredCompletion extends Omit<BatchCompletionJob, 'payload' | 'contentType'> {
-  dataJson?: string | null;
-  data?: unknown;
-}
 
 export interface BatchDeps {
   ctx: EngineContext;
   ids: JobIdGenerator;
   /** Enqueues inside a running unit, each job on its own merits (the Enqueuer's enqueueWithin). */
-  enqueueWithin: (
-    tx: StoreTx,
-    requests: readonly EnqueueRequest[],
-    audit?: AuditInput,
-  ) => Op<EnqueueResult[]>;
+  enqueueWithin: EnqueueWithin;
   /** Throws while enqueues are refused (a full disk). */
   checkRoom: () => void;
 }
 
-const refusedFields = [
-  'dependsOn',
-  'onDependencyFailure',
-  'idempotencyKey',
-  'uniqueWhileActive',
-  'runAtMs',
-  'expiresAtMs',
-] as const;
-
-/** What to give instead, where there is something. */
-const refusedHints: Readonly<Record<(typeof refusedFields)[number], string>> = {
-  dependsOn: ' (it runs when the batch ends)',
-  onDependencyFailure: ' (it runs when the batch ends)',
-  idempotencyKey: ' (the batch enqueues it exactly once)',
-  uniqueWhileActive: ' (the batch enqueues it exactly once)',
-  runAtMs: ' (an absolute time; delayMs counts from the end of the batch)',
-  expiresAtMs: ' (an absolute time; ttlMs counts from the end of the batch)',
-};
-
 export class Batches {
-  constructor(private readonly deps: BatchDeps) {}
+  private readonly completions: BatchCompletions;
+
+  constructor(private readonly deps: BatchDeps) {
+    this.completions = new BatchCompletions(deps.enqueueWithin);
+  }
 
   /** Creates a batch, enqueues its first members and seals it if asked, in one unit. */
   async create(request: CreateBatchRequest, audit?: AuditInput): Promise<BatchAddResult> {
-    const onComplete = this.checkCompletion('on_complete', request.onComplete);
-    const onSuccess = this.checkCompletion('on_success', request.onSuccess);
-    const onDeath = this.checkCompletion('on_death', request.onDeath);
+    const { ctx, ids } = this.deps;
+    const onCompleteJson = storedCompletion(ctx, 'on_complete', request.onComplete);
+    const onSuccessJson = storedCompletion(ctx, 'on_success', request.onSuccess);
+    const onDeathJson = storedCompletion(ctx, 'on_death', request.onDeath);
     const jobs = request.jobs ?? [];
     this.checkJobs(jobs.length, 0);
     if (jobs.length > 0) this.deps.checkRoom();
-    const { ctx, ids } = this.deps;
     return ctx.write(
       function* (this: Batches, tx: StoreTx): Op<BatchAddResult> {
         const store = this.capability(tx);
@@ -100,9 +73,9 @@ export class Batches {
         yield* store.createBatch({
           id,
           nowMs: ctx.clock.nowMs(),
-          onCompleteJson: onComplete === null ? null : JSON.stringify(onComplete),
-          onSuccessJson: onSuccess === null ? null : JSON.stringify(onSuccess),
-          onDeathJson: onDeath === null ? null : JSON.stringify(onDeath),
+          onCompleteJson,
+          onSuccessJson,
+          onDeathJson,
           owner: request.owner ?? '',
         });
         const results = yield* this.addIn(tx, store, id, jobs, audit);
@@ -229,7 +202,12 @@ export class Batches {
     if (store === undefined) return;
     const counted = yield* store.memberEnded({ jobId, state: end });
     if (counted === null) return;
-    if (counted.firstDeath) yield* this.firstDeath(tx, store, counted.batchId, jobId);
+    if (counted.firstDeath) {
+      // Its on_death job, if it has one, is enqueued in this unit; the event goes either way.
+      const row = (yield* store.batch(counted.batchId))!;
+      const now = yield* this.completions.onFirstDeath(tx, store, row, jobId);
+      this.recordBatch(tx, 'batch_first_death', now.on_death_json, now);
+    }
     yield* this.endIfDone(tx, store, counted.batchId);
   }
 
@@ -268,54 +246,11 @@ export class Batches {
     }
   }
 
-  /**
-   * The batch's first member died (`jobId`, counted in `tx`): enqueues its on_death job, if
-   * it has one, with that member's id and last error (null when it has none: an operator
-   * dead-lettered it, or expiry deleted it), and records `batch_first_death`.
-   */
-  private *firstDeath(tx: StoreTx, store: Dependencies, batchId: string, jobId: string): Op<void> {
-    let row = (yield* store.batch(batchId))!;
-    if (row.on_death_json !== null) {
-      const error = (yield* tx.jobs.get(jobId))?.last_error ?? null;
-      const members = yield* store.batchMembers({ batchId, afterPosition: -1, limit: completionMemberIds });
-      const request = completionRequest(row, row.on_death_json, 'death', members, { jobId, error });
-      const [result] = yield* this.deps.enqueueWithin(tx, [request]);
-      const deathJobId = result?.ok === true ? result.jobId : null;
-      const refused = result?.ok === true ? null : `on_death: ${result?.message ?? 'not enqueued'}`;
-      yield* store.setDeath({ batchId, deathJobId, error: refused });
-      row = { ...row, death_job_id: deathJobId, completion_error: refused };
-    }
-    this.recordBatch(tx, 'batch_first_death', row.on_death_json, row);
-  }
-
   /** Ends the batch if it is sealed with nothing pending, and enqueues its completion jobs, in `tx`. */
   private *endIfDone(tx: StoreTx, store: Dependencies, batchId: string): Op<void> {
     const row = yield* store.endBatch({ batchId, nowMs: this.deps.ctx.clock.nowMs() });
     if (row === undefined) return;
-    const succeeded = row.dead === 0 && row.cancelled === 0;
-    const members =
-      row.on_complete_json === null && (row.on_success_json === null || !succeeded)
-        ? []
-        : yield* store.batchMembers({ batchId, afterPosition: -1, limit: completionMemberIds });
-    // An on_death job refused earlier is told first.
-    const errors: string[] = row.completion_error === null ? [] : [row.completion_error];
-    const enqueue = function* (this: Batches, json: string | null, outcome: 'complete' | 'success') {
-      if (json === null) return null;
-      const [result] = yield* this.deps.enqueueWithin(tx, [completionRequest(row, json, outcome, members)]);
-      if (result?.ok) return result.jobId;
-      errors.push(`on_${outcome}: ${result?.message ?? 'not enqueued'}`);
-      return null;
-    }.bind(this);
-    const completeJobId = yield* enqueue(row.on_complete_json, 'complete');
-    const successJobId = succeeded ? yield* enqueue(row.on_success_json, 'success') : null;
-    const error = errors.length === 0 ? null : errors.join('; ');
-    yield* store.setCompletion({ batchId, completeJobId, successJobId, error });
-    const ended = {
-      ...row,
-      complete_job_id: completeJobId,
-      success_job_id: successJobId,
-      completion_error: error,
-    };
+    const ended = yield* this.completions.onEnd(tx, store, row);
     this.recordBatch(tx, 'batch_ended', row.on_complete_json, ended);
   }
 
@@ -369,68 +304,6 @@ export class Batches {
       );
     }
   }
-
-  /** A completion job as it will be stored, or a SeppError naming the field. */
-  private checkCompletion(field: string, job: BatchCompletionJob | undefined): StoredCompletion | null {
-    if (job === undefined) return null;
-    for (const name of refusedFields) {
-      if ((job as Record<string, unknown>)[name] !== undefined) {
-        throw new SeppError(
-          'invalid_argument',
-          `${field}: a completion job takes no ${name}${refusedHints[name]}`,
-        );
-      }
-    }
-    let dataJson: string | null = null;
-    if (job.payload.byteLength > 0) {
-      try {
-        dataJson = new TextDecoder('utf-8', { fatal: true }).decode(job.payload);
-        // Only a check: JSON.parse does not recurse, whatever the nesting.
-        JSON.parse(dataJson);
-      } catch {
-        throw new SeppError(
-          'invalid_argument',
-          `${field}: the payload must be JSON (the job gets {"batch": ..., "data": <payload>})`,
-        );
-      }
-    }
-    const { ctx } = this.deps;
-    const checked = validateJob(job, ctx.clock.nowMs(), ctx.queues, ctx.limits);
-    if (isRejection(checked)) throw new SeppError('invalid_argument', `${field}: ${checked.message}`);
-    const { payload: _payload, contentType: _contentType, ...rest } = job;
-    return { ...rest, dataJson };
-  }
-}
-
-/**
- * A completion job's request: its payload is `{"batch": {...}, "data": ...}`; an on_death
- * job's batch also tells how many are still pending and which member died first.
- */
-function completionRequest(
-  row: BatchRow,
-  json: string,
-  outcome: 'complete' | 'success' | 'death',
-  members: readonly BatchMemberRow[],
-  firstDead?: { jobId: string; error: string | null },
-): EnqueueRequest {
-  const { data, dataJson, ...request } = JSON.parse(json) as StoredCompletion;
-  const batch = {
-    id: row.id,
-    outcome,
-    completed: row.completed,
-    dead: row.dead,
-    cancelled: row.cancelled,
-    members: members.map((m) => m.job_id),
-    membersOmitted: row.members > members.length,
-    ...(firstDead === undefined ? {} : { pending: row.pending, firstDead }),
-  };
-  return {
-    ...request,
-    payload: new TextEncoder().encode(
-      `{"batch":${JSON.stringify(batch)},"data":${dataJson ?? JSON.stringify(data ?? null)}}`,
-    ),
-    contentType: 'application/json',
-  };
 }
 
 export function infoOf(row: BatchRow): BatchInfo {
