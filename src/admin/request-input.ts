@@ -5,7 +5,7 @@
  * this server never grants.
  */
 import type { Context } from 'hono';
-import { holdsNul, nulRefusal } from '../engine/checks.ts';
+import { checkIdsPerCall, holdsNul, nulRefusal } from '../engine/checks.ts';
 import { SeppError } from '../engine/errors.ts';
 import { pageSizeProblem } from '../engine/page-size.ts';
 import { AdminHttpError } from './http-errors.ts';
@@ -86,11 +86,7 @@ export function stringArray(body: JsonObject, field: string, maxItems: number): 
  */
 export function batchIds(body: JsonObject, field: string, maxBatchJobs: number): string[] {
   const value = body[field];
-  if (Array.isArray(value) && value.length > maxBatchJobs) {
-    throw SeppError.tooLarge(
-      `${field}: ${value.length} ids, at most ${maxBatchJobs} per call (limits.max_batch_jobs); split them into several calls`,
-    );
-  }
+  if (Array.isArray(value)) checkIdsPerCall(field, value.length, maxBatchJobs);
   return stringArray(body, field, maxBatchJobs);
 }
 

@@ -83,3 +83,15 @@ export function checkQueueList(queues: readonly string[], limits: EngineLimits):
     if (problem) throw new SeppError('invalid_argument', `queues: ${problem.message}`);
   }
 }
+
+/**
+ * Refuses more than limits.max_batch_jobs ids in one call: a bound on the call itself, so
+ * SeppError.tooLarge (413 over the JSON APIs, `sepp-retry: never` over gRPC).
+ */
+export function checkIdsPerCall(field: string, ids: number, maxBatchJobs: number): void {
+  if (ids > maxBatchJobs) {
+    throw SeppError.tooLarge(
+      `${field}: ${ids} ids, at most ${maxBatchJobs} per call (limits.max_batch_jobs); split them into several calls`,
+    );
+  }
+}

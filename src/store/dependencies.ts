@@ -153,6 +153,12 @@ export interface BatchRow {
 }
 
 /** Which batches `listBatches` pages through: null filters nothing. */
+/**
+ * Sorts after every batch id (lowercase hex and '-'; PostgreSQL compares them COLLATE "C"):
+ * a listing's `beforeId` that means "from the newest".
+ */
+export const afterEveryBatchId = '~';
+
 export interface BatchListFilter {
   state: BatchRow['state'] | null;
   owner: string | null;

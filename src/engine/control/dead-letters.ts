@@ -10,6 +10,7 @@ import type { Op } from '../../store/op.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
+import { checkIdsPerCall } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import type { JobFilter } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
@@ -43,15 +44,6 @@ function requireQueueNow(ctx: EngineContext, queue: string): Promise<void> | und
   return Promise.resolve(ctx.queueExistsNow(queue)).then((found) => {
     if (!found) throw missing(queue);
   });
-}
-
-/** A call names at most limits.max_batch_jobs dead letters. */
-function checkJobIds(ctx: EngineContext, jobIds: readonly string[]): void {
-  if (jobIds.length > ctx.limits.maxBatchJobs) {
-    throw SeppError.tooLarge(
-      `job_ids: ${jobIds.length} ids, at most ${ctx.limits.maxBatchJobs} per call (limits.max_batch_jobs); split them into several calls`,
-    );
-  }
 }
 
 /**
@@ -127,7 +119,7 @@ export class DeadLetters {
   ): Op<{ waiting: number; more: boolean }> {
     const { queue, jobIds } = selection;
     yield* requireQueue(this.ctx, view, queue);
-    checkJobIds(this.ctx, jobIds);
+    checkIdsPerCall('job_ids', jobIds.length, this.ctx.limits.maxBatchJobs);
     const deps = view.dependencies;
     const ids = matchable(jobIds);
     if (deps === undefined || ids.length === 0) return { waiting: 0, more: false };
@@ -146,7 +138,7 @@ export class DeadLetters {
     // not reach the audit log (whose target is bounded) or look like a successful change of nothing.
     const lookup = requireQueueNow(this.ctx, queue);
     if (lookup !== undefined) await lookup;
-    checkJobIds(this.ctx, jobIds);
+    checkIdsPerCall('job_ids', jobIds.length, this.ctx.limits.maxBatchJobs);
     return this.ctx.write((tx) => this.changeSome(tx, queue, jobIds, action, audit));
   }
 

@@ -9,6 +9,7 @@ import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
+import { checkIdsPerCall } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import type { JobState } from '../types.ts';
@@ -41,11 +42,7 @@ export class SelectedJobs {
     audit: AuditInput | undefined,
   ): Promise<SelectedJobsResult> {
     if (jobIds.length === 0) throw new SeppError('invalid_argument', 'job_ids: name at least one job');
-    if (jobIds.length > this.ctx.limits.maxBatchJobs) {
-      throw SeppError.tooLarge(
-        `job_ids: ${jobIds.length} ids, at most ${this.ctx.limits.maxBatchJobs} per call (limits.max_batch_jobs); split them into several calls`,
-      );
-    }
+    checkIdsPerCall('job_ids', jobIds.length, this.ctx.limits.maxBatchJobs);
     const ids = [...new Set(jobIds)];
     return this.ctx.write((tx) => this.changeIn(tx, action, ids, audit));
   }

@@ -17,6 +17,7 @@
  *   write locks its row (`FOR UPDATE`), so an add sees the seal of another server.
  */
 import {
+  afterEveryBatchId,
   type BatchMemberRow,
   type BatchRow,
   batchMember,
@@ -125,8 +126,6 @@ const sweepBatches = statement(
         AND NOT EXISTS (SELECT 1 FROM batch_members m WHERE m.batch_id = b.id)
       ORDER BY b.ended_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED)`,
 );
-/** Sorts after every batch id (lowercase hex and '-', COLLATE "C"): "from the newest". */
-const afterEveryId = '~';
 
 /** The batch calls of the `dependencies` capability. */
 type BatchOps = Pick<
@@ -200,7 +199,7 @@ export function batchOps(c: Connection): BatchOps {
       yield* sendAhead(c, setCompletion, [p.batchId, p.completeJobId, p.successJobId, p.error]);
     },
     *listBatches({ state, owner, beforeId, limit }) {
-      const page = [beforeId ?? afterEveryId, limit];
+      const page = [beforeId ?? afterEveryBatchId, limit];
       if (owner === null) {
         return state === null
           ? yield* rows<BatchRow>(c, listBatches, page)

@@ -4,6 +4,7 @@
  * by one job's edges; none runs for a job without dependencies or dependents.
  */
 import {
+  afterEveryBatchId,
   type BatchMemberRow,
   type BatchRow,
   batchMember,
@@ -550,7 +551,7 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       sql.setCompletion.run(p);
     },
     *listBatches({ state, owner, beforeId, limit }) {
-      const page = { beforeId: beforeId ?? afterEveryId, limit };
+      const page = { beforeId: beforeId ?? afterEveryBatchId, limit };
       if (owner !== null) {
         if (state === null) return sql.listBatchesByOwner.all({ ...page, owner });
         return state === 'ended'
@@ -567,6 +568,3 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
   };
 }
-
-/** Sorts after every batch id (lowercase hex and '-'): "from the newest". */
-const afterEveryId = '~';
