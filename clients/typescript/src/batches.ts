@@ -15,7 +15,7 @@
  *   });
  */
 import { pageSizeArgument } from './arguments.ts';
-import type { Connection } from './connection.ts';
+import { type Connection, retrySafe } from './connection.ts';
 import { jobFromSpec } from './convert.ts';
 import { outcomeOf } from './enqueue-calls.ts';
 import {
@@ -179,7 +179,7 @@ export async function createBatchCall(
       jobs: (spec.jobs ?? []).map(jobFromSpec),
       seal: spec.seal === true,
     },
-    { deadlineMs: options.deadlineMs, retrySafe: false },
+    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
   );
   return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
 }
@@ -198,7 +198,7 @@ export async function addToBatchCall(
       seal: options.seal === true,
       fromMember: options.fromMember ?? '',
     },
-    { deadlineMs: options.deadlineMs, retrySafe: false },
+    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
   );
   return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
 }
@@ -208,11 +208,7 @@ export async function sealBatchCall(
   batchId: string,
   options: CallOptions,
 ): Promise<BatchInfo> {
-  const answer = await conn.invoke(
-    conn.rpc.sealBatch,
-    { batchId },
-    { deadlineMs: options.deadlineMs, retrySafe: true },
-  );
+  const answer = await conn.invoke(conn.rpc.sealBatch, { batchId }, retrySafe(options));
   return batchOf(answer.batch);
 }
 
@@ -229,7 +225,7 @@ export async function getBatchCall(
       membersAfterSet: options.membersAfter !== undefined,
       membersLimit: options.membersLimit ?? 100,
     },
-    { deadlineMs: options.deadlineMs, retrySafe: true },
+    retrySafe(options),
   );
   return { batch: batchOf(answer.batch), members: answer.members.map(memberOf) };
 }
@@ -247,7 +243,7 @@ export async function listBatchesCall(
       pageSize: pageSizeArgument(query.pageSize),
       pageToken: query.pageToken ?? '',
     },
-    { deadlineMs: query.deadlineMs, retrySafe: true },
+    retrySafe(query),
   );
   return {
     batches: answer.batches.map(batchOf),
@@ -268,7 +264,7 @@ export async function cancelBatchCall(
   batchId: string,
   options: CallOptions,
 ): Promise<WorkflowCancelled> {
-  return conn.invoke(conn.rpc.cancelBatch, { batchId }, { deadlineMs: options.deadlineMs, retrySafe: true });
+  return conn.invoke(conn.rpc.cancelBatch, { batchId }, retrySafe(options));
 }
 
 /** A job of a flow (`getFlow`). */
@@ -306,7 +302,7 @@ export async function getFlowCall(
   const answer = await conn.invoke(
     conn.rpc.getFlow,
     { jobId, limit: options.limit ?? 0 },
-    { deadlineMs: options.deadlineMs, retrySafe: true },
+    retrySafe(options),
   );
   return {
     jobs: answer.jobs.map((j) => ({
@@ -331,5 +327,5 @@ export async function cancelFlowCall(
   jobId: string,
   options: CallOptions,
 ): Promise<WorkflowCancelled> {
-  return conn.invoke(conn.rpc.cancelFlow, { jobId }, { deadlineMs: options.deadlineMs, retrySafe: true });
+  return conn.invoke(conn.rpc.cancelFlow, { jobId }, retrySafe(options));
 }
