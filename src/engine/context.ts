@@ -24,6 +24,8 @@ export interface DeletedJob {
   /** Its dependency_flags. */
   flags: number;
   state: JobState;
+  /** The deleting statement dropped its edges and count of dependents itself (the retention sweep). */
+  rowsForgotten?: boolean;
 }
 
 export interface EngineContext {

@@ -266,7 +266,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
       if (inBatch(job.flags)) yield* batches!.memberEnded(tx, job.id, end);
     },
     *jobDeleted(tx, job) {
-      yield* forgetDeletedJob(tx, job);
+      if (job.rowsForgotten !== true) yield* forgetDeletedJob(tx, job);
       if (dependedOn(job.flags)) yield* passDeletionOn(context!, tx, job, failures);
     },
   });

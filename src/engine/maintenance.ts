@@ -183,9 +183,18 @@ export class Maintenance {
             limit: chunkRows,
           });
           // What still waits on a swept dead or cancelled job is cancelled, as when it is deleted
-          // (bounded as any failure passed on); a swept completed job has none left waiting.
-          for (const job of dependedOn)
-            yield* ctx.jobDeleted(tx, { seq: job.seq, id: job.id, flags: job.dependency_flags, state });
+          // (bounded as any failure passed on); a swept completed job has none left waiting. The
+          // sweep's statements dropped its edges and count of dependents already.
+          for (const job of dependedOn) {
+            const deleted = {
+              seq: job.seq,
+              id: job.id,
+              flags: job.dependency_flags,
+              state,
+              rowsForgotten: true,
+            };
+            yield* ctx.jobDeleted(tx, deleted);
+          }
           return swept;
         };
         const dead = yield* sweep('dead', settings.deadRetentionMs);
