@@ -98,8 +98,9 @@ export function DeadLetters({ session }: { session: Session }) {
   const known = all.find((q) => q.name === queue);
   const unknownQueue = queue !== '' && queues.data !== null && known === undefined;
 
+  // Read once the queue list says the queue exists: a queue that is gone answers 404.
   const page = useApi<Page<JobSummary>>(
-    queue === '' || unknownQueue
+    known === undefined
       ? null
       : `/api/v1/queues/${seg(queue)}/dead-letters${query({ ...narrowing, cursor, order: 'newest_first', limit: 50 })}`,
     { pollMs: 5000, paused },
@@ -112,7 +113,7 @@ export function DeadLetters({ session }: { session: Session }) {
   // Error text and age are counted by no index: the server counts them, bounded ("at least N").
   const scanned = error !== '' || age !== '';
   const counted = useApi<Count>(
-    scanned && queue !== '' && !unknownQueue && page.data !== null
+    scanned && known !== undefined && page.data !== null
       ? `/api/v1/jobs-count${query({ queue, state: 'dead', ...narrowing })}`
       : null,
   );

@@ -73,8 +73,10 @@ export function Jobs({ session }: { session: Session }) {
   );
   // A filtered list's total, which the counters cannot know: counted on the server (bounded, "at least").
   const { order: _order, ...listFilter } = filters;
+  // Not before the queue list says the queue exists: a count of a queue that is gone answers 404.
+  const queueKnown = filters.queue === '' || (queues.data !== null && !unknownQueue);
   const counted = useApi<Count>(
-    unknownQueue || page.data === null || page.data.total !== null
+    !queueKnown || page.data === null || page.data.total !== null
       ? null
       : `/api/v1/jobs-count${query(listFilter)}`,
   );
