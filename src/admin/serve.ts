@@ -34,6 +34,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { dropUnreadBody } from '../platform/unread-body.ts';
 import { type AdminErrorCode, errorBody, httpStatusOf } from './http-errors.ts';
 import { securityHeaderEntries } from './security.ts';
 
@@ -146,30 +147,6 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
       });
     });
   });
-}
-
-/**
- * After an answer that left part of its request's body unread — a refusal
- * before the body (401, 403, 413 by its length), or a route that takes none —
- * the rest is read and dropped, and the connection then serves the next
- * request. Closing instead, with bytes still arriving, made the kernel reset
- * the connection, and a client still sending lost the answer it had not yet
- * read (or a request it had sent after the body). Node's deadline for the
- * whole request bounds how long this reads, and `maxBytes` how much: past
- * them the connection is closed (a client still sending may then see a
- * reset, as after nginx's lingering close).
- */
-function dropUnreadBody(request: IncomingMessage, maxBytes: number): void {
-  if (request.complete) return;
-  // Nobody reads the body now. A reader the app left behind (its Request's stream) would keep a
-  // copy of each chunk and pause the request again; Node's own drain removes such listeners too.
-  request.removeAllListeners('data');
-  let droppedBytes = 0;
-  request.on('data', (chunk: Buffer) => {
-    droppedBytes += chunk.length;
-    if (droppedBytes > maxBytes) request.destroy();
-  });
-  request.resume();
 }
 
 /** What Node's parser hands to 'clientError': llhttp's code and reason, and the bytes it read. */

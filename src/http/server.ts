@@ -48,6 +48,7 @@ import {
 import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
+import { dropUnreadBody } from '../platform/unread-body.ts';
 import { ApiNames } from './api-names.ts';
 import { anonymous, KeyTable } from './auth.ts';
 import { type ErrorBody, errorAnswer, type HttpErrorCode, httpStatusOf, invalid } from './errors.ts';
@@ -345,7 +346,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         answer.status === 413 || Number(req.headers['content-length'] ?? 0) > limits.maxRequestBytes;
       const close: Record<string, string> = overLimit ? { Connection: 'close' } : {};
       sendJson(res, answer.status, answer.body, { ...answer.headers, ...close }, false);
-      dropRestOfBody(req, limits.maxRequestBytes, () => res.end());
+      dropUnreadBody(req, limits.maxRequestBytes, () => res.end());
     }
   };
 
@@ -419,27 +420,6 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       await closed;
     },
   };
-}
-
-/**
- * Reads what is left of a request's body and drops it, then calls `done`. A
- * reader that gave up has removed its listeners; the bytes are not held.
- * Past `maxBytes` dropped the connection is closed instead (the answer went
- * out before; a client still sending may see a reset, as after nginx's
- * bounded lingering close).
- */
-function dropRestOfBody(req: IncomingMessage, maxBytes: number, done: () => void): void {
-  let droppedBytes = 0;
-  const onData = (chunk: Buffer) => {
-    droppedBytes += chunk.length;
-    if (droppedBytes <= maxBytes) return;
-    req.off('data', onData);
-    req.off('end', done);
-    req.destroy();
-  };
-  req.on('data', onData);
-  req.once('end', done);
-  req.resume();
 }
 
 /** What Node's parser hands to 'clientError': llhttp's code and reason. */
