@@ -9,6 +9,7 @@
  */
 import type { StoreHealth } from './admin/index.ts';
 import type { Clock } from './engine/clock.ts';
+import { RepeatThrottle } from './platform/repeat-throttle.ts';
 import type { Logger } from './telemetry/index.ts';
 
 /** At most one `maintenance.failed` line per minute while failures go on. */
@@ -18,9 +19,7 @@ export class StoreOutage {
   private sinceMs: number | null = null;
   private lastError: string | null = null;
   private failures = 0;
-  /** Failures not yet in a log line. */
-  private unlogged = 0;
-  private lastLineMs = 0;
+  private readonly lines = new RepeatThrottle(repeatEveryMs);
 
   constructor(
     private readonly logger: Logger,
@@ -32,19 +31,14 @@ export class StoreOutage {
     const nowMs = this.clock.nowMs();
     this.lastError = error.message;
     this.failures++;
-    this.unlogged++;
-    if (this.sinceMs === null) {
-      this.sinceMs = nowMs;
-    } else if (nowMs - this.lastLineMs < repeatEveryMs) {
-      return;
-    }
+    this.sinceMs ??= nowMs;
+    const told = this.lines.occurred(nowMs);
+    if (told === 0) return;
     this.logger.warn('maintenance.failed', {
       error: error.message,
-      failures: this.unlogged,
+      failures: told,
       failing_for_ms: nowMs - this.sinceMs,
     });
-    this.unlogged = 0;
-    this.lastLineMs = nowMs;
   }
 
   /** A maintenance pass committed: one line if it ends an outage. Cheap when nothing failed. */
@@ -58,7 +52,7 @@ export class StoreOutage {
     this.sinceMs = null;
     this.lastError = null;
     this.failures = 0;
-    this.unlogged = 0;
+    this.lines.reset();
   }
 
   health(): StoreHealth {

@@ -8,6 +8,7 @@
  */
 import { redactUrl, type SeppConfig } from './config/index.ts';
 import type { Clock } from './engine/clock.ts';
+import { RepeatThrottle } from './platform/repeat-throttle.ts';
 import { removeStaleBackups } from './rpc/index.ts';
 import { defaultConnectTimeoutMs } from './store/postgres/connect.ts';
 import { type ConnectTarget, connectAdvice } from './store/postgres/connect-advice.ts';
@@ -138,20 +139,17 @@ function readsRefusedLog(
   maxWaitingReads: number,
   poolSize: number,
 ): (refusedTotal: number) => void {
-  let lastLineMs: number | undefined;
-  let loggedTotal = 0;
+  const lines = new RepeatThrottle(refusalsLoggedEveryMs);
   return (refusedTotal) => {
-    const nowMs = clock.nowMs();
-    if (lastLineMs !== undefined && nowMs - lastLineMs < refusalsLoggedEveryMs) return;
+    const refused = lines.occurred(clock.nowMs());
+    if (refused === 0) return;
     logger.warn('store.reads_refused', {
-      refused: refusedTotal - loggedTotal,
+      refused,
       refused_total: refusedTotal,
       detail:
         `reads are refused (RESOURCE_EXHAUSTED, HTTP 429): all ${poolSize - 1} read connections are busy and ` +
         `${maxWaitingReads} reads wait for one (store.max_waiting_reads, store.pool_size; docs/postgres.md, "Sizing")`,
     });
-    lastLineMs = nowMs;
-    loggedTotal = refusedTotal;
   };
 }
 

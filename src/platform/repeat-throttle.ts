@@ -1,0 +1,33 @@
+/**
+ * How often a thing that repeats is told (a log line for a failure that goes on, a refusal
+ * in a flood): the first of a run at once, then at most one line per `everyMs`, each standing
+ * for the occurrences since the line before, so a flood is one line a minute, not one a call.
+ * The time is a parameter: the caller reads its clock.
+ */
+export class RepeatThrottle {
+  /** When the last line was told; undefined before the first of a run. */
+  private lastLineMs: number | undefined;
+  /** Occurrences not yet in a line. */
+  private untold = 0;
+
+  constructor(private readonly everyMs: number) {}
+
+  /**
+   * One more occurrence at `nowMs`: how many occurrences a line told now stands for (this one
+   * and those held back since the last line), or 0 when no line is due yet.
+   */
+  occurred(nowMs: number): number {
+    this.untold++;
+    if (this.lastLineMs !== undefined && nowMs - this.lastLineMs < this.everyMs) return 0;
+    this.lastLineMs = nowMs;
+    const told = this.untold;
+    this.untold = 0;
+    return told;
+  }
+
+  /** The run is over: the next occurrence is told at once, standing for itself alone. */
+  reset(): void {
+    this.lastLineMs = undefined;
+    this.untold = 0;
+  }
+}
