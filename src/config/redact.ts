@@ -4,7 +4,7 @@
  * found by field name, so a secret field added later is covered as long as
  * its name says what it is.
  */
-import { parsePostgresUrl } from '../store/postgres-url.ts';
+import { parsePostgresUrl, splitPostgresUrl } from '../store/postgres-url.ts';
 import type { SeppConfig } from './types.ts';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -29,7 +29,7 @@ const secretFields = new Set([
 export function redactUrl(text: string): string {
   // A PostgreSQL URL may list several hosts (a failover's), which `URL` does not read: each
   // host's URL is redacted, and the hosts are shown together.
-  const target = /^postgres(ql)?:\/\/[^/?#]*,/.test(text) ? parsePostgresUrl(text) : undefined;
+  const target = splitPostgresUrl(text)?.hostList.includes(',') ? parsePostgresUrl(text) : undefined;
   if (target !== undefined) {
     if (target instanceof Error) return redacted;
     const each = target.hosts.map((h) => redactUrl(h.url));
@@ -62,14 +62,15 @@ const postgresSecretParams = new Set(['password', 'sslpassword']);
  * config refuses it), and if one did, it would show as `<redacted>`, as would `?password=`.
  */
 export function describePostgresUrl(url: string): string {
-  const m = /^postgres(?:ql)?:\/\/(?:([^@/?#]*)@)?([^/?#]*)([^?#]*)(?:\?([^#]*))?/.exec(url);
-  if (m === null) return redacted;
-  const [, userinfo, hosts = '', path = '', query] = m;
+  // A fragment (`#…`) is no part of a connection URL: nothing after a `#` is shown.
+  const parts = splitPostgresUrl(url.split('#', 1)[0] ?? '');
+  if (parts === null) return redacted;
+  const { userinfo, hostList, path, query } = parts;
   const colon = userinfo?.indexOf(':') ?? -1;
   const user =
     userinfo === undefined ? '' : colon === -1 ? `${userinfo}@` : `${userinfo.slice(0, colon)}:${redacted}@`;
   const params =
-    query === undefined || query === ''
+    query === ''
       ? ''
       : `?${query
           .split('&')
@@ -78,7 +79,7 @@ export function describePostgresUrl(url: string): string {
             return postgresSecretParams.has(name) ? `${pair.split('=')[0]}=${redacted}` : pair;
           })
           .join('&')}`;
-  return `${user}${hosts}${path}${params}`;
+  return `${user}${hostList}${path}${params}`;
 }
 
 function decodeURIComponentSafe(text: string): string {

@@ -15,16 +15,43 @@ export interface PostgresTarget {
   readonly targetSessionAttrs: TargetSessionAttrs;
 }
 
-const urlRe = /^(postgres(?:ql)?:\/\/)([^@/?#]*@)?([^/?#]*)(.*)$/;
+/** A PostgreSQL URL cut into its parts as written, before any check of them. */
+export interface PostgresUrlParts {
+  /** `postgres://` or `postgresql://`. */
+  readonly scheme: string;
+  /** What comes before the `@` (user, or user:password), without it; undefined without an `@`. */
+  readonly userinfo: string | undefined;
+  /** The hosts as written, comma-separated: `host1:5432,host2:5432`. */
+  readonly hostList: string;
+  /** `/database`, or ''. */
+  readonly path: string;
+  /** What follows the first `?`, or ''. */
+  readonly query: string;
+}
+
+const urlRe = /^(postgres(?:ql)?:\/\/)(?:([^@/?#]*)@)?([^/?#]*)(.*)$/;
+
+/** Cuts `url` into its parts; null when it does not start with postgres:// or postgresql://. */
+export function splitPostgresUrl(url: string): PostgresUrlParts | null {
+  const m = urlRe.exec(url);
+  if (m === null) return null;
+  const [, scheme = '', userinfo, hostList = '', rest = ''] = m;
+  const queryAt = rest.indexOf('?');
+  return {
+    scheme,
+    userinfo,
+    hostList,
+    path: queryAt < 0 ? rest : rest.slice(0, queryAt),
+    query: queryAt < 0 ? '' : rest.slice(queryAt + 1),
+  };
+}
 
 /** Parses `url`; a string that is not such a URL is an Error whose message names the problem. */
 export function parsePostgresUrl(url: string): PostgresTarget | Error {
-  const m = urlRe.exec(url);
-  if (m === null) return new Error('must start with postgres:// or postgresql://');
-  const [, scheme = '', userinfo = '', hostList = '', rest = ''] = m;
-  const queryAt = rest.indexOf('?');
-  const path = queryAt < 0 ? rest : rest.slice(0, queryAt);
-  const params = new URLSearchParams(queryAt < 0 ? '' : rest.slice(queryAt + 1));
+  const parts = splitPostgresUrl(url);
+  if (parts === null) return new Error('must start with postgres:// or postgresql://');
+  const { scheme, userinfo, hostList, path } = parts;
+  const params = new URLSearchParams(parts.query);
   const attrs = params.get('target_session_attrs') ?? 'any';
   if (attrs !== 'any' && attrs !== 'read-write') {
     return new Error(`target_session_attrs is "${attrs}"; sepp reads "any" and "read-write"`);
@@ -34,7 +61,8 @@ export function parsePostgresUrl(url: string): PostgresTarget | Error {
   const names = hostList.split(',');
   if (names.some((h) => h === ''))
     return new Error('must name the host, e.g. postgres://sepp@db.example:5432/sepp');
-  const hosts = names.map((host) => ({ host, url: `${scheme}${userinfo}${host}${path}${query}` }));
+  const user = userinfo === undefined ? '' : `${userinfo}@`;
+  const hosts = names.map((host) => ({ host, url: `${scheme}${user}${host}${path}${query}` }));
   return { hosts, targetSessionAttrs: attrs };
 }
 

@@ -136,5 +136,11 @@ test('a PostgreSQL URL for the start line: user, hosts, database and parameters,
     ),
     'sepp:<redacted>@db/jobs?password=<redacted>&sslpassword=<redacted>&sslmode=disable',
   );
+  // Nothing after a fragment's `#` is shown, wherever it starts.
+  assert.equal(
+    describePostgresUrl('postgres://sepp@db/jobs?sslmode=disable#password=x'),
+    'sepp@db/jobs?sslmode=disable',
+  );
+  assert.equal(describePostgresUrl('postgres://db/jobs#x?password=y'), 'db/jobs');
   assert.equal(describePostgresUrl('not a url'), '<redacted>');
 });
