@@ -12,6 +12,7 @@
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
+import { refuseUnknownQuery } from '../api-schema/query-params.ts';
 import { SeppError } from '../engine/errors.ts';
 import { clientAddressResolver } from './client-address.ts';
 import { mountHealthRoutes } from './health-routes.ts';
@@ -141,7 +142,13 @@ export async function createAdminApp(given: AdminDeps): Promise<AdminApp> {
   app.use('/api/*', limitBody(deps.maxBodyBytes ?? defaultMaxBodyBytes, '; enqueue large jobs over gRPC'));
 
   for (const route of routes) {
-    const handle = (c: Context) => route.handle(c, authorize(c, route, services));
+    const operation = `${route.method.toUpperCase()} ${route.path}`;
+    const known = Object.keys(route.query ?? {});
+    const handle = (c: Context) => {
+      const request = authorize(c, route, services);
+      refuseUnknownQuery(operation, known, queryOf(c.req.url));
+      return route.handle(c, request);
+    };
     if (route.maxBodyBytes === undefined) app.on(route.method.toUpperCase(), honoPath(route.path), handle);
     else app.on(route.method.toUpperCase(), honoPath(route.path), limitBody(route.maxBodyBytes, ''), handle);
   }
@@ -251,6 +258,12 @@ function authorize(c: Context, route: RouteSpec, services: AdminServices): Reque
     // `via` names the door, as the gRPC side's entries do (rpc/audit-input.ts).
     audit: (action, target, details) => ({ actor, action, target, details: { ...details, via: 'admin' } }),
   };
+}
+
+/** The query parameters of a request's URL (absolute, as Hono hands it over). */
+function queryOf(url: string): URLSearchParams {
+  const at = url.indexOf('?');
+  return new URLSearchParams(at < 0 ? '' : url.slice(at + 1));
 }
 
 /** Refuses a body over `maxBytes` before it is read (by its Content-Length, or while it streams). */

@@ -33,7 +33,9 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Jso
     ].filter(Boolean);
     const responses: Record<string, JsonSchema> = {
       '200': { description: 'OK', content: { 'application/json': { schema: route.response } } },
-      '400': errorResponse('invalid input; the message names the field'),
+      '400': errorResponse(
+        'invalid input, or a query parameter the operation does not list; the message names the field',
+      ),
     };
     if (route.access !== 'public') {
       responses['401'] = errorResponse('not logged in, or the session expired');
@@ -84,7 +86,8 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Jso
       description: [
         'The JSON API behind the sepp admin UI. Log in with POST /api/v1/session; the session cookie',
         'then authenticates every call. Roles: viewer (read) < operator (change jobs and queues, read the',
-        'audit log) < admin (purge, delete all dead letters, configuration).',
+        'audit log) < admin (purge, delete all dead letters, configuration). An operation takes the query',
+        'parameters it lists and no other: one it does not list is a 400 naming it, never ignored.',
         errorsSentence(httpStatusOf),
       ].join(' '),
     },

@@ -38,6 +38,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { refuseUnknownQuery } from '../api-schema/query-params.ts';
 import {
   type ApiKey,
   type HttpConfig,
@@ -60,7 +61,6 @@ import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.
 import { Router } from './router.ts';
 import { eventsRoute } from './routes/events-route.ts';
 import { producerRoutes } from './routes/producer-routes.ts';
-import { refuseUnknownQuery } from './routes/request-parts.ts';
 import { workerRoutes } from './routes/worker-routes.ts';
 import { workflowRoutes } from './routes/workflow-routes.ts';
 import type { JsonSchema } from './schema-primitives.ts';
@@ -261,7 +261,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
       const caller = callerOf(keys, req, route, operation);
       const query = q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1));
-      refuseUnknownQuery(route, query);
+      refuseUnknownQuery(operation, Object.keys(route.query ?? {}), query);
       // A read counts toward its key's share of the store's read queue (engine/read-shares.ts),
       // from before a scoped key's check of the job's queue, which reads the store too.
       if (route.kind === 'json' && route.permission === 'read' && route.longPoll !== true) {

@@ -5,14 +5,7 @@ import type { Overview } from '../../src/admin/api-types.ts';
 import type { AuditEntry, JobSummary } from '../../src/engine/admin-types.ts';
 import { SeppError } from '../../src/engine/errors.ts';
 import type { QueueInfo } from '../../src/engine/types.ts';
-import {
-  enc,
-  loggedIn,
-  openTestAdmin,
-  type PageBody,
-  type TestAdmin,
-  type TestClient,
-} from '../helpers/admin.ts';
+import { enc, loggedIn, openTestAdmin, type PageBody, type TestAdmin, TestClient } from '../helpers/admin.ts';
 import { until } from '../helpers/engine.ts';
 
 let admin: TestAdmin;
@@ -584,6 +577,38 @@ test('errors: unknown API paths are JSON 404, wrong methods 405 with Allow; resp
   assert.equal(ok.headers.get('cache-control'), 'no-store');
   assert.match(ok.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
   assert.equal(ok.headers.get('x-content-type-options'), 'nosniff');
+});
+
+test('a query parameter a route does not declare is a 400 naming it and what the route takes', async () => {
+  await admin.t.engine.enqueue({ queue: 'emails', type: 'welcome', payload: enc('{}') });
+  const refused = async (path: string, post = false) => {
+    const { status, body } = post ? await op.post(path) : await op.get(path);
+    assert.equal(status, 400, JSON.stringify(body));
+    assert.equal(body.error?.code, 'invalid_argument');
+    return body.error?.message;
+  };
+  // A typo no longer lists everything: it names the parameter meant.
+  assert.equal(
+    await refused('/api/v1/jobs?stat=dead'),
+    'stat: unknown query parameter of GET /api/v1/jobs; did you mean state?',
+  );
+  assert.equal(
+    await refused('/api/v1/queues?page_size=10&sort=name'),
+    'sort: unknown query parameter of GET /api/v1/queues; its parameters are page_size, page_token',
+  );
+  // A route that takes none says so, and a refused mutation changes nothing.
+  assert.equal(
+    await refused('/api/v1/queues/emails/pause?force=1', true),
+    'force: unknown query parameter of POST /api/v1/queues/{queue}/pause; it takes none',
+  );
+  assert.equal((await admin.t.engine.getQueue('emails'))?.paused, false);
+  // Who is calling is checked first: a caller without a session hears that, not the typo.
+  const stranger = await new TestClient(admin.app).get('/api/v1/jobs?stat=dead');
+  assert.equal(stranger.status, 401);
+  // The declared ones still work.
+  const listed = await op.get<PageBody<JobSummary>>('/api/v1/jobs?state=ready&queue=emails&limit=5');
+  assert.equal(listed.status, 200, JSON.stringify(listed.body));
+  assert.equal(listed.body.items.length, 1);
 });
 
 test('an internal error is answered without its details and logged', async () => {

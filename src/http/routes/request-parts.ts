@@ -1,37 +1,13 @@
 /** Reading the parts of a request a handler needs: its body and query parameters, checked with named messages. */
-import { closestKey } from '../../config/index.ts';
 import { holdsNul, nulRefusal } from '../../engine/checks.ts';
 import { invalid } from '../errors.ts';
 import type { JsonInput } from '../json-input.ts';
-import type { ApiRequest, RouteSpec } from '../route-spec.ts';
+import type { ApiRequest } from '../route-spec.ts';
 
 /** The JSON body of an operation that declares one (the server read and parsed it). */
 export function body(request: ApiRequest): JsonInput {
   if (request.body === null) throw new Error('bug: an operation with a body schema got no body');
   return request.body;
-}
-
-/**
- * Refuses a query parameter `route` does not declare, naming the closest one, as
- * JsonInput.only does for body fields: a misspelt filter (`/v1/events?queue=…`)
- * must not widen what the caller gets, nor a misspelt `waitMs` be dropped.
- */
-export function refuseUnknownQuery(route: RouteSpec, query: URLSearchParams): void {
-  const known = Object.keys(route.query ?? {});
-  for (const name of query.keys()) {
-    if (known.includes(name)) continue;
-    const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
-    const near = closestKey(name, known);
-    throw invalid(
-      `${shown}: unknown query parameter of ${route.method} ${route.path}; ${
-        known.length === 0
-          ? 'it takes none'
-          : near === undefined
-            ? `its parameters are ${known.join(', ')}`
-            : `did you mean ${near}?`
-      }`,
-    );
-  }
 }
 
 /** A query parameter given once, or undefined. */
