@@ -6,8 +6,9 @@
  * Every request passes, in order: security headers → (login off) loopback
  * Host check → (API) no-store caching and the body size limit → the route's
  * access check: same-origin check for mutations, session and role, CSRF token
- * for mutations → the handler. Errors of every layer become one JSON shape
- * (http-errors.ts).
+ * for mutations → the query parameters, only those the route declares → (a
+ * read) its user's share of the store's read queue → the handler. Errors of
+ * every layer become one JSON shape (http-errors.ts).
  */
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -20,7 +21,14 @@ import { errorResponse, toErrorResponse } from './http-errors.ts';
 import { defaultLoginPolicy, LoginGuard } from './login-guard.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
 import { verifyPassword } from './password.ts';
-import { type AdminServices, honoPath, type RequestContext, type RouteSpec, roleRank } from './route-spec.ts';
+import {
+  type AdminServices,
+  honoPath,
+  isSharedRead,
+  type RequestContext,
+  type RouteSpec,
+  roleRank,
+} from './route-spec.ts';
 import { auditConfigRoutes } from './routes/audit-config-routes.ts';
 import { browseRoutes } from './routes/browse-routes.ts';
 import { bulkRoutes } from './routes/bulk-routes.ts';
@@ -144,10 +152,17 @@ export async function createAdminApp(given: AdminDeps): Promise<AdminApp> {
   for (const route of routes) {
     const operation = `${route.method.toUpperCase()} ${route.path}`;
     const known = Object.keys(route.query ?? {});
-    const handle = (c: Context) => {
+    const reads = isSharedRead(route);
+    const handle = async (c: Context) => {
       const request = authorize(c, route, services);
       refuseUnknownQuery(operation, known, queryOf(c.req.url));
-      return route.handle(c, request);
+      if (!reads) return route.handle(c, request);
+      const leave = deps.engine.enterRead(readerName(request.actor));
+      try {
+        return await route.handle(c, request);
+      } finally {
+        leave();
+      }
     };
     if (route.maxBodyBytes === undefined) app.on(route.method.toUpperCase(), honoPath(route.path), handle);
     else app.on(route.method.toUpperCase(), honoPath(route.path), limitBody(route.maxBodyBytes, ''), handle);
@@ -264,6 +279,16 @@ function authorize(c: Context, route: RouteSpec, services: AdminServices): Reque
 function queryOf(url: string): URLSearchParams {
   const at = url.indexOf('?');
   return new URLSearchParams(at < 0 ? '' : url.slice(at + 1));
+}
+
+/**
+ * Who an admin read counts as in the store's read queue (engine/read-shares.ts): its user, so
+ * one user's flood of reads (a script, many tabs) leaves room for everyone else's. An API key's
+ * name has no space, so no key shares a user's count; with login off, every caller is
+ * `anonymous`, one user.
+ */
+function readerName(actor: string): string {
+  return `admin user ${actor}`;
 }
 
 /** Refuses a body over `maxBytes` before it is read (by its Content-Length, or while it streams). */

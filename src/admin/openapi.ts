@@ -6,7 +6,7 @@
  */
 import { errorsSentence, openApiParameters } from '../api-schema/openapi.ts';
 import { httpStatusOf } from './http-errors.ts';
-import type { JsonSchema, RouteSpec } from './route-spec.ts';
+import { isSharedRead, type JsonSchema, type RouteSpec } from './route-spec.ts';
 import { components } from './schemas.ts';
 
 export const openApiPath = '/api/openapi.json';
@@ -45,6 +45,11 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Jso
     if (mutation) responses['409'] = errorResponse('the job is not in a state that allows this');
     if (route.method === 'post' && route.path === '/api/v1/session') {
       responses['429'] = errorResponse('too many failed logins; see Retry-After');
+    }
+    if (isSharedRead(route)) {
+      responses['429'] = errorResponse(
+        "PostgreSQL: the server's reads wait for a connection and this user has its share of them in flight (store.max_waiting_reads_per_key), or the queue is full; see Retry-After",
+      );
     }
     responses['500'] = errorResponse('a bug; the server log has details');
     responses['503'] = errorResponse('storage unavailable or shutting down; safe to retry');

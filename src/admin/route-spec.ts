@@ -64,6 +64,15 @@ export interface AdminServices {
 
 export const roleRank: Readonly<Record<AdminRole, number>> = { viewer: 1, operator: 2, admin: 3 };
 
+/**
+ * Whether a call of `route` is a read that counts toward its user's share of the store's read
+ * queue (engine/read-shares.ts), as an API key's reads do: a GET but the public ones (the
+ * session, which reads no store).
+ */
+export function isSharedRead(route: Pick<RouteSpec, 'method' | 'access'>): boolean {
+  return route.method === 'get' && route.access !== 'public';
+}
+
 /** Hono's path syntax for an OpenAPI path: {id} → :id. */
 export function honoPath(path: string): string {
   return path.replace(/\{([A-Za-z]+)\}/g, ':$1');

@@ -79,6 +79,7 @@ export type AdminEngine = Pick<
   | 'store'
   | 'changeQueueSettings'
   | 'queueSettingOverrides'
+  | 'enterRead'
 >;
 
 /** The server facts the dashboard shows (less the clock's); read on every overview request, so keep it cheap (a stat or two). */

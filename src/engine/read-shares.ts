@@ -10,7 +10,8 @@
  * wait (SQLite) nothing is counted.
  *
  * The doors call `enter` for the calls that read (gRPC's calls of the `read` permission, the
- * HTTP API's GET operations) and the function it answers when the call is over.
+ * HTTP API's GET operations, the admin API's GET requests as their user) and the function it
+ * answers when the call is over.
  */
 import type { Store } from '../store/store.ts';
 import { SeppError } from './errors.ts';

@@ -4,8 +4,10 @@
  * (store.max_waiting_reads_per_key, src/engine/read-shares.ts). With the server's one read
  * connection held (a read blocked on a table an outside transaction locked): one key's flood
  * of GetJob gets its share waiting and the rest RESOURCE_EXHAUSTED at once (its GET over the
- * HTTP API 429), another key's read still waits and is served; past the whole queue every
- * read is refused, the admin API's queue list with 429 and Retry-After, in one
+ * HTTP API 429), another key's read still waits and is served; an admin user's flood of the
+ * admin API's reads gets that user's share the same way (429 beyond it), another user's read
+ * still waits; past the whole queue every read is refused, the admin API's queue list with 429
+ * and Retry-After, in one
  * `store.reads_refused` log line, the refusals counted by reason in `/metrics`; /readyz
  * stays ready and enqueues (the writer's connection) go on. Once the connection is free
  * every waiting read answers.
@@ -18,7 +20,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, test } from 'node:test';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { hashPassword } from '../../src/admin/password.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
+import { password, testScrypt } from '../helpers/admin.ts';
 import { answered, within } from '../helpers/bounded.ts';
 import { useCluster } from '../helpers/postgres.ts';
 import { sampleValue, scrape } from '../helpers/prometheus.ts';
@@ -40,6 +44,8 @@ const keys = Object.fromEntries(names.map((n) => [n, randomBytes(24).toString('h
   string
 >;
 const lines: Record<string, unknown>[] = [];
+/** Admin users, each with a share of the read queue of their own. */
+const adminUsers = ['ann', 'bob'] as const;
 let server: TestServer | undefined;
 let started: Promise<TestServer> | undefined;
 
@@ -49,11 +55,18 @@ function serverUp(): Promise<TestServer> {
     const { cluster, database } = postgres;
     // Parameters in the URL's query: they are shown in the start line, as the user is.
     const url = `${cluster.urlWithoutPassword(database)}?sslmode=disable&application_name=sepp_readq`;
+    const passwordHash = await hashPassword(password, testScrypt);
     server = await within(
       startTestServer({
         http: true,
         toml:
           apiKeysToml(names.map((name) => ({ name, role: 'admin' as const, key: keys[name] }))) +
+          adminUsers
+            .map(
+              (name) =>
+                `[[admin.users]]\nname = "${name}"\nrole = "viewer"\npassword_hash = "${passwordHash}"\n`,
+            )
+            .join('') +
           `[store]\nkind = "postgres"\nurl = "${url}"\npassword_file = "${cluster.passwordFile}"\n` +
           `schema = "${schema}"\npool_size = 2\nmax_waiting_reads = ${maxWaitingReads}\n` +
           `max_waiting_reads_per_key = ${perKey}\n`,
@@ -109,6 +122,17 @@ function tracked(replies: Promise<unknown>[]) {
   return { settled, all: Promise.all(all) };
 }
 
+/** Logs `user` in to the admin API; answers its session cookie. */
+async function adminLogin(adminUrl: string, user: (typeof adminUsers)[number]): Promise<string> {
+  const answer = await fetch(`${adminUrl}/api/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ user, password }),
+  });
+  assert.equal(answer.status, 200, await answer.text());
+  return (answer.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+}
+
 const shareRefusal =
   /^a has 3 read calls in flight .*; its share is 3 \(store\.max_waiting_reads_per_key\).*retry shortly/;
 const queueRefusal =
@@ -120,6 +144,9 @@ test("one key's flood gets its share, another key's read still waits; past the q
   const locker = await postgres.client();
   const { jobId } = await call(client, client.enqueue, { job: testJob('reads') }, as('a'));
   const getJob = (name: (typeof names)[number]) => call(client, client.getJob, { jobId }, as(name));
+  const cookies = { ann: await adminLogin(adminUrl, 'ann'), bob: await adminLogin(adminUrl, 'bob') };
+  const adminGet = (user: (typeof adminUsers)[number], path: string) =>
+    fetch(`${adminUrl}${path}`, { headers: { cookie: cookies[user] } });
 
   // The one read connection (pool_size = 2: one writer, one reader) is held by a read of the
   // audit log, which waits for the outside transaction's lock; enqueues never touch that table.
@@ -154,11 +181,28 @@ test("one key's flood gets its share, another key's read still waits; past the q
 
     // Key b's read still finds room: it waits, and is served once the connection is free.
     const b = tracked([getJob('b')]);
+    // An admin user has a share of their own, as a key has: ann's flood (a script, many tabs) gets
+    // her share waiting and the rest 429 at once; bob's read still waits.
+    const annReads = Array.from({ length: perKey + 2 }, () => adminGet('ann', `/api/v1/jobs/${jobId}`));
+    const annRefused: Response[] = [];
+    for (const reply of annReads) void reply.then((r) => r.status !== 200 && annRefused.push(r));
+    await waitFor(() => annRefused.length >= 2, "ann's reads beyond her share", 20_000);
+    for (const refused of annRefused) {
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers.get('retry-after'), '1');
+      const { error } = (await refused.json()) as { error: { code: string; message: string } };
+      assert.equal(error.code, 'resource_exhausted');
+      assert.match(
+        error.message,
+        /^admin user ann has 3 read calls in flight .*; its share is 3 \(store\.max_waiting_reads_per_key\)/,
+      );
+    }
+    const bobRead = adminGet('bob', `/api/v1/jobs/${jobId}`);
     // Keys c, d and e flood too: together past store.max_waiting_reads, so some are refused by the queue.
     const flood = tracked(
       ['c', 'd', 'e'].flatMap((name) => Array.from({ length: 4 }, () => getJob(name as 'c'))),
     );
-    waiting = [held, a.all, b.all, flood.all];
+    waiting = [held, a.all, b.all, flood.all, Promise.all(annReads), bobRead];
     await waitFor(
       () => flood.settled.some((e) => e !== undefined && queueRefusal.test(e.details)),
       'a refusal by the full queue',
@@ -167,10 +211,12 @@ test("one key's flood gets its share, another key's read still waits; past the q
     assert.equal(b.settled.length, 0, "b's read waits");
     assert.ok(flood.settled.every((e) => e?.code === status.RESOURCE_EXHAUSTED));
 
-    // The queue is full: the admin API's queue list is refused too, 429 with Retry-After.
-    const listing = await fetch(`${adminUrl}/api/v1/queues`);
-    assert.equal(listing.status, 429, await listing.text());
+    // The queue is full: the admin API's queue list is refused too, 429 with Retry-After, for a
+    // user below their share.
+    const listing = await adminGet('bob', '/api/v1/queues');
+    assert.equal(listing.status, 429);
     assert.equal(listing.headers.get('retry-after'), '1');
+    assert.match(((await listing.json()) as { error: { message: string } }).error.message, queueRefusal);
     // Busy is not down: a load balancer keeps the server, and its writes go on.
     const ready = await fetch(`${adminUrl}/readyz`);
     assert.equal(ready.status, 200, await ready.text());
@@ -195,13 +241,18 @@ test("one key's flood gets its share, another key's read still waits; past the q
     await locker.query('COMMIT');
   }
   // The held read and the reads that waited answer once the connection is free.
-  const [, aAll, bAll] = (await answered(Promise.all(waiting), 'the reads that waited')) as [
+  const [, aAll, bAll, , annAll, bob] = (await answered(Promise.all(waiting), 'the reads that waited')) as [
     unknown,
     (ServiceError | undefined)[],
     (ServiceError | undefined)[],
+    unknown,
+    Response[],
+    Response,
   ];
   assert.equal(aAll.filter((e) => e === undefined).length, perKey, "a's share was served");
   assert.deepEqual(bAll, [undefined], "b's read was served");
+  assert.equal(annAll.filter((r) => r.status === 200).length, perKey, "ann's share was served");
+  assert.equal(bob.status, 200, "bob's read was served");
   assert.equal((await answered(getJob('a'), 'a GetJob after the flood')).job?.jobId, jobId);
 });
 
