@@ -169,7 +169,10 @@ export async function createAdminApp(given: AdminDeps): Promise<AdminApp> {
   }
 
   const openApi = JSON.stringify(buildOpenApi(routes, deps.serverInfo().version));
-  app.get(openApiPath, (c) => c.body(openApi, 200, { 'Content-Type': 'application/json' }));
+  app.get(openApiPath, (c) => {
+    refuseUnknownQuery(`GET ${openApiPath}`, [], queryOf(c.req.url));
+    return c.body(openApi, 200, { 'Content-Type': 'application/json' });
+  });
 
   const patterns = routes.map((r) => ({ method: r.method.toUpperCase(), re: pathPattern(r.path) }));
   app.all('/api/*', (c) => {

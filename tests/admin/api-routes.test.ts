@@ -602,6 +602,10 @@ test('a query parameter a route does not declare is a 400 naming it and what the
     'force: unknown query parameter of POST /api/v1/queues/{queue}/pause; it takes none',
   );
   assert.equal((await admin.t.engine.getQueue('emails'))?.paused, false);
+  assert.equal(
+    await refused('/api/openapi.json?format=yaml'),
+    'format: unknown query parameter of GET /api/openapi.json; it takes none',
+  );
   // Who is calling is checked first: a caller without a session hears that, not the typo.
   const stranger = await new TestClient(admin.app).get('/api/v1/jobs?stat=dead');
   assert.equal(stranger.status, 401);
