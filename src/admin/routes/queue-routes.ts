@@ -153,7 +153,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         const overview: Overview = {
           server: {
             ...info,
-            // The machine's name, pid and addresses: for the operators who tell servers apart, not a viewer.
+            // The machine's name, pid and addresses: from the operator role up (config/admin-roles.ts's table).
             identity: roleRank[request.role] >= roleRank.operator ? identity : null,
             uptimeMs: Math.max(0, nowMs - info.startedAtMs),
             serverTimeMs: nowMs,
