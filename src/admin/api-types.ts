@@ -195,8 +195,11 @@ export interface ServerFacts {
   walBytes: number;
   /** The store the jobs are kept in (for PostgreSQL: where; never a password). */
   store: StoreFacts;
-  /** Which server process answered: servers sharing one PostgreSQL are told apart by it. */
-  identity: ServerIdentityFacts;
+  /**
+   * Which server process answered: servers sharing one PostgreSQL are told apart by it. Null for
+   * a viewer: the machine's name, pid and addresses are shown from the operator role up.
+   */
+  identity: ServerIdentityFacts | null;
 }
 
 /** The server process: its machine, a random id made at its start, the addresses it bound; no secret. */

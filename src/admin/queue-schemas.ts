@@ -139,9 +139,9 @@ export const overview: JsonSchema = {
           ],
         },
         identity: {
-          type: 'object',
+          type: ['object', 'null'],
           description:
-            'which server process answered (servers sharing one PostgreSQL are told apart by it); no secret',
+            'which server process answered (servers sharing one PostgreSQL are told apart by it); null for the viewer role (shown from operator up)',
           properties: {
             hostName: str,
             instanceId: { type: 'string', description: 'random, made when the process started' },

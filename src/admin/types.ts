@@ -83,7 +83,9 @@ export type AdminEngine = Pick<
 >;
 
 /** The server facts the dashboard shows (less the clock's); read on every overview request, so keep it cheap (a stat or two). */
-export type ServerInfo = Omit<ServerFacts, 'uptimeMs' | 'serverTimeMs'>;
+export type ServerInfo = Omit<ServerFacts, 'uptimeMs' | 'serverTimeMs' | 'identity'> & {
+  identity: NonNullable<ServerFacts['identity']>;
+};
 
 /** A file of the built UI, as an asset source hands it out. */
 export interface Asset {

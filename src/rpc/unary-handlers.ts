@@ -16,6 +16,7 @@ import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts'
 import type { StoreDescription } from '../store/store.ts';
 import { defaultAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
+import type { Caller } from './auth.ts';
 import { createBatchHandlers } from './batch-handlers.ts';
 import { createBulkHandlers } from './bulk-handlers.ts';
 import { answerUnary, type BugReporter } from './call-guard.ts';
@@ -245,8 +246,9 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { job: fitJobAnswer(jobToProto(job, true), ctx.facts.maxMessageBytes) };
     }),
 
-    getServerInfo: unary('GetServerInfo', 'read', () => {
+    getServerInfo: unary('GetServerInfo', 'read', (_req, _call, caller) => {
       const { facts } = ctx;
+      const identity = facts.identity();
       return {
         version: facts.version,
         gitCommit: facts.gitCommit,
@@ -270,7 +272,10 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
         store: storeToProto(engine.storeDescription()),
-        identity: { ...facts.identity(), httpAddress: facts.identity().httpAddress ?? '' },
+        // Absent (every field empty in the SDKs) for a caller that may not see the servers.
+        ...(seesServers(caller)
+          ? { identity: { ...identity, httpAddress: identity.httpAddress ?? '' } }
+          : {}),
       };
     }),
 
@@ -292,6 +297,16 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { ...report, configFile: report.configFile ?? '' };
     }),
   };
+}
+
+/**
+ * Whether GetServerInfo names the process that answered to `caller` (its `identity`: host name,
+ * pid, the addresses it bound): an admin key for every queue — the key operators run `sepp
+ * status` and reloads with. A producer, a worker and a key scoped to queues learn nothing of the
+ * machine they reach (least privilege: docs/protocol.md, SECURITY.md).
+ */
+function seesServers(caller: Caller): boolean {
+  return caller.role === 'admin' && caller.scope === null;
 }
 
 /** A batch's jobs, each carrying its own trace context or, failing that, the call's. */

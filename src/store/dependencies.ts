@@ -25,6 +25,15 @@ export const dependedOn = (flags: number): boolean => (flags & jobsWaitOnIt) !==
  */
 export const readerStates = (state: 'dead' | 'completed' | 'cancelled'): string =>
   state !== 'completed' ? "'scheduled', 'ready', 'leased'" : "'waiting', 'scheduled', 'ready', 'leased'";
+/**
+ * A requeue's SET term for `batch_id` (SQLite schema/0030_job_batch_id.sql, PostgreSQL 0016 and
+ * 0018): a member whose row has no batch id — one that had ended before those migrations, which
+ * fill only the rows a lease could still take — gets it from its member row (one primary-key
+ * probe), so that its next lease carries it. Every other row keeps its own, and no other row
+ * reads batch_members. The statement names its table `jobs` (no alias).
+ */
+export const requeuedBatchId = `batch_id = CASE WHEN batch_id IS NULL AND (dependency_flags & ${batchMember}) <> 0
+  THEN (SELECT m.batch_id FROM batch_members m WHERE m.job_id = jobs.id) ELSE batch_id END`;
 /** Whether a job with these `dependency_flags` is a member of a batch. */
 export const inBatch = (flags: number): boolean => (flags & batchMember) !== 0;
 /** Whether a job with these `dependency_flags` waited on other jobs. */

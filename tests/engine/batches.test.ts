@@ -347,3 +347,29 @@ test('events: batch_ended in the commit that enqueued the completion job, named 
     assert.deepEqual(one.summary(), [`batch_ended:${batch.id}`]);
   });
 });
+
+// Task wf18: migration 0030 filled the batch id only on rows a lease could still take; a member
+// that had ended before it, requeued later, was leased without its batch id.
+test('a member stored without its batch id (ended before 0030) gets it back when requeued, by every path', async () => {
+  await withEngine({ options: { queues: { kept: { completedRetentionMs: 86_400_000 } } } }, async (t) => {
+    const { engine, db } = t;
+    const { batch, results } = await engine.createBatch({
+      jobs: [member({ queue: 'kept' }), member(), member(), member()],
+      seal: true,
+    });
+    const [done, cancelled, dead, untouched] = ids(results);
+    await complete(engine, done!);
+    await engine.cancel(cancelled!);
+    await killJob(engine, dead!);
+    // The rows as an upgraded database holds them: the column is empty.
+    db.exec('UPDATE jobs SET batch_id = NULL');
+    await engine.requeueJob(done!);
+    const { queue } = await engine.getJob(cancelled!);
+    await engine.runBulk({ action: 'requeue', filter: { queue, states: ['cancelled'] } });
+    await engine.requeueDeadLetters({ queue: (await engine.getJob(dead!)).queue, jobIds: [dead!] });
+    for (const id of [done!, cancelled!, dead!])
+      assert.equal((await lease(engine, id)).batchId, batch.id, id);
+    // A row a lease can take is left as it is: nothing but a requeue fills it.
+    assert.equal((await lease(engine, untouched!)).batchId, null);
+  });
+});

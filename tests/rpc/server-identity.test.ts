@@ -2,11 +2,14 @@
  * GetServerInfo and the dashboard name the process that answered — its host name, an
  * instance id made at its start, its pid and the addresses it bound — so that servers
  * sharing one PostgreSQL behind a load balancer are told apart. A restart makes a new id.
+ * Only to the callers that run the servers: an admin key for every queue, a console operator.
  */
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { test } from 'node:test';
 import type { Overview } from '../../src/admin/api-types.ts';
+import { credentials, keysToml, metadataFor } from '../helpers/access-table.ts';
+import { loggedIn, openTestAdmin } from '../helpers/admin.ts';
 import { call, startTestServer } from '../helpers/server.ts';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -37,5 +40,46 @@ test('GetServerInfo and the overview name the process: host, instance id, pid, t
     assert.equal(again?.grpcAddress, first.grpcAddress);
   } finally {
     await Promise.allSettled(servers.map((t) => t.dispose()));
+  }
+});
+
+// Task wf18: least privilege. The machine's name, pid and addresses go to the callers that run
+// the servers — an admin key for every queue, an operator or admin in the console — and to no
+// producer, worker or key scoped to queues (of any role), nor a console viewer.
+test('the identity is shown to an admin key for every queue, to no other key; in the console from operator up', async () => {
+  const t = await startTestServer({ toml: keysToml });
+  try {
+    const shown: Record<string, boolean> = {};
+    for (const credential of credentials.filter((c) => c.role !== null)) {
+      const info = await call(t.client, t.client.getServerInfo, {}, metadataFor(credential));
+      assert.ok(info.version !== '', credential.name);
+      shown[credential.name] = info.identity !== undefined;
+      if (info.identity !== undefined) assert.equal(info.identity.pid, process.pid, credential.name);
+    }
+    assert.deepEqual(shown, {
+      'producer key': false,
+      'worker key': false,
+      'admin key': true,
+      'admin key (configured as sha256)': true,
+      'producer key scoped to the queues': false,
+      'worker key scoped to the queues': false,
+      'admin key scoped to the queues': false,
+      'worker key scoped elsewhere': false,
+      'admin key scoped elsewhere': false,
+    });
+  } finally {
+    await t.dispose();
+  }
+  const admin = await openTestAdmin();
+  try {
+    const identities: Record<string, unknown> = {};
+    for (const role of ['viewer', 'operator', 'admin'] as const) {
+      const { status, body } = await (await loggedIn(admin, role)).get<Overview>('/api/v1/overview');
+      assert.equal(status, 200);
+      identities[role] = body.server.identity?.hostName ?? null;
+    }
+    assert.deepEqual(identities, { viewer: null, operator: 'test-host', admin: 'test-host' });
+  } finally {
+    admin.dispose();
   }
 });

@@ -3,7 +3,8 @@
  * both sweep at once, in small chunks, until neither finds anything; every batch and
  * member row goes, none twice (the counts add up to the rows there were), no member row
  * outlives its batch, and neither waits on the other's locks (SKIP LOCKED) or deadlocks.
- * Also migration 0016 (a member's batch id on its job row) on a schema with members.
+ * Also migration 0016 (a member's batch id on its job row) on a schema with members, and a
+ * member it left without one (its lease was over) requeued later: its lease carries the id.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -121,6 +122,20 @@ test('migrations 0016 and 0018 on a schema with batch members: each a lease can 
     assert.equal(leased.find((j) => j.id === plain.jobId)?.batchId, null);
     const kept = await client.query(`SELECT batch_id FROM ${schema}.jobs WHERE id = $1`, [cancelled]);
     assert.deepEqual(kept.rows, [{ batch_id: null }]);
+    // Task wf18: requeued by an operator (by id, in bulk, as a dead letter), it is leased with its batch id.
+    const requeues = [
+      () => engine.requeueJob(cancelled),
+      () => engine.runBulk({ action: 'requeue', filter: { queue: 'bi', states: ['dead'] } }),
+      () => engine.requeueDeadLetters({ queue: 'bi', jobIds: [cancelled] }),
+    ];
+    for (const requeue of requeues) {
+      await client.query(`UPDATE ${schema}.jobs SET batch_id = NULL WHERE id = $1`, [cancelled]);
+      await requeue();
+      const [again] = await engine.reserve({ queues: ['bi'], maxJobs: 10 });
+      assert.deepEqual([again?.id, again?.batchId], [cancelled, batch.id]);
+      const directive = { kind: 'dead_letter' } as const;
+      await engine.nack({ jobId: cancelled, attempt: again!.attempt, error: 'x', directive });
+    }
   } finally {
     await client.end();
     await reader.end();

@@ -331,7 +331,8 @@ export interface ServerInfo {
   store: StoreInfo;
   /**
    * Which server process answered: servers sharing one PostgreSQL behind a load balancer
-   * are told apart by it (with `startedAt`). Empty strings and 0 from a server that predates it.
+   * are told apart by it (with `startedAt`). Empty strings and 0 from a server that predates it,
+   * and for a key other than an admin key for every queue (docs/protocol.md).
    */
   identity: ServerIdentity;
 }

@@ -23,7 +23,7 @@ import {
   requiredString,
 } from '../request-input.ts';
 import { requestKeyDescription, requestKeyOf, requestKeyProperty } from '../request-key.ts';
-import type { AdminServices, RouteSpec } from '../route-spec.ts';
+import { type AdminServices, type RouteSpec, roleRank } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 import { readSettingsChange, settingsChangeBody } from '../settings-change.ts';
 
@@ -145,13 +145,19 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         ...queuePageParams,
       },
       response: ref('Overview'),
-      async handle(c) {
+      async handle(c, request) {
         const window = queryChoice(c, 'window', Object.keys(rateWindows) as RateWindow[]) ?? '1h';
-        const info = deps.serverInfo();
+        const { identity, ...info } = deps.serverInfo();
         const nowMs = deps.clock.nowMs();
         const { readFailure, ...fromStore } = await storeParts(c);
         const overview: Overview = {
-          server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
+          server: {
+            ...info,
+            // The machine's name, pid and addresses: from the operator role up (config/admin-roles.ts's table).
+            identity: roleRank[request.role] >= roleRank.operator ? identity : null,
+            uptimeMs: Math.max(0, nowMs - info.startedAtMs),
+            serverTimeMs: nowMs,
+          },
           storeHealth: overviewHealth(deps.storeHealth?.() ?? healthy, readFailure),
           ...fromStore,
           waitingWorkers: engine.waitingReserves,

@@ -75,7 +75,7 @@ export function registerStatusCommand(parser: Argv, io: CliIo): void {
             : [];
         const { identity } = info;
         // Which process answered (servers sharing one PostgreSQL behind a load balancer); a
-        // server that predates it sends none.
+        // server that predates it sends none, and so does one to a key that may not see it.
         const instanceLine =
           identity.instanceId === ''
             ? []

@@ -40,20 +40,19 @@ export interface BulkPlan {
 }
 
 /**
- * `then()`, once the queue the filter names is known: at once when the registry answers (or
- * no queue is named), so the call adds no turn and its first write joins the batch of this
- * turn; after the store's answer when the registry misses it (a queue another server just
- * made, queues/queue-lookup.ts), so that planBulk's check that it exists answers as that
- * server would.
+ * `then(found)`, once it is known whether `queue` exists: at once when the registry answers (or
+ * no queue is named: found), so the call adds no turn and its first write joins the batch of
+ * this turn; after the store's answer when the registry misses it (a queue another server just
+ * made, queues/queue-lookup.ts), so that a check that it exists (planBulk's, the dead letters')
+ * answers as that server would.
  */
 export function afterQueueLookup<T>(
   ctx: EngineContext,
-  filter: JobFilter,
-  then: () => Promise<T>,
+  queue: string | undefined,
+  then: (found: boolean) => Promise<T>,
 ): Promise<T> {
-  const { queue } = filter;
   const found = queue === undefined || queue === '' ? true : ctx.queueExistsNow(queue);
-  return typeof found === 'boolean' ? then() : found.then(then);
+  return typeof found === 'boolean' ? then(found) : found.then(then);
 }
 
 /** `what` names the action for messages ("cancelled"); `list` plans a count of the jobs list (every state). */

@@ -166,7 +166,7 @@ export class BulkOperations {
 
   /** How many jobs of the jobs list match `filter` in any state (a bounded count, see MatchCount). */
   countListed(filter: JobFilter): Promise<MatchCount> {
-    return afterQueueLookup(this.ctx, filter, () => {
+    return afterQueueLookup(this.ctx, filter.queue, () => {
       const plan = planBulk(this.ctx, 'list', filter, 'listed');
       return this.ctx.read((view) => countMatching(view, plan, countBudget));
     });
@@ -179,7 +179,7 @@ export class BulkOperations {
     changes: JobChanges = {},
     budget = countBudget,
   ): Promise<MatchCount> {
-    return afterQueueLookup(this.ctx, filter, () => {
+    return afterQueueLookup(this.ctx, filter.queue, () => {
       const plan = this.plan(action, filter, changes);
       return this.ctx.read((view) => countMatching(view, plan, budget));
     });
@@ -190,7 +190,7 @@ export class BulkOperations {
    * progress. `finished` resolves when it ends, never rejects (a failure is state `failed`).
    */
   async start(request: BulkStart): Promise<Started> {
-    return afterQueueLookup(this.ctx, request.filter, () => this.planAndStart(request));
+    return afterQueueLookup(this.ctx, request.filter.queue, () => this.planAndStart(request));
   }
 
   private async planAndStart(request: BulkStart): Promise<Started> {

@@ -17,6 +17,7 @@ import { SeppError } from '../errors.ts';
 import { jobInfoFromRow } from '../jobs/index.ts';
 import { checkQueueName } from '../queues/index.ts';
 import type { DeadLetterQuery, DeadLetterSelection, JobInfo, Page } from '../types.ts';
+import { afterQueueLookup } from './bulk-filter.ts';
 
 const deadPageDefault = 100;
 /** How far `waitingOn` counts the jobs waiting on dead letters (beyond it: `more`). */
@@ -34,15 +35,13 @@ function* requireQueue(ctx: EngineContext, view: StoreView, queue: string): Op<v
   if (!ctx.queues.isDeclared(queue) && !(yield* ctx.queueExists(view, queue))) throw missing(queue);
 }
 
-/**
- * `requireQueue` before the call's transaction: undefined when the registry answers (a call
- * adds no turn, so its write joins the batch of this turn), else the store's answer to come.
- */
-function requireQueueNow(ctx: EngineContext, queue: string): Promise<void> | undefined {
+/** `then()` once `requireQueue` passed, checked before the call's transaction (afterQueueLookup). */
+function afterQueueRequired<T>(ctx: EngineContext, queue: string, then: () => Promise<T>): Promise<T> {
   checkQueueName(ctx, queue);
-  if (ctx.queues.isDeclared(queue) || ctx.queues.exists(queue)) return undefined;
-  return Promise.resolve(ctx.queueExistsNow(queue)).then((found) => {
+  if (ctx.queues.isDeclared(queue)) return then();
+  return afterQueueLookup(ctx, queue, (found) => {
     if (!found) throw missing(queue);
+    return then();
   });
 }
 
@@ -72,16 +71,16 @@ export class DeadLetters {
    * config declares that has never held a job (nothing to change).
    */
   async filterOfAll(selection: Extract<DeadLetterSelection, { all: true }>): Promise<JobFilter | null> {
-    const lookup = requireQueueNow(this.ctx, selection.queue);
-    if (lookup !== undefined) await lookup;
-    if (!this.ctx.queues.exists(selection.queue)) return null;
-    return {
-      queue: selection.queue,
-      states: ['dead'],
-      ...(selection.reason === undefined ? {} : { deadReason: selection.reason }),
-      ...(selection.errorText === undefined ? {} : { errorText: selection.errorText }),
-      ...(selection.enqueuedBeforeMs === undefined ? {} : { enqueuedBeforeMs: selection.enqueuedBeforeMs }),
-    };
+    return afterQueueRequired(this.ctx, selection.queue, async () => {
+      if (!this.ctx.queues.exists(selection.queue)) return null;
+      return {
+        queue: selection.queue,
+        states: ['dead'],
+        ...(selection.reason === undefined ? {} : { deadReason: selection.reason }),
+        ...(selection.errorText === undefined ? {} : { errorText: selection.errorText }),
+        ...(selection.enqueuedBeforeMs === undefined ? {} : { enqueuedBeforeMs: selection.enqueuedBeforeMs }),
+      };
+    });
   }
 
   *list(view: StoreView, query: DeadLetterQuery): Op<Page<JobInfo>> {
@@ -136,10 +135,10 @@ export class DeadLetters {
     const { queue, jobIds } = selection;
     // A name no queue can have, or of a queue that does not exist, matches nothing, but it must
     // not reach the audit log (whose target is bounded) or look like a successful change of nothing.
-    const lookup = requireQueueNow(this.ctx, queue);
-    if (lookup !== undefined) await lookup;
-    checkIdsPerCall('job_ids', jobIds.length, this.ctx.limits.maxBatchJobs);
-    return this.ctx.write((tx) => this.changeSome(tx, queue, jobIds, action, audit));
+    return afterQueueRequired(this.ctx, queue, () => {
+      checkIdsPerCall('job_ids', jobIds.length, this.ctx.limits.maxBatchJobs);
+      return this.ctx.write((tx) => this.changeSome(tx, queue, jobIds, action, audit));
+    });
   }
 
   /** Requeues or deletes the chosen dead letters of a queue (ids that are not one change nothing). */

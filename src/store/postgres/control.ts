@@ -4,6 +4,7 @@
  * What changes many jobs at once is in bulk.ts.
  */
 
+import { requeuedBatchId } from '../dependencies.ts';
 import type { Control } from '../job-control.ts';
 import type { ExpiredRow } from '../rows.ts';
 import { type Connection, changes, rows, statement, value, writing } from './sql.ts';
@@ -20,12 +21,15 @@ const updateWaiting = statement(
   `UPDATE jobs SET state = $2, priority = $3, run_at_ms = $4, group_key = $5
     WHERE seq = $1 AND state IN ('scheduled', 'ready')`,
 );
-/** A requeue's changes: ready at `nowMs` with a fresh attempt budget, nothing of its last run kept. */
+/**
+ * A requeue's changes: ready at `nowMs` with a fresh attempt budget, nothing of its last run kept;
+ * a batch member its batch's id if its row has none (requeuedBatchId).
+ */
 export const requeueSet = (nowMs: string) => `state = 'ready', attempt_base = attempt, run_at_ms = ${nowMs},
   dead_reason = NULL, failed_at_ms = NULL, completed_at_ms = NULL, leased_at_ms = NULL, lease_deadline_ms = NULL,
   worker_id = NULL, expires_at_ms = NULL, cancelled_at_ms = NULL, cancelled_by = NULL,
   result = NULL, result_content_type = NULL,
-  progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL`;
+  progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL, ${requeuedBatchId}`;
 const requeue = statement(
   `UPDATE jobs SET ${requeueSet('$2')} WHERE seq = $1 AND state IN ('dead', 'completed', 'cancelled')`,
 );

@@ -3,6 +3,7 @@
  * and jobs_dead_reason), and requeue or delete by id. $2 is the reason (null: any).
  */
 
+import { requeuedBatchId } from '../dependencies.ts';
 import type { DeadLetters, DeletedDeadRow, ErrorGroupsRow } from '../job-control.ts';
 import type { JobRow, JobSummaryRow } from '../rows.ts';
 import { jobColumns, summaryColumns } from './jobs.ts';
@@ -29,8 +30,9 @@ const countByReason = statement(
 );
 
 const byReason = '($2::text IS NULL OR dead_reason = $2)';
+/** A requeued dead letter: ready at $3 with a fresh attempt budget; a member its batch's id if its row has none. */
 const fresh = `state = 'ready', attempt_base = attempt, run_at_ms = $3, dead_reason = NULL, failed_at_ms = NULL,
-               leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL`;
+               leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL, ${requeuedBatchId}`;
 
 const page = statement(
   `SELECT ${jobColumns} FROM jobs WHERE queue = $1 AND state = 'dead' AND ${byReason}

@@ -181,6 +181,15 @@ export class PostgresStore implements Store {
   };
   private started: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  /**
+   * What `describe` shows that holds while the store runs, worked out once: the configured
+   * host (until a writer connects), the database and the bounds. They come from the store
+   * settings, which a reload does not change (they take a restart: config/config-view.ts).
+   */
+  private readonly configured: Omit<
+    StoreDescription,
+    'kind' | 'replication' | 'standbys' | 'signalsConnected' | 'schema'
+  >;
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.writer = new PostgresWriter({
@@ -215,6 +224,16 @@ export class PostgresStore implements Store {
       options.schema,
       options.pollIntervalMs ?? 1000,
     );
+    const target = parsePostgresUrl(options.url);
+    const url = new URL(target instanceof Error ? options.url : target.hosts[0]!.url);
+    this.configured = {
+      host: `${url.hostname}:${url.port === '' ? '5432' : url.port}`,
+      database: decodeURIComponent(url.pathname.replace(/^\//, '')) || null,
+      poolSize: options.poolSize,
+      maxWaitingReads: options.maxWaitingReads ?? defaultMaxWaitingReads,
+      maxWaitingReadsPerKey: this.readQueue.sharePerCaller,
+      statementTimeoutMs: options.statementTimeoutMs,
+    };
   }
 
   /** Connects, applies the migrations and takes a counter shard; rejects with a StorageFailure or a schema error. */
@@ -228,25 +247,16 @@ export class PostgresStore implements Store {
   }
 
   describe(): StoreDescription {
-    const target = parsePostgresUrl(this.options.url);
-    const url = new URL(target instanceof Error ? this.options.url : target.hosts[0]!.url);
     const writer = this.writer.current?.client;
     return {
       kind: this.kind,
+      ...this.configured,
       // The host the writer is connected to (of several, after a failover: the new primary).
-      host:
-        writer === undefined
-          ? `${url.hostname}:${url.port === '' ? '5432' : url.port}`
-          : `${writer.host}:${writer.port}`,
+      ...(writer === undefined ? {} : { host: `${writer.host}:${writer.port}` }),
       replication: this.replication?.mode ?? null,
       standbys: this.replication?.standbys ?? null,
-      database: decodeURIComponent(url.pathname.replace(/^\//, '')) || null,
       schema: this.options.schema,
       signalsConnected: this.signals.listening,
-      poolSize: this.options.poolSize,
-      maxWaitingReads: this.options.maxWaitingReads ?? defaultMaxWaitingReads,
-      maxWaitingReadsPerKey: this.options.maxWaitingReadsPerKey ?? defaultMaxWaitingReadsPerKey,
-      statementTimeoutMs: this.options.statementTimeoutMs,
     };
   }
 

@@ -5,16 +5,20 @@
  * none of these features. The bulk forms are in bulk.ts.
  */
 
+import { requeuedBatchId } from '../dependencies.ts';
 import type { Control } from '../job-control.ts';
 import type { ExpiredRow } from '../rows.ts';
 import type { Preparer } from './prepare-on-use.ts';
 
-/** A requeue (one job or in bulk): ready now, a fresh attempt budget, no expiry, cancel, result or progress. */
+/**
+ * A requeue (one job or in bulk): ready now, a fresh attempt budget, no expiry, cancel, result or
+ * progress; a batch member its batch's id if its row has none (requeuedBatchId).
+ */
 export const requeueSet = `state = 'ready', attempt_base = attempt, run_at_ms = @nowMs, dead_reason = NULL,
   failed_at_ms = NULL, completed_at_ms = NULL, leased_at_ms = NULL, lease_deadline_ms = NULL,
   worker_id = NULL, expires_at_ms = NULL, cancelled_at_ms = NULL, cancelled_by = NULL,
   result = NULL, result_content_type = NULL,
-  progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL`;
+  progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL, ${requeuedBatchId}`;
 
 export function prepareControlStatements(db: Preparer) {
   return {

@@ -4,6 +4,7 @@
  * or delete by id or in chunks of @limit, oldest failure first.
  */
 
+import { requeuedBatchId } from '../dependencies.ts';
 import type { DeadLetters, DeletedDeadRow, ErrorGroupsRow } from '../job-control.ts';
 import type { JobRow, JobSummaryRow } from '../rows.ts';
 import { summaryColumns } from './jobs.ts';
@@ -23,8 +24,9 @@ export const errorFirstLine =
 
 type GroupRow = ErrorGroupsRow['groups'][number] & { group_count: number; scanned: number };
 
+/** A requeued dead letter: ready now with a fresh attempt budget; a member its batch's id if its row has none. */
 const fresh = `state = 'ready', attempt_base = attempt, run_at_ms = @nowMs, dead_reason = NULL, failed_at_ms = NULL,
-                       leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL`;
+                       leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL, ${requeuedBatchId}`;
 
 export function prepareDeadLetterStatements(db: Preparer) {
   const summaries = (index: string, byReason: boolean, op: '>' | '<', dir: 'ASC' | 'DESC') =>

@@ -393,7 +393,7 @@ export function prepareDependencyStatements(db: Preparer) {
   };
 }
 
-type DependencyStatements = ReturnType<typeof prepareDependencyStatements>;
+export type DependencyStatements = ReturnType<typeof prepareDependencyStatements>;
 
 export function dependencyOps(sql: DependencyStatements): Dependencies {
   return {

@@ -16,6 +16,7 @@ import type {
   JobSummaryRow,
   NewJobRow,
 } from '../rows.ts';
+import type { DependencyStatements } from './dependencies.ts';
 import { attemptColumns } from './leases.ts';
 import { MultiRowStatement } from './multi-row.ts';
 import type { Preparer } from './prepare-on-use.ts';
@@ -158,10 +159,6 @@ export function prepareJobStatements(db: Preparer) {
     sweepDead: sweepStatement(db, 'dead', 'failed_at_ms'),
     sweepCompleted: sweepStatement(db, 'completed', 'completed_at_ms'),
     sweepCancelled: sweepStatement(db, 'cancelled', 'cancelled_at_ms'),
-    /** The edges of swept jobs that had dependencies (schema/0012_dependencies.sql). */
-    forgetEdges: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
-    /** The count of dependents of a swept job others depended on (schema/0026_job_dependents.sql). */
-    forgetDependents: db.prepare<[string]>('DELETE FROM job_dependents WHERE parent_id = ?'),
   };
 }
 
@@ -186,7 +183,15 @@ function sweepStatement(db: Preparer, state: 'dead' | 'completed' | 'cancelled',
 
 type JobStatements = ReturnType<typeof prepareJobStatements>;
 
-export function jobOps(sql: JobStatements, inserts: JobInserts): Jobs {
+/**
+ * `forgets`: the dependency capability's statements (dependencies.ts) that drop the edges of a
+ * swept job that waited on others and the count of dependents of one others waited on.
+ */
+export function jobOps(
+  sql: JobStatements,
+  inserts: JobInserts,
+  forgets: Pick<DependencyStatements, 'forget' | 'forgetDependentsOf'>,
+): Jobs {
   const sweeps = { dead: sql.sweepDead, completed: sql.sweepCompleted, cancelled: sql.sweepCancelled };
   return {
     *get(id) {
@@ -236,8 +241,8 @@ export function jobOps(sql: JobStatements, inserts: JobInserts): Jobs {
     *sweep(p) {
       const swept = sweeps[p.state].all(p);
       for (const job of swept) {
-        if ((job.dependency_flags & waitsOnJobs) !== 0) sql.forgetEdges.run(job.seq);
-        if ((job.dependency_flags & jobsWaitOnIt) !== 0) sql.forgetDependents.run(job.id);
+        if ((job.dependency_flags & waitsOnJobs) !== 0) forgets.forget.run(job.seq);
+        if ((job.dependency_flags & jobsWaitOnIt) !== 0) forgets.forgetDependentsOf.run(job.id);
       }
       return {
         swept: swept.length,

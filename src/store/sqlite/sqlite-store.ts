@@ -62,10 +62,11 @@ export type SqliteCapabilities = Omit<StoreTx, 'afterCommit' | 'followUp' | 'dur
 /** Builds the capabilities over `db`, their statements prepared on first use (prepare-on-use.ts). */
 export function sqliteCapabilities(connection: Db): SqliteCapabilities {
   const db = prepareOnUse(connection);
+  const dependencies = prepareDependencyStatements(db);
   return {
     queues: queueOps(prepareQueueStatements(db)),
     counts: countOps(prepareCountStatements(db)),
-    jobs: jobOps(prepareJobStatements(db), prepareJobInserts(db)),
+    jobs: jobOps(prepareJobStatements(db), prepareJobInserts(db), dependencies),
     keys: keyOps(prepareKeyStatements(db)),
     leases: leaseOps(prepareLeaseStatements(db), prepareAckDeletes(db), prepareKeptCompletes(db)),
     flow: flowOps(prepareFlowStatements(db)),
@@ -78,7 +79,7 @@ export function sqliteCapabilities(connection: Db): SqliteCapabilities {
     settings: settingOps(prepareSettingStatements(db)),
     sessions: sessionOps(prepareSessionStatements(db)),
     history: historyOps(prepareHistoryStatements(db)),
-    dependencies: dependencyOps(prepareDependencyStatements(db)),
+    dependencies: dependencyOps(dependencies),
   };
 }
 

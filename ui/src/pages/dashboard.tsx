@@ -105,7 +105,9 @@ function queueColumns(rates: Record<string, QueueRates>): Column<QueueInfo>[] {
  */
 /** The store: SQLite with its file sizes; PostgreSQL with where it is and whether the servers hear each other. */
 /** Which process answered: servers sharing one PostgreSQL behind a load balancer differ here. */
-function identityFacts(identity: ServerIdentityFacts, startedAtMs: number): [string, string][] {
+function identityFacts(identity: ServerIdentityFacts | null, startedAtMs: number): [string, string][] {
+  // A viewer is not shown the machine (the operator role is).
+  if (identity === null) return [];
   const http = identity.httpAddress === null ? 'off' : identity.httpAddress;
   return [
     ['Host', `${identity.hostName} (pid ${identity.pid})`],

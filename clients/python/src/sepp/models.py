@@ -491,7 +491,7 @@ class StoreInfo:
 class ServerIdentity:
     """The server process that answered; nothing in it is a secret. Servers sharing one
     PostgreSQL behind a load balancer are told apart by it. "" and 0 from a server that
-    predates it."""
+    predates it, and for a key other than an admin key for every queue (docs/protocol.md)."""
 
     host_name: str = ""
     """The machine's host name."""

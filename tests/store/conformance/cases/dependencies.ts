@@ -282,6 +282,53 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    // Task wf18: once the sweep took a completed dependency, its edges must not read `pending` —
+    // neither those of the jobs it released nor those of one cancelled before it completed.
+    name: 'dependencies: the edges of a swept completed dependency say completed, however it was acked',
+    async run(h) {
+      const gates = fresh();
+      const kept = fresh();
+      const { engine, clock } = await h.engine({
+        options: { queues: { [kept]: { completedRetentionMs: 86_400_000 } } },
+      });
+      // Two flows whose gates are acked together (the set release), one gate acked alone.
+      const first = committed(
+        await engine.enqueueFlow([
+          flowJobIn(gates)('a'),
+          flowJobIn(kept)('b', { after: ['a'] }),
+          flowJobIn(kept)('c', { after: ['a'] }),
+        ]),
+      );
+      const second = committed(
+        await engine.enqueueFlow([flowJobIn(gates)('x'), flowJobIn(kept)('y', { after: ['x'] })]),
+      );
+      await engine.cancel(first.c!);
+      const together = await engine.reserve({ queues: [gates], maxJobs: 10, leaseMs: 60_000 });
+      assert.equal(together.length, 2);
+      await engine.ackBatch(together.map((l) => ({ jobId: l.id, attempt: l.attempt })));
+      const alone = await add(engine);
+      const third = committed(await engine.enqueueFlow([flowJobIn(kept)('z', { dependsOn: [alone.id] })]));
+      await complete(engine, alone);
+      for (const leased of await engine.reserve({ queues: [kept], maxJobs: 10, leaseMs: 60_000 }))
+        await engine.ack({ jobId: leased.id, attempt: leased.attempt });
+      const edges = async (jobId: string) => (await engine.getFlow(jobId)).edges.map((e) => e.state);
+      const shown = async () => ({
+        b: await edges(first.b!),
+        y: await edges(second.y!),
+        z: await edges(third.z!),
+        c: (await engine.getJob(first.c!)).dependencies?.map((d) => [d.state, d.edge]),
+      });
+      const completedEdges = { b: ['completed', 'completed'], y: ['completed'], z: ['completed'] };
+      assert.deepEqual(await shown(), { ...completedEdges, c: [['completed', 'completed']] });
+      clock.advance(61_000); // past the sweep interval: the gates have no reader left
+      await engine.runMaintenance();
+      for (const id of [first.a!, second.x!, alone.id]) {
+        await assert.rejects(engine.getJob(id), (e) => e instanceof SeppError && e.code === 'not_found');
+      }
+      assert.deepEqual(await shown(), { ...completedEdges, c: [[null, 'completed']] }, 'after the sweep');
+    },
+  },
+  {
     name: 'flows: all or none, names map to ids, results by name; a retried flow with keys does not duplicate',
     async run(h) {
       const { engine } = await h.engine();
