@@ -193,7 +193,10 @@ export interface ServerFacts {
   durability: 'full' | 'relaxed';
   dbBytes: number;
   walBytes: number;
-  /** The store the jobs are kept in (for PostgreSQL: where; never a password). */
+  /**
+   * The store the jobs are kept in (for PostgreSQL: where; never a password). For a viewer its
+   * kind alone, the rest null: where it is, its replication and bounds are for the operator role up.
+   */
   store: StoreFacts;
   /**
    * Which server process answered: servers sharing one PostgreSQL are told apart by it. Null for

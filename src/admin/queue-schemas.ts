@@ -90,7 +90,7 @@ export const overview: JsonSchema = {
         store: {
           type: 'object',
           description:
-            'the store the jobs are kept in; host, database and schema for PostgreSQL (never a password)',
+            'the store the jobs are kept in; host, database and schema for PostgreSQL (never a password); the kind alone (the rest null) for the viewer role',
           properties: {
             kind: { type: 'string', enum: ['sqlite', 'postgres'] },
             host: strOrNull,

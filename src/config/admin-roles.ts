@@ -12,7 +12,8 @@ export const adminRoleTable = [
   {
     role: 'viewer',
     can:
-      'see everything except the audit log, the configuration and which machine answers: dashboard, queues, jobs and ' +
+      'see everything except the audit log, the configuration, which machine answers and where the store is: ' +
+      'dashboard, queues, jobs and ' +
       'their payloads, dead letters, schedules, workers, search',
     actions: [],
   },
@@ -23,7 +24,8 @@ export const adminRoleTable = [
       'selected ones, all matching, a flow or a batch), run now, reprioritise, requeue (also all matching) and ' +
       'dead-letter jobs; stop a bulk operation; requeue ' +
       'or delete selected dead letters; requeue all dead letters; release a stuck lease; read the ' +
-      "audit log; see which server process answered (the dashboard's Host, Instance and Listens on)",
+      "audit log; see which server process answered and where its store is (the dashboard's Host, Instance and " +
+      "Listens on; for PostgreSQL, the store's host, database, schema, signals and replication)",
     actions: [
       'queue.pause',
       'queue.resume',

@@ -7,7 +7,7 @@
  * a failed commit leaves memory and storage agreeing.
  */
 
-import type { Store, StoreDescription } from '../store/store.ts';
+import { type Store, type StoreDescription, storeKindOnly } from '../store/store.ts';
 import type {
   AuditEntry,
   AuditInput,
@@ -104,21 +104,7 @@ export class Engine {
   /** Which store this is and where its data is (GetServerInfo, the dashboard); never a password. */
   storeDescription(): StoreDescription {
     const { store } = this.parts.ctx;
-    return (
-      store.describe?.() ?? {
-        kind: store.kind,
-        host: null,
-        database: null,
-        schema: null,
-        signalsConnected: null,
-        replication: null,
-        standbys: null,
-        poolSize: null,
-        maxWaitingReads: null,
-        maxWaitingReadsPerKey: null,
-        statementTimeoutMs: null,
-      }
-    );
+    return store.describe?.() ?? storeKindOnly(store.kind);
   }
 
   /** The limits in force: a view that follows reloads (live-limits.ts); spread it to keep a copy. */

@@ -13,7 +13,7 @@ import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/sr
 import { ackBatchInScope, scopeJobLinks } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
-import type { StoreDescription } from '../store/store.ts';
+import { type StoreDescription, storeKindOnly } from '../store/store.ts';
 import { defaultAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
 import type { Caller } from './auth.ts';
@@ -249,6 +249,8 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
     getServerInfo: unary('GetServerInfo', 'read', (_req, _call, caller) => {
       const { facts } = ctx;
       const identity = facts.identity();
+      const store = engine.storeDescription();
+      const runsServers = seesServers(caller);
       return {
         version: facts.version,
         gitCommit: facts.gitCommit,
@@ -271,11 +273,11 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         },
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
-        store: storeToProto(engine.storeDescription()),
+        // Where the store is, its replication and bounds: like the identity, for the callers that run
+        // the servers; any other learns its kind alone (the rest empty, as for SQLite).
+        store: storeToProto(runsServers ? store : storeKindOnly(store.kind)),
         // Absent (every field empty in the SDKs) for a caller that may not see the servers.
-        ...(seesServers(caller)
-          ? { identity: { ...identity, httpAddress: identity.httpAddress ?? '' } }
-          : {}),
+        ...(runsServers ? { identity: { ...identity, httpAddress: identity.httpAddress ?? '' } } : {}),
       };
     }),
 
@@ -301,9 +303,10 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
 
 /**
  * Whether GetServerInfo names the process that answered to `caller` (its `identity`: host name,
- * pid, the addresses it bound): an admin key for every queue — the key operators run `sepp
- * status` and reloads with. A producer, a worker and a key scoped to queues learn nothing of the
- * machine they reach (least privilege: docs/protocol.md, SECURITY.md).
+ * pid, the addresses it bound) and says where its store is (host, database, schema, replication,
+ * bounds): an admin key for every queue — the key operators run `sepp status` and reloads with. A
+ * producer, a worker and a key scoped to queues learn nothing of the machines they reach but the
+ * store's kind (least privilege: docs/protocol.md, SECURITY.md).
  */
 function seesServers(caller: Caller): boolean {
   return caller.role === 'admin' && caller.scope === null;

@@ -248,6 +248,28 @@ export interface StoreDescription {
   statementTimeoutMs: number | null;
 }
 
+/**
+ * A store described by its kind alone: nothing of where it is, its replication or its bounds.
+ * A store that cannot say more (no `describe`), and what a caller that does not run the servers
+ * is told of any store (GetServerInfo to a key other than an admin key for every queue, the
+ * dashboard to a viewer: SECURITY.md).
+ */
+export function storeKindOnly(kind: string): StoreDescription {
+  return {
+    kind,
+    host: null,
+    database: null,
+    schema: null,
+    signalsConnected: null,
+    replication: null,
+    standbys: null,
+    poolSize: null,
+    maxWaitingReads: null,
+    maxWaitingReadsPerKey: null,
+    statementTimeoutMs: null,
+  };
+}
+
 /** `synchronous`: commits wait for a standby; `asynchronous`: standbys, commits do not wait; `none`: no standby. */
 export type ReplicationMode = 'synchronous' | 'asynchronous' | 'none';
 

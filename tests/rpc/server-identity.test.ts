@@ -2,14 +2,18 @@
  * GetServerInfo and the dashboard name the process that answered — its host name, an
  * instance id made at its start, its pid and the addresses it bound — so that servers
  * sharing one PostgreSQL behind a load balancer are told apart. A restart makes a new id.
- * Only to the callers that run the servers: an admin key for every queue, a console operator.
+ * Only to the callers that run the servers: an admin key for every queue, a console operator;
+ * so is where the store is (any other caller is told its kind alone).
  */
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import type { Overview } from '../../src/admin/api-types.ts';
-import { credentials, keysToml, metadataFor } from '../helpers/access-table.ts';
+import { type StoreDescription, storeKindOnly } from '../../src/store/store.ts';
+import { credentials, keys, keysToml, metadataFor } from '../helpers/access-table.ts';
 import { loggedIn, openTestAdmin } from '../helpers/admin.ts';
+import { runCli } from '../helpers/cli.ts';
 import { call, startTestServer } from '../helpers/server.ts';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -43,42 +47,97 @@ test('GetServerInfo and the overview name the process: host, instance id, pid, t
   }
 });
 
-// Task wf18: least privilege. The machine's name, pid and addresses go to the callers that run
-// the servers — an admin key for every queue, an operator or admin in the console — and to no
-// producer, worker or key scoped to queues (of any role), nor a console viewer.
-test('the identity is shown to an admin key for every queue, to no other key; in the console from operator up', async () => {
+// Tasks wf18 and small19a: least privilege. The machine's name, pid and addresses, and where the
+// store is (host, database, schema, signals, replication, bounds), go to the callers that run the
+// servers — an admin key for every queue, an operator or admin in the console — and to no
+// producer, worker or key scoped to queues (of any role), nor a console viewer: they learn the
+// store's kind alone. The SQLite store has nothing of the kind to hide, so the store describes
+// itself as a PostgreSQL store would (what the rule filters is the description, whatever the store).
+const postgresLike: StoreDescription = {
+  kind: 'postgres',
+  host: 'db.internal:5432',
+  database: 'jobs',
+  schema: 'sepp',
+  signalsConnected: true,
+  replication: 'synchronous',
+  standbys: 1,
+  poolSize: 10,
+  maxWaitingReads: 1000,
+  maxWaitingReadsPerKey: 100,
+  statementTimeoutMs: 30_000,
+};
+/** GetServerInfo's `store` as the description's proto form: empty strings and 0 for null. */
+const storeAnswer = (d: StoreDescription) => ({
+  ...d,
+  host: d.host ?? '',
+  database: d.database ?? '',
+  schema: d.schema ?? '',
+  signalsConnected: d.signalsConnected ?? false,
+  replication: d.replication ?? '',
+  standbys: d.standbys ?? 0,
+  poolSize: d.poolSize ?? 0,
+  maxWaitingReads: d.maxWaitingReads ?? 0,
+  maxWaitingReadsPerKey: d.maxWaitingReadsPerKey ?? 0,
+  statementTimeoutMs: d.statementTimeoutMs ?? 0,
+});
+
+test('the identity and where the store is go to an admin key for every queue, to no other key; in the console from operator up', async () => {
   const t = await startTestServer({ toml: keysToml });
   try {
-    const shown: Record<string, boolean> = {};
+    t.server.engine.store.describe = () => postgresLike;
+    const shown: Record<string, { identity: boolean; store: 'where' | 'kind' }> = {};
     for (const credential of credentials.filter((c) => c.role !== null)) {
       const info = await call(t.client, t.client.getServerInfo, {}, metadataFor(credential));
       assert.ok(info.version !== '', credential.name);
-      shown[credential.name] = info.identity !== undefined;
       if (info.identity !== undefined) assert.equal(info.identity.pid, process.pid, credential.name);
+      const where = isDeepStrictEqual(info.store, storeAnswer(postgresLike));
+      if (!where) assert.deepEqual(info.store, storeAnswer(storeKindOnly('postgres')), credential.name);
+      shown[credential.name] = { identity: info.identity !== undefined, store: where ? 'where' : 'kind' };
     }
+    const operators = { identity: true, store: 'where' };
+    const others = { identity: false, store: 'kind' };
     assert.deepEqual(shown, {
-      'producer key': false,
-      'worker key': false,
-      'admin key': true,
-      'admin key (configured as sha256)': true,
-      'producer key scoped to the queues': false,
-      'worker key scoped to the queues': false,
-      'admin key scoped to the queues': false,
-      'worker key scoped elsewhere': false,
-      'admin key scoped elsewhere': false,
+      'producer key': others,
+      'worker key': others,
+      'admin key': operators,
+      'admin key (configured as sha256)': operators,
+      'producer key scoped to the queues': others,
+      'worker key scoped to the queues': others,
+      'admin key scoped to the queues': others,
+      'worker key scoped elsewhere': others,
+      'admin key scoped elsewhere': others,
     });
+    // `sepp status` with a producer key names the store's kind, nothing of where it is or its
+    // bounds (nor the instance); with the admin key, all of it (docs/postgres.md).
+    const status = async (key: string) => {
+      const run = await runCli(['status'], { env: { SEPP_SERVER: t.address, SEPP_API_KEY: key } });
+      assert.equal(run.code, 0, run.stderr);
+      return run.stdout;
+    };
+    const producer = await status(keys.producer);
+    assert.match(producer, /^store {7}postgres \(where it is: shown to an admin key for every queue\)$/m);
+    assert.doesNotMatch(producer, /db\.internal|^bounds|^instance/m);
+    const admin = await status(keys.admin);
+    assert.match(admin, /^store {7}postgres db\.internal:5432 database jobs schema sepp; /m);
+    assert.match(admin, /^bounds {6}store\.pool_size 10 /m);
+    assert.match(admin, /^instance {4}/m);
   } finally {
     await t.dispose();
   }
   const admin = await openTestAdmin();
   try {
-    const identities: Record<string, unknown> = {};
+    admin.t.engine.store.describe = () => postgresLike;
+    const seen: Record<string, unknown> = {};
     for (const role of ['viewer', 'operator', 'admin'] as const) {
       const { status, body } = await (await loggedIn(admin, role)).get<Overview>('/api/v1/overview');
       assert.equal(status, 200);
-      identities[role] = body.server.identity?.hostName ?? null;
+      seen[role] = { identity: body.server.identity?.hostName ?? null, store: body.server.store };
     }
-    assert.deepEqual(identities, { viewer: null, operator: 'test-host', admin: 'test-host' });
+    assert.deepEqual(seen, {
+      viewer: { identity: null, store: storeKindOnly('postgres') },
+      operator: { identity: 'test-host', store: postgresLike },
+      admin: { identity: 'test-host', store: postgresLike },
+    });
   } finally {
     admin.dispose();
   }

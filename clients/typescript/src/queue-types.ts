@@ -351,7 +351,10 @@ export interface ServerIdentity {
   httpAddress: string;
 }
 
-/** Which store a server runs on. */
+/**
+ * Which store a server runs on. For a key other than an admin key for every queue, the `kind`
+ * alone (the rest empty and 0, as for SQLite: docs/protocol.md).
+ */
 export interface StoreInfo {
   /** `sqlite` (embedded, the default) or `postgres`. */
   kind: string;

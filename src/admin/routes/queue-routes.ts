@@ -10,6 +10,7 @@ import { SeppError } from '../../engine/errors.ts';
 import { fitNamePage, type NamePageQuery } from '../../engine/name-pages.ts';
 import type { QueueInfo, StateCounts } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
+import { storeKindOnly } from '../../store/store.ts';
 import type { Overview, StoreHealth } from '../api-types.ts';
 import { type QueueView, queueView } from '../queue-view.ts';
 import { type RateWindow, rateWindows } from '../rate-history.ts';
@@ -147,14 +148,17 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       response: ref('Overview'),
       async handle(c, request) {
         const window = queryChoice(c, 'window', Object.keys(rateWindows) as RateWindow[]) ?? '1h';
-        const { identity, ...info } = deps.serverInfo();
+        const { identity, store, ...info } = deps.serverInfo();
         const nowMs = deps.clock.nowMs();
         const { readFailure, ...fromStore } = await storeParts(c);
+        // The machine's name, pid and addresses, and where the store is with its replication and
+        // bounds: from the operator role up (config/admin-roles.ts's table); a viewer sees the store's kind.
+        const seesServers = roleRank[request.role] >= roleRank.operator;
         const overview: Overview = {
           server: {
             ...info,
-            // The machine's name, pid and addresses: from the operator role up (config/admin-roles.ts's table).
-            identity: roleRank[request.role] >= roleRank.operator ? identity : null,
+            store: seesServers ? store : storeKindOnly(store.kind),
+            identity: seesServers ? identity : null,
             uptimeMs: Math.max(0, nowMs - info.startedAtMs),
             serverTimeMs: nowMs,
           },

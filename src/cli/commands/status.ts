@@ -58,12 +58,15 @@ export function registerStatusCommand(parser: Argv, io: CliIo): void {
         const { store } = info;
         const commit = info.gitCommit === '' ? '' : ` (commit ${info.gitCommit.slice(0, 12)})`;
         const upMs = Math.max(0, info.serverTime.getTime() - info.startedAt.getTime());
+        // A key other than an admin key for every queue is told the store's kind alone.
         const storeLine =
-          store.kind === 'postgres'
-            ? `postgres ${store.host} database ${store.database} schema ${store.schema}; other servers' signals: ` +
-              `${store.signalsConnected ? 'connected' : 'not connected (polling once a second)'}; ` +
-              `replication: ${store.replication} (${store.standbys} standby${store.standbys === 1 ? '' : 's'})`
-            : `${store.kind} (embedded)`;
+          store.kind === 'postgres' && store.host === ''
+            ? 'postgres (where it is: shown to an admin key for every queue)'
+            : store.kind === 'postgres'
+              ? `postgres ${store.host} database ${store.database} schema ${store.schema}; other servers' signals: ` +
+                `${store.signalsConnected ? 'connected' : 'not connected (polling once a second)'}; ` +
+                `replication: ${store.replication} (${store.standbys} standby${store.standbys === 1 ? '' : 's'})`
+              : `${store.kind} (embedded)`;
         // The PostgreSQL store's bounds, by the settings that set them (a server that predates them sends 0).
         const boundsLine =
           store.kind === 'postgres' && store.poolSize > 0

@@ -124,8 +124,10 @@ function storeFacts(store: StoreFacts, dbBytes: number, walBytes: number): [stri
       ['WAL', fmtBytes(walBytes)],
     ];
   }
+  // A viewer is told the kind alone (where it is, its replication and bounds: the operator role up).
+  if (store.host === null) return [['Store', 'PostgreSQL']];
   return [
-    ['Store', `PostgreSQL ${store.host ?? ''}`],
+    ['Store', `PostgreSQL ${store.host}`],
     ['Database', `${store.database ?? '—'}, schema ${store.schema ?? '—'}`],
     ['Signals', store.signalsConnected ? 'connected' : 'not connected: polling once a second'],
     ['Replication', replicationText(store)],

@@ -453,7 +453,9 @@ class ServerLimits:
 
 @dataclass(frozen=True)
 class StoreInfo:
-    """Which store a server keeps its jobs in and, for PostgreSQL, where; never a password."""
+    """Which store a server keeps its jobs in and, for PostgreSQL, where; never a password. For a
+    key other than an admin key for every queue, the `kind` alone (the rest None and 0, as for
+    SQLite: docs/protocol.md)."""
 
     kind: str = ""
     """`sqlite` (the embedded database of the data directory) or `postgres`; "" from a server
