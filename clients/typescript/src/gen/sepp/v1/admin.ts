@@ -809,18 +809,27 @@ export interface GetServerInfoResponse {
    * UNKNOWN_QUEUE). False: queues are created on first use.
    */
   strictQueues: boolean;
-  /** The store the server keeps its jobs in (docs/postgres.md). */
+  /**
+   * The store the server keeps its jobs in (docs/postgres.md). Whole only to an
+   * admin key for every queue; any other key (producer, worker, or scoped to
+   * queues) gets its kind alone, the rest empty as for SQLite (docs/protocol.md).
+   */
   store?:
     | StoreInfo
     | undefined;
   /**
    * Which server process answered: several servers on one PostgreSQL, behind a
-   * load balancer, are told apart by it (with started_at_ms). No secret.
+   * load balancer, are told apart by it (with started_at_ms). No secret, but it
+   * tells of the machine: only an admin key for every queue gets it; any other
+   * key (producer, worker, or scoped to queues) gets none (docs/protocol.md).
    */
   identity?: ServerIdentity | undefined;
 }
 
-/** The server process that answered a call; nothing in it is a secret. */
+/**
+ * The server process that answered a call; nothing in it is a secret, and it
+ * goes only to an admin key for every queue (GetServerInfoResponse.identity).
+ */
 export interface ServerIdentity {
   /** The machine's host name, as the operating system reports it. */
   hostName: string;
@@ -841,7 +850,10 @@ export interface ServerIdentity {
   httpAddress: string;
 }
 
-/** Which store a server runs on and where its data is; never a password. */
+/**
+ * Which store a server runs on and where its data is; never a password. Where
+ * it is goes only to an admin key for every queue (GetServerInfoResponse.store).
+ */
 export interface StoreInfo {
   /** "sqlite" (the embedded database of the data directory) or "postgres". */
   kind: string;
