@@ -102,8 +102,14 @@ export function stringMap(body: JsonObject, field: string): Record<string, strin
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
+/**
+ * A query parameter given once, or undefined (also when empty). Given twice (`?state=a&state=b`)
+ * it is refused, as the HTTP API does: taking one of them would answer a question not asked.
+ */
 export function queryString(c: Context, name: string, maxLength = 512): string | undefined {
-  const value = c.req.query(name);
+  const values = c.req.queries(name) ?? [];
+  if (values.length > 1) throw bad(`${name}: give it once`);
+  const value = values[0];
   if (value === undefined || value === '') return undefined;
   if (value.length > maxLength) throw bad(`${name} is longer than ${maxLength} characters`);
   if (holdsNul(value)) throw bad(`${name} ${nulRefusal}`);
