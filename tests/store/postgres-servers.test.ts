@@ -923,9 +923,9 @@ test('an outcome wait hears only its own server: a job acked through another end
     };
     return { looked: looked.promise };
   };
-  /** Leases the queue's one job through b and acks it there. */
+  /** Leases the queue's one job through b (which learns of a queue a made by its signal) and acks it there. */
   const ackThroughB = async (queue: string) => {
-    const [leased] = await b.server.engine.reserve({ queues: [queue] });
+    const [leased] = await b.server.engine.reserve({ queues: [queue], waitMs: 20_000 });
     assert.ok(leased, `a job of ${queue} leased through b`);
     await b.server.engine.ack({ jobId: leased.id, attempt: leased.attempt });
   };
