@@ -959,3 +959,26 @@ test('an outcome wait hears only its own server: a job acked through another end
     await disposeAll([a, b]);
   }
 });
+
+test('results passed on through a server that has not enqueued a waiting job itself', async () => {
+  const [a, b] = await servers(2, 'results');
+  const sdk = SeppClient.connect(a!.address);
+  try {
+    // Both jobs through a: b, started before, has never made a job wait in this queue.
+    const first = await sdk.enqueueJson('etl', 'extract', {});
+    const then = await sdk.enqueueJson('etl', 'load', {}, { dependsOn: [first.id] });
+    const { engine } = b!.server;
+    const [extract] = await engine.reserve({ queues: ['etl'], waitMs: 20_000 });
+    assert.equal(extract?.id, first.id);
+    await engine.ack({ jobId: first.id, attempt: extract.attempt, result: Buffer.from('{"rows":7}') });
+    const [load] = await engine.reserve({ queues: ['etl'], waitMs: 20_000 });
+    assert.equal(load?.id, then.id);
+    assert.deepEqual(
+      load.dependencyResults?.map((r) => [r.jobId, r.state, Buffer.from(r.result ?? '').toString()]),
+      [[first.id, 'completed', '{"rows":7}']],
+    );
+  } finally {
+    sdk.close();
+    await disposeAll([a!, b!]);
+  }
+});
