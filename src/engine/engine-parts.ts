@@ -286,7 +286,8 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const queries = new JobQueries(ctx);
   const browser = new JobBrowser(ctx);
   const actions = new OperatorActions(ctx, audit);
-  const dependencyQueues = new DependencyQueues();
+  // With signals the store is shared by other servers, which may add dependencies to any queue.
+  const dependencyQueues = new DependencyQueues(store.signals !== undefined);
   const ids = new JobIdGenerator(deps.randomBytes ?? systemRandomBytes);
   const enqueueSteps = new EnqueueSteps(ctx, flow, ids, diskFull, dependencyQueues);
   const enqueuer = new Enqueuer(enqueueSteps, audit);

@@ -178,6 +178,29 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.match((missing as SeppError).message, /completed_retention_ms/);
     });
 
+    test('waitFor timed out says where the job is at the timeout, not where it was when the wait began', async () => {
+      const { engine } = served.server.server;
+      const queue = `moved-${transport}`;
+      const { id } = await served.client.enqueue(queue, 'slow');
+      const looked = deferred();
+      const getJob = engine.getJob;
+      engine.getJob = async (jobId) => {
+        const job = await getJob.call(engine, jobId);
+        looked.resolve();
+        return job;
+      };
+      try {
+        const waiting = served.client.waitFor(id, { timeoutMs: 500 }).catch((e: SeppError) => e);
+        await looked.promise; // The wait has seen it ready; then a worker leases it.
+        assert.equal((await engine.reserve({ queues: [queue] })).length, 1);
+        const timedOut = (await waiting) as SeppError;
+        assert.equal(timedOut.code, 'deadline_exceeded');
+        assert.match(timedOut.message, /did not finish within 500 ms; it is leased$/);
+      } finally {
+        engine.getJob = getJob;
+      }
+    });
+
     test('enqueueAndWait finds the result of a job that finishes at once on a queue keeping no completed jobs', async () => {
       const queue = `fast-${transport}`;
       start({

@@ -285,7 +285,10 @@ test('a resume the backlog cannot serve is out_of_range, saying why', async () =
       { kind: 'after', sequence: 1, streamId: 'other' },
       'out_of_range',
     );
-    assert.match(stranger.message, /the server restarted since, and events are not kept across restarts/);
+    assert.match(
+      stranger.message,
+      /this server restarted since \(events are not kept across restarts\), or the id is another server's/,
+    );
     const future = await refused(engine, {}, { kind: 'after', sequence: 99, streamId }, 'out_of_range');
     assert.match(future.message, /after_sequence is 99, but the newest event is 1/);
 

@@ -10,7 +10,11 @@
  * itself makes the servers answer UNAVAILABLE until it is back, losing nothing
  * acknowledged; workflows (issue 33): the last two ends of fan-ins and batches raced on
  * two servers release each waiting job once and enqueue each completion job once.
- * Counts and rows agree at the end of each.
+ * Counts and rows agree at the end of each. What a user of several servers meets
+ * (docs/postgres.md): a reload applies the file of the server it reaches only, and
+ * sepp.enqueue checks by the settings the last server recorded and the default limits; an
+ * outcome wait hears only its own server, so a job settled through another ends it at its
+ * timeout.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -19,6 +23,7 @@ import pg from 'pg';
 import { CancelJobsRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import type { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { SeppError } from '../../src/engine/errors.ts';
@@ -830,4 +835,150 @@ test('workflows on two servers: an enqueue naming a job another server acks at t
     await within(Promise.all([e1.close(), e2.close()]), 'both engines closed');
   }
   assert.deepEqual(await mismatches(schema), []);
+});
+
+/** The gRPC status of a call that should fail (OK if it did not). */
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => status.OK,
+    (e: ServiceError) => e.code,
+  );
+
+test('the config file is each server’s own: a reload applies where it is sent; sepp.enqueue follows the server that recorded last, with the default limits', async () => {
+  const schema = 'reloads';
+  const settings = (maxPayloadBytes: number) =>
+    `[queues.mail]\nmax_payload_bytes = ${maxPayloadBytes}\n[limits]\nmax_idempotency_key_bytes = 1024\n`;
+  const [a, b] = await servers(2, schema, settings(1000));
+  const pgClient = await postgres.client();
+  const enqueueOn = (t: TestServer, fields: Parameters<typeof testJob>[1]) =>
+    codeOf(call(t.client, t.client.enqueue, { job: testJob('mail', fields) }));
+  /** sepp.enqueue in the application's transaction: its SQLSTATE, or 'ok'. */
+  const enqueueInSql = (payloadBytes: number, options: object = {}) =>
+    pgClient
+      .query(`SELECT job_id FROM ${schema}.enqueue('mail', 't', $1, $2)`, [
+        Buffer.alloc(payloadBytes, 'x'),
+        options,
+      ])
+      .then(
+        () => 'ok',
+        (e: { code?: string }) => e.code,
+      );
+  const reload = (t: TestServer) =>
+    answered(
+      call(t.client, t.client.reloadConfig, { dryRun: false, allowSecurityDowngrade: false }),
+      'a reload',
+    );
+  try {
+    const big = { payload: Buffer.alloc(200, 'x') };
+    a!.writeConfig(`${settings(100)}${storeToml(schema)}`);
+    assert.deepEqual((await reload(a!)).changed, ['queues.mail.max_payload_bytes']);
+    assert.deepEqual(
+      [await enqueueOn(a!, big), await enqueueOn(b!, big), await enqueueInSql(200)],
+      [status.INVALID_ARGUMENT, status.OK, '54000'],
+      'a refuses 200 bytes, b (not reloaded) takes them, the SQL function follows a',
+    );
+    b!.writeConfig(`${settings(100)}${storeToml(schema)}`);
+    await reload(b!);
+    assert.equal(await enqueueOn(b!, big), status.INVALID_ARGUMENT, 'b refuses them once reloaded too');
+
+    // Both servers take keys of up to 1024 bytes; the function takes the default, 256.
+    const key = 'k'.repeat(300);
+    assert.deepEqual(
+      [await enqueueOn(a!, { idempotencyKey: key }), await enqueueInSql(1, { idempotency_key: key })],
+      [status.OK, '22023'],
+    );
+  } finally {
+    await disposeAll([a!, b!]);
+  }
+});
+
+test('an outcome wait hears only its own server: a job acked through another ends it at its timeout', async () => {
+  const schema = 'outcomes';
+  const started: TestServer[] = [];
+  for (let i = 0; i < 2; i++) {
+    const server = startTestServer({
+      toml: `[queues.kept]\ncompleted_retention_ms = "1h"\n${storeToml(schema)}`,
+      http: true,
+    });
+    started.push(await within(server, `server ${i + 1} of 2 on schema ${schema} started`, 60_000));
+  }
+  const [a, b] = started as [TestServer, TestServer];
+  const sdk = SeppClient.connect(a.address);
+  /**
+   * Resolves once a's engine answered a read of the job made while a subscription was open:
+   * the wait has subscribed and looked, and will only listen now.
+   */
+  const lookedAt = async (jobId: string) => {
+    const looked = deferred();
+    const { engine } = a.server;
+    await waitFor(() => engine.eventBacklog.subscribers === 0, 'the waits before have closed', 30_000);
+    const getJob = engine.getJob;
+    engine.getJob = async (id) => {
+      const job = await getJob.call(engine, id);
+      if (id === jobId && engine.eventBacklog.subscribers > 0) {
+        engine.getJob = getJob;
+        looked.resolve();
+      }
+      return job;
+    };
+    return { looked: looked.promise };
+  };
+  /** Leases the queue's one job through b (which learns of a queue a made by its signal) and acks it there. */
+  const ackThroughB = async (queue: string) => {
+    const [leased] = await b.server.engine.reserve({ queues: [queue], waitMs: 20_000 });
+    assert.ok(leased, `a job of ${queue} leased through b`);
+    await b.server.engine.ack({ jobId: leased.id, attempt: leased.attempt });
+  };
+  try {
+    // The SDK: at its timeout it looks once more and finds the job completed (the queue keeps it).
+    const kept = await sdk.enqueueJson('kept', 't', {});
+    const { looked } = await lookedAt(kept.id);
+    const waiting = sdk.waitFor(kept.id, { timeoutMs: 1000 });
+    await looked;
+    await ackThroughB('kept');
+    assert.equal((await waiting).state, 'completed');
+
+    // HTTP: the long-poll ends at waitMs and answers from the job's row, or 404 once it is gone.
+    const outcome = async (jobId: string) => {
+      const answer = await fetch(`${a.httpUrl}/v1/jobs/${jobId}/outcome?waitMs=1000`);
+      return [answer.status, ((await answer.json()) as { state?: string }).state];
+    };
+    for (const [queue, expected] of [
+      ['kept', [200, 'completed']],
+      ['gone', [404, undefined]],
+    ] as const) {
+      const { id } = await sdk.enqueueJson(queue, 't', {});
+      const { looked } = await lookedAt(id);
+      const waited = outcome(id);
+      await looked;
+      await ackThroughB(queue);
+      assert.deepEqual(await waited, expected, `the outcome of a job of ${queue}`);
+    }
+  } finally {
+    sdk.close();
+    await disposeAll([a, b]);
+  }
+});
+
+test('results passed on through a server that has not enqueued a waiting job itself', async () => {
+  const [a, b] = await servers(2, 'results');
+  const sdk = SeppClient.connect(a!.address);
+  try {
+    // Both jobs through a: b, started before, has never made a job wait in this queue.
+    const first = await sdk.enqueueJson('etl', 'extract', {});
+    const then = await sdk.enqueueJson('etl', 'load', {}, { dependsOn: [first.id] });
+    const { engine } = b!.server;
+    const [extract] = await engine.reserve({ queues: ['etl'], waitMs: 20_000 });
+    assert.equal(extract?.id, first.id);
+    await engine.ack({ jobId: first.id, attempt: extract.attempt, result: Buffer.from('{"rows":7}') });
+    const [load] = await engine.reserve({ queues: ['etl'], waitMs: 20_000 });
+    assert.equal(load?.id, then.id);
+    assert.deepEqual(
+      load.dependencyResults?.map((r) => [r.jobId, r.state, Buffer.from(r.result ?? '').toString()]),
+      [[first.id, 'completed', '{"rows":7}']],
+    );
+  } finally {
+    sdk.close();
+    await disposeAll([a!, b!]);
+  }
 });

@@ -97,6 +97,25 @@ def test_a_result_over_the_limit_fails_the_attempt(client: sepp.Client, queue: s
     assert failed[0].nack is not None and failed[0].nack.state == "dead"
 
 
+def test_wait_for_timed_out_says_where_the_job_is_then(client: sepp.Client, queue: str) -> None:
+    job = client.enqueue(queue, "slow").id
+    failed: dict[str, sepp.SeppError] = {}
+
+    def wait() -> None:
+        try:
+            client.wait_for(job, timeout_ms=3_000)
+        except sepp.SeppError as error:
+            failed["e"] = error
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    threading.Event().wait(1.0)  # The wait has subscribed and seen the job ready; then a worker leases it.
+    assert [leased.id for leased in client.reserve([queue])] == [job]
+    waiter.join(30)
+    assert failed["e"].code == "deadline_exceeded"
+    assert str(failed["e"]).endswith("did not finish within 3000 ms; it is leased"), str(failed["e"])
+
+
 def test_wait_for_completed_dead_cancelled_timed_out_and_unknown(client: sepp.Client, queue: str) -> None:
     release = threading.Event()
 

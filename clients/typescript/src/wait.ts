@@ -137,6 +137,9 @@ export async function enqueueThenWait(
   }
 }
 
+/** How long the look at a job when a wait times out may take before the wait fails without it. */
+const lookMs = 1000;
+
 export function waitForJob(
   conn: Connection,
   getJob: (id: string) => Promise<Job>,
@@ -164,24 +167,35 @@ export function waitForJob(
       timeoutMs === undefined
         ? undefined
         : setTimeout(() => {
-            const fail = () => {
-              const now = lastState === null ? '' : `; it is ${lastState}`;
+            // A last look, not the state seen when the wait began: the job may have moved on, or
+            // ended without this wait hearing of it (settled through another server sharing a
+            // PostgreSQL database: events are per server). At most lookMs, so a server that does
+            // not answer does not hold the timeout back.
+            let now = lastState === null ? '' : `; it was ${lastState} when the wait began`;
+            const fail = () =>
               finish(
                 new SeppError(
                   status.DEADLINE_EXCEEDED,
                   `job ${jobId} did not finish within ${timeoutMs} ms${now}`,
                 ),
               );
-            };
-            // Say where the job is, if a quick look can tell.
-            if (lastState !== null) fail();
-            else
-              getJob(jobId)
-                .then((job) => {
-                  lastState = job.state;
-                })
-                .catch(() => {})
-                .finally(fail);
+            const giveUp = setTimeout(fail, lookMs);
+            getJob(jobId)
+              .then(
+                (job) => {
+                  const outcome = outcomeOfJob(job);
+                  if (outcome !== null) finish(outcome);
+                  now = `; it is ${job.state}`;
+                },
+                (error: unknown) => {
+                  if (toSeppError(error).grpcCode === status.NOT_FOUND)
+                    now = '; the server no longer has it (deleted, or ended and not kept)';
+                },
+              )
+              .finally(() => {
+                clearTimeout(giveUp);
+                fail();
+              });
           }, timeoutMs);
     if (options.signal?.aborted) {
       onAbort();

@@ -291,8 +291,9 @@ export class EventLog implements Backlog {
           throw new SeppError(
             'out_of_range',
             `stream_id ${JSON.stringify(streamId)} is not this server's event stream (${this.streamId}): ` +
-              'the server restarted since, and events are not kept across restarts. Read the state you need ' +
-              'with GetJob or ListQueues and subscribe again without after_sequence',
+              'this server restarted since (events are not kept across restarts), or the id is another ' +
+              "server's (servers sharing a PostgreSQL database each have their own events). Read the state " +
+              'you need with GetJob or ListQueues and subscribe again without after_sequence',
           );
         }
         if (!Number.isSafeInteger(sequence) || sequence < 0 || sequence > newest) {

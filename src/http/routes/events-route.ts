@@ -56,8 +56,9 @@ function startOf(request: ApiRequest, currentStreamId: string): EventStart {
     if (streamId !== currentStreamId) {
       throw new SeppError(
         'out_of_range',
-        `Last-Event-ID: stream ${streamId} is not this server's event stream (${currentStreamId}): the server ` +
-          'restarted since, and events are not kept across restarts. Read the state you need ' +
+        `Last-Event-ID: stream ${streamId} is not this server's event stream (${currentStreamId}): this ` +
+          "server restarted since (events are not kept across restarts), or the id is another server's " +
+          '(servers sharing a PostgreSQL database each have their own events). Read the state you need ' +
           '(GET /v1/jobs/{jobId}) and subscribe again without Last-Event-ID',
       );
     }

@@ -70,9 +70,32 @@ def _of_job(job: Job) -> JobOutcome | None:
     return None
 
 
+LOOK_MS = 1000
+"""How long the look at a job when a wait times out may take before the wait fails without it."""
+
+
+def _last_look(get_job: Callable[..., Job], job_id: str, timeout_ms: int | None, last_state: str | None) -> JobOutcome:
+    """At the timeout, a last look at the job, not the state seen when the wait began: it may have
+    moved on, or ended without this wait hearing of it (settled through another server sharing a
+    PostgreSQL database: events are per server). Returns its outcome if it ended; raises
+    DEADLINE_EXCEEDED saying where it is otherwise."""
+    now = f"; it was {last_state} when the wait began" if last_state else ""
+    try:
+        job = get_job(job_id, deadline_ms=LOOK_MS)
+    except SeppError as error:
+        if error.grpc_code == grpc.StatusCode.NOT_FOUND:
+            now = "; the server no longer has it (deleted, or ended and not kept)"
+    else:
+        outcome = _of_job(job)
+        if outcome is not None:
+            return outcome
+        now = f"; it is {job.state}"
+    raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED, f"job {job_id} did not finish within {timeout_ms} ms{now}")
+
+
 def wait_for_job(
     conn: Connection,
-    get_job: Callable[[str], Job],
+    get_job: Callable[..., Job],
     job_id: str,
     timeout_ms: int | None,
     on_caught_up: Callable[[], None] | None = None,
@@ -127,9 +150,7 @@ def wait_for_job(
                         "is no longer in the event backlog",
                     )
                 else:
-                    now = f"; it is {last_state}" if last_state else ""
-                    raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                    f"job {job_id} did not finish within {timeout_ms} ms{now}")
+                    return _last_look(get_job, job_id, timeout_ms, last_state)
         except SeppError as error:
             # The resume cannot be served (restart, backlog moved on): start over from what is kept.
             if error.grpc_code != grpc.StatusCode.OUT_OF_RANGE:
@@ -142,7 +163,7 @@ def wait_for_job(
 
 def enqueue_then_wait(
     conn: Connection,
-    get_job: Callable[[str], Job],
+    get_job: Callable[..., Job],
     enqueue: Callable[[], str],
     timeout_ms: int | None,
 ) -> JobOutcome:
