@@ -5,7 +5,8 @@
  * cannot be opened stops the start with one line that names the settings and never
  * the password, only what to do. A PostgreSQL restart under a running server: the CLI says
  * the store is unavailable, `sepp status` still shows the server. Also: servers starting
- * together migrate a new schema once.
+ * together migrate a new schema once. Reads across a PostgreSQL restart and outage: a new
+ * connection after it, sepp's outage answer in it.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -26,6 +27,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { answered, within } from '../helpers/bounded.ts';
 import { cliJson, sepp } from '../helpers/cli.ts';
+import { apiCall } from '../helpers/http-api.ts';
 import { postgresBinDir, useCluster } from '../helpers/postgres.ts';
 import { call, startTestServer, testJob } from '../helpers/server.ts';
 
@@ -237,6 +239,59 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     // Failing each second for the whole outage (under a minute): one line, then its end.
     assert.equal(logged('maintenance.failed').length, 1, lines.slice(outageFrom).join('\n'));
     assert.equal(logged('maintenance.recovered').length, 1);
+  } finally {
+    // The file's other tests need PostgreSQL back, however this one failed.
+    if (stopped) await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);
+    await within(t.dispose(), 'the server stopped', 60_000);
+  }
+});
+
+test('reads across a PostgreSQL restart and outage: a new connection after it, the outage answer in it', async () => {
+  const t = await within(
+    startTestServer({ toml: storeToml('outage_reads'), http: true }),
+    'the server started',
+    60_000,
+  );
+  let stopped = false;
+  try {
+    const c = t.client;
+    const { jobId } = await answered(call(c, c.enqueue, { job: testJob('emails') }), 'the enqueue');
+    const read = () => call(c, c.getJob, { jobId });
+    // The read leaves its connection idle; PostgreSQL's restart breaks it. The next read opens
+    // another and is answered at once, instead of failing on the broken one (the driver's "not
+    // queryable") while PostgreSQL is back.
+    await answered(read(), 'GetJob');
+    await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);
+    assert.equal((await answered(read(), 'GetJob after the restart')).job?.jobId, jobId);
+
+    // PostgreSQL stopped: every read answers sepp's outage answer, whatever connection it had:
+    // UNAVAILABLE and 503, try again later, and the reason is the outage's, not the driver's.
+    await within(postgres.cluster.stop(), 'PostgreSQL stopped', 60_000);
+    stopped = true;
+    const outage =
+      /^storage unavailable, nothing was written: PostgreSQL: connect ECONNREFUSED 127\.0\.0\.1:\d+$/;
+    const failure = await answered(
+      read().then(
+        () => assert.fail('GetJob answered with PostgreSQL stopped'),
+        (error: ServiceError) => error,
+      ),
+      'GetJob in the outage',
+    );
+    assert.equal(failure.code, status.UNAVAILABLE, failure.details);
+    assert.match(failure.details, outage);
+    assert.deepEqual(failure.metadata.get('sepp-retry'), ['later']);
+    const admin = t.metricsUrl.replace(/\/metrics$/, '');
+    for (const [base, path] of [
+      [t.httpUrl, `/v1/jobs/${jobId}`],
+      [admin, `/api/v1/jobs/${jobId}`],
+      [admin, '/api/v1/queues'],
+    ] as const) {
+      const answer = await answered(apiCall<{ error: { code: string; message: string } }>(base, path), path);
+      assert.equal(answer.status, 503, `${path}: ${answer.text}`);
+      assert.equal(answer.headers['retry-after'], '1', path);
+      assert.equal(answer.json.error.code, 'unavailable');
+      assert.match(answer.json.error.message, outage, path);
+    }
   } finally {
     // The file's other tests need PostgreSQL back, however this one failed.
     if (stopped) await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);

@@ -6,7 +6,8 @@
  * `maxWaiting` reads wait already: then it is refused at once (ReadsRefused), so a
  * flood of reads (admin listings, GetJob) holds a bounded queue, not an unbounded
  * one, and its callers hear "retry shortly" instead of waiting behind each other.
- * A connection that breaks is dropped and the next read opens another.
+ * A connection that breaks, in a read or while idle, is dropped and the next read opens
+ * another.
  */
 import type pg from 'pg';
 import type { Op } from '../op.ts';
@@ -76,8 +77,14 @@ export class ReadPool<V> {
 
   private async acquire(): Promise<Reader<V>> {
     if (this.closed) throw new Error('the store is closed');
-    const idle = this.idle.pop();
-    if (idle !== undefined) return idle;
+    for (let idle = this.idle.pop(); idle !== undefined; idle = this.idle.pop()) {
+      if (!idle.broken) return idle;
+      // Its connection broke while idle (PostgreSQL stopped or restarted, the network dropped
+      // it): the driver refuses every query on it ("not queryable"), which says nothing of why.
+      // A new connection is opened instead: it is answered once PostgreSQL is back, and in an
+      // outage its failure names the outage (connection refused, the database shutting down).
+      this.drop(idle);
+    }
     if (this.open < this.options.size) {
       this.open++;
       try {
@@ -111,10 +118,14 @@ export class ReadPool<V> {
     );
   }
 
+  private drop(reader: Reader<V>): void {
+    this.open--;
+    reader.client.end().catch(() => {});
+  }
+
   private release(reader: Reader<V>): void {
     if (reader.broken || this.closed) {
-      this.open--;
-      reader.client.end().catch(() => {});
+      this.drop(reader);
       // A waiting read opens a connection of its own.
       const wake = this.waiting.shift();
       if (wake !== undefined && !this.closed) {
