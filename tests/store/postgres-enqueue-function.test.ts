@@ -34,8 +34,9 @@ allowed_types = ["send"]
 max_depth = 2
 `;
 
-function server(schema: string, options: { clock?: FakeClock } = {}): Promise<TestServer> {
-  return startTestServer({ toml: `${queuesToml}\n${storeToml(schema)}`, ...options });
+function server(schema: string, options: { clock?: FakeClock; toml?: string } = {}): Promise<TestServer> {
+  const { toml = '', ...rest } = options;
+  return startTestServer({ toml: `${toml}${queuesToml}\n${storeToml(schema)}`, ...rest });
 }
 
 async function connect(
@@ -329,8 +330,23 @@ async function refusal(c: pg.Client, sql: string, values: unknown[] = []) {
   );
 }
 
+/**
+ * A refusal over one of the engine's limits, which the function keeps at their defaults whatever
+ * the servers' [limits] say (schema/postgres/0019): the limit is the function's own, and gRPC or
+ * HTTP has the configured one.
+ */
+function overOwnLimit(answer: string, problem: string, limit: string, setting: string): RegExp {
+  const text =
+    `${answer}: sepp.enqueue: ${problem}, over this function's own limit of ${limit} (the default of ` +
+    `limits.${setting}: sepp.toml does not change it here); enqueue over gRPC or HTTP for the limit sepp.toml sets`;
+  return new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+}
+
 test("the function's refusals: a SQLSTATE, sepp's reason and a message that names the problem", async () => {
-  const t = await server('refusals');
+  // Engine limits above the defaults: the function keeps its own (the defaults), and says so.
+  const t = await server('refusals', {
+    toml: '[limits]\nmax_idempotency_key_bytes = 1024\nmax_name_length = 200\nmax_metadata_entries = 100\n',
+  });
   const app = await connect();
   try {
     // A queue at its max_depth (2): two jobs fill it.
@@ -341,8 +357,13 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
       ["'', 't', ''::bytea", /^22023 invalid_name: sepp\.enqueue: queue is empty/],
       ["'mail', 'a b', ''::bytea", /^22023 invalid_name: .*type "a b" may use only letters/],
       [
-        `'mail', '${'t'.repeat(129)}', ''::bytea`,
-        /^22023 invalid_name: .*129 characters long, the limit is 128/,
+        `'mail', '${'t'.repeat(201)}', ''::bytea`,
+        overOwnLimit(
+          '22023 invalid_name',
+          'type is 201 characters long',
+          '128 characters',
+          'max_name_length',
+        ),
       ],
       ["'mail', 't', NULL", /^22023 invalid_job: sepp\.enqueue: payload must be bytes/],
       [
@@ -381,7 +402,15 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
         /^22023 invalid_job: .*give run_at_ms or delay_ms, not both/,
       ],
       ["'mail', 't', '', '{\"delay_ms\": -1}'", /^22023 invalid_job: .*delay_ms is -1/],
-      ["'mail', 't', '', '{\"delay_ms\": 40000000000}'", /^22023 scheduled_too_far: .*the limit is 365 days/],
+      [
+        "'mail', 't', '', '{\"delay_ms\": 40000000000}'",
+        overOwnLimit(
+          '22023 scheduled_too_far',
+          'the job is scheduled 463 days ahead',
+          '365 days',
+          'max_schedule_ahead_ms',
+        ),
+      ],
       ["'mail', 't', '', '{\"ttl_ms\": 0}'", /^22023 invalid_job: .*ttl_ms is 0/],
       [
         "'mail', 't', '', '{\"delay_ms\": 5000, \"ttl_ms\": 1000}'",
@@ -392,8 +421,22 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
         /^22023 invalid_job: .*unique_while_active needs an idempotency_key/,
       ],
       [
-        `'mail', 't', '', '{"idempotency_key": "${'k'.repeat(257)}"}'`,
-        /^22023 invalid_job: .*idempotency_key is 257 bytes/,
+        `'mail', 't', '', '{"idempotency_key": "${'k'.repeat(300)}"}'`,
+        overOwnLimit(
+          '22023 invalid_job',
+          'idempotency_key is 300 bytes',
+          '256 bytes',
+          'max_idempotency_key_bytes',
+        ),
+      ],
+      [
+        `'mail', 't', '', '{"metadata": ${JSON.stringify(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])))}}'`,
+        overOwnLimit(
+          '54000 metadata_too_large',
+          'metadata has 65 entries',
+          '64 entries',
+          'max_metadata_entries',
+        ),
       ],
       [
         "'mail', 't', '', '{\"metadata\": {\"a\": 1}}'",
@@ -422,6 +465,11 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
       /^22021 /,
     );
     assert.equal((await counts(t, 'mail'))?.ready, 0, 'a refusal stored a job');
+    // What the refusals over the function's own limits advise: over gRPC, the configured ones hold.
+    const overGrpc = await call(t.client, t.client.enqueue, {
+      job: testJob('mail', { idempotencyKey: 'k'.repeat(300) }),
+    });
+    assert.equal(await jobExists(t, overGrpc.jobId), true);
   } finally {
     await app.end();
     await t.dispose();
@@ -490,6 +538,10 @@ test('a role with EXECUTE on sepp.enqueue only: enqueues, and reads or writes no
       assert.match(
         await refusal(app, "SELECT roles.enqueue_refuse('22023', 'x', 'y')"),
         /^42501 .*permission denied for function enqueue_refuse/,
+      );
+      assert.match(
+        await refusal(app, "SELECT roles.enqueue_over_limit('x', 'y', 'z')"),
+        /^42501 .*permission denied for function enqueue_over_limit/,
       );
       // The fixed search_path: a table the caller's own path puts first is not used.
       await admin.query(
