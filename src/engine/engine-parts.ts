@@ -254,7 +254,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
             waiters.handOff(tx, queue, jobs);
             // The other servers sharing the store wake their waiters too, once this is durable.
             const { signals } = store;
-            if (jobs > 0) tx.afterCommit(() => signals?.readyJobs(queue, jobs));
+            if (jobs > 0) tx.afterCommit(() => signals?.readyJobs(queue, jobs, flow.hasGroups(queue)));
           },
     leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
     jobsRemoved: () => diskFull.noteJobsRemoved(),
@@ -329,6 +329,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
       () => pass.wakeAt(clock.nowMs()),
       () => refresh.refresh(),
       (queue) => queues.exists(queue),
+      (queue) => flow.groupsFound(queue),
       {
         cancelled: (notices) => canceller.deliver(notices),
         timedOut: (notices) => settler.timeouts.deliver(notices),

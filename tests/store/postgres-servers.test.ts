@@ -14,7 +14,8 @@
  * (docs/postgres.md): a reload applies the file of the server it reaches only, and
  * sepp.enqueue checks by the settings the last server recorded and the default limits; an
  * outcome wait hears only its own server, so a job settled through another ends it at its
- * timeout.
+ * timeout; the first grouped job of a queue is leased through a server that had seen no group
+ * there on the signal of the one that enqueued it.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -957,6 +958,38 @@ test('an outcome wait hears only its own server: a job acked through another end
   } finally {
     sdk.close();
     await disposeAll([a, b]);
+  }
+});
+
+test('the first grouped job of a queue, enqueued through one server, is leased through another without a poll', async () => {
+  // Each engine its own clock, never moved: no poll runs, so only a's signal can tell b that
+  // the queue now has groups (b leased it only once a poll had read queues.has_groups).
+  const schema = 'first_group';
+  const payload = new TextEncoder().encode('x');
+  const a = await frozenEngine(pgStore(schema), 'engine a');
+  const storeB = pgStore(schema);
+  const b = await frozenEngine(storeB, 'engine b');
+  try {
+    await waitFor(() => storeB.signals.listening, 'b listening', 30_000);
+    // The queue is made through b, with no group yet: a finds it in the store.
+    await within(b.enqueue({ queue: 'grp', type: 't', payload }), 'the enqueue on b');
+    assert.equal(
+      (await within(b.reserve({ queues: ['grp'], maxJobs: 1, waitMs: 0 }), 'b’s reserve')).length,
+      1,
+    );
+    const waiting = b.reserve({ queues: ['grp'], maxJobs: 1, waitMs: 60_000 });
+    await until(b, () => b.waitingReserves === 1);
+    const { jobId } = await within(
+      a.enqueue({ queue: 'grp', type: 't', payload, group: 'tenant-1' }),
+      'the grouped enqueue on a',
+    );
+    const jobs = await within(waiting, 'b’s waiting reserve given the grouped job by a’s signal', 10_000);
+    assert.deepEqual(
+      jobs.map((j) => j.id),
+      [jobId],
+    );
+  } finally {
+    await within(Promise.all([a.close(), b.close()]), 'both engines closed');
   }
 });
 
