@@ -31,7 +31,7 @@ import {
   releaseDependents,
 } from './dependencies/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
-import { EventLog } from './events/index.ts';
+import { EventLog, RemoteEnds } from './events/index.ts';
 import { FinishedOutcomes } from './finished-outcomes.ts';
 import { FlowControl } from './flow-control/index.ts';
 import { JobHistory } from './history/index.ts';
@@ -121,6 +121,8 @@ export interface EngineParts {
   readonly waiters: WaiterRegistry;
   /** Wake-ups from the other servers sharing the store; undefined when it is this server's alone. */
   readonly remoteWakeups: RemoteWakeups | undefined;
+  /** Ends other servers committed, for the waits here; undefined when the store is this server's alone. */
+  readonly remoteEnds: RemoteEnds | undefined;
   readonly flow: FlowControl;
   readonly diskFull: DiskFull;
   readonly enqueuer: Enqueuer;
@@ -188,6 +190,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const { clock } = deps;
   let maintenance: Maintenance | undefined;
   let remoteWakeups: RemoteWakeups | undefined;
+  let remoteEnds: RemoteEnds | undefined;
   // Built after the context, which calls them when a job in a workflow ends (jobEnded).
   let batches: Batches | undefined;
   let context: EngineContext | undefined;
@@ -206,6 +209,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     () => {
       maintenance?.stop();
       remoteWakeups?.stop();
+      remoteEnds?.stop();
       // Its minute in progress is written before the store closes (the store writes what is queued).
       history?.stop(store);
       flow.stop();
@@ -254,7 +258,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
             waiters.handOff(tx, queue, jobs);
             // The other servers sharing the store wake their waiters too, once this is durable.
             const { signals } = store;
-            if (jobs > 0) tx.afterCommit(() => signals?.readyJobs(queue, jobs));
+            if (jobs > 0) tx.afterCommit(() => signals?.readyJobs(queue, jobs, flow.hasGroups(queue)));
           },
     leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
     jobsRemoved: () => diskFull.noteJobsRemoved(),
@@ -329,12 +333,14 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
       () => pass.wakeAt(clock.nowMs()),
       () => refresh.refresh(),
       (queue) => queues.exists(queue),
+      (queue) => flow.groupsFound(queue),
       {
         cancelled: (notices) => canceller.deliver(notices),
         timedOut: (notices) => settler.timeouts.deliver(notices),
       },
     );
     settler.timeouts.relayTo((notices) => signals.attemptsTimedOut(notices));
+    remoteEnds = new RemoteEnds(events, ctx);
   }
   const deadLetters = new DeadLetters(ctx, audit);
   const bulk = new BulkOperations(
@@ -346,6 +352,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   );
   return {
     remoteWakeups,
+    remoteEnds,
     ctx,
     limits,
     lifecycle,

@@ -248,7 +248,14 @@ export class Engine {
   // ---------------------------------------------------------------- job control (control/)
 
   getJob(jobId: string): Promise<JobInfo> {
-    return this.parts.ctx.read((view) => this.parts.queries.getJob(view, jobId));
+    const read = this.parts.ctx.read((view) => this.parts.queries.getJob(view, jobId));
+    const { remoteEnds } = this.parts;
+    if (remoteEnds === undefined) return read;
+    // A wait here naming the job learns it was there: gone from the store later, it ended elsewhere.
+    return read.then((job) => {
+      remoteEnds.saw(job);
+      return job;
+    });
   }
 
   /** Cancels a waiting job, or asks the worker of a leased one to stop (it ends cancelled). */

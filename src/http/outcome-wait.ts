@@ -11,7 +11,8 @@
  * limits.max_event_subscribers like any Events stream (429 when they are all
  * taken). The wait ends after `waitMs` (at most limits.max_wait_ms) with the
  * job's state and `finished: false`, when the client leaves, or when the
- * server shuts down (the same answer, at once). `waitMs` 0 looks at the
+ * server shuts down (the same answer, at once). On a store other servers share, a job
+ * another server ends is found by this server's next look (engine/events/remote-ends.ts). `waitMs` 0 looks at the
  * backlog and the job and answers at once.
  */
 import type { QueueScope } from '../config/index.ts';
@@ -170,8 +171,9 @@ export async function waitForOutcome(
               },
             );
           },
-          // Ended by the engine (shutdown, or fallen behind a very busy backlog): say where the job is.
-          end: () => answerNow(),
+          // Ended by the engine: the job is gone after another server ended it (remote-ends.ts),
+          // which says so; else (shutdown, fallen behind a very busy backlog) say where the job is.
+          end: (error) => (error.code === 'not_found' ? finish(error) : answerNow()),
         },
         owner,
       );

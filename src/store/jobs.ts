@@ -8,6 +8,7 @@ import type {
   ControlRow,
   DebounceTargetRow,
   DebounceUpdate,
+  JobEndRow,
   JobRow,
   JobSummaryRow,
   NewJobRow,
@@ -24,6 +25,14 @@ export interface JobReads {
   summaries(seqs: readonly number[]): Op<JobSummaryRow[]>;
   /** The earliest run time among scheduled jobs, or null. */
   nextRunAtMs(): Op<number | null>;
+  /**
+   * Where the jobs with these ids are (at most limits.max_waiters ids, distinct), and how
+   * those in a final state ended: one row per job stored, in no order; an id with no row is
+   * left out. For a store other servers share (PostgreSQL: one statement, `id = ANY`), so
+   * that outcome waits hear of ends committed elsewhere (engine/events/remote-ends.ts);
+   * absent on a store that is this server's alone, whose waits hear of every end as it commits.
+   */
+  ends?(ids: readonly string[]): Op<JobEndRow[]>;
 }
 
 export interface Jobs extends JobReads {

@@ -390,3 +390,23 @@ export interface ScheduleRunRow {
   detail: string | null;
   job_id: string | null;
 }
+
+/**
+ * What a wait needs of a job's row (JobReads.ends): where it is, and in a final state
+ * how it ended. The result, error and times are null while it has not ended.
+ */
+export type JobEndRow = Pick<
+  JobRow,
+  | 'id'
+  | 'queue'
+  | 'type'
+  | 'state'
+  | 'attempt'
+  | 'result'
+  | 'result_content_type'
+  | 'last_error'
+  | 'dead_reason'
+  | 'completed_at_ms'
+  | 'failed_at_ms'
+  | 'cancelled_at_ms'
+>;

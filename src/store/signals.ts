@@ -13,8 +13,12 @@
 export interface StoreSignals {
   /** How often the engine looks for what a lost signal would have told it (ready jobs, maintenance). */
   readonly pollIntervalMs: number;
-  /** `jobs` jobs of `queue` became ready here (after the commit that made them so). */
-  readyJobs(queue: string, jobs: number): void;
+  /**
+   * `jobs` jobs of `queue` became ready here (after the commit that made them so); `grouped`:
+   * the queue has had jobs with a group (queues.has_groups), so that a server that has not
+   * seen one there yet leases its grouped jobs at once, not after its next poll.
+   */
+  readyJobs(queue: string, jobs: number, grouped?: boolean): void;
   /**
    * Cancels of leased jobs were committed here: the workers holding them may be
    * connected to another server. Without the signal they learn at their next
@@ -60,6 +64,6 @@ export interface TimeoutSignal {
  */
 export type StoreSignal =
   | { kind: 'listening' }
-  | { kind: 'ready'; queue: string; jobs: number }
+  | { kind: 'ready'; queue: string; jobs: number; grouped: boolean }
   | { kind: 'cancel'; notices: readonly CancelSignal[] }
   | { kind: 'timeout'; notices: readonly TimeoutSignal[] };

@@ -13,8 +13,9 @@
  * Counts and rows agree at the end of each. What a user of several servers meets
  * (docs/postgres.md): a reload applies the file of the server it reaches only, and
  * sepp.enqueue checks by the settings the last server recorded and the default limits; an
- * outcome wait hears only its own server, so a job settled through another ends it at its
- * timeout.
+ * outcome wait on one server ends when another settles the job (at the waiting server's next
+ * look at the store), and the first grouped job of a queue is leased through a server that had
+ * seen no group there on the signal of the one that enqueued it.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -892,17 +893,14 @@ test('the config file is each server’s own: a reload applies where it is sent;
   }
 });
 
-test('an outcome wait hears only its own server: a job acked through another ends it at its timeout', async () => {
+test('an outcome wait on one server ends when another server settles the job, at its next look', async () => {
   const schema = 'outcomes';
-  const started: TestServer[] = [];
-  for (let i = 0; i < 2; i++) {
-    const server = startTestServer({
-      toml: `[queues.kept]\ncompleted_retention_ms = "1h"\n${storeToml(schema)}`,
-      http: true,
-    });
-    started.push(await within(server, `server ${i + 1} of 2 on schema ${schema} started`, 60_000));
-  }
-  const [a, b] = started as [TestServer, TestServer];
+  // a's clock moves only when the test moves it: its waits' own timeouts (HTTP waitMs) never
+  // come, and each look at the store (every 250 ms of it) is one the test makes happen.
+  const clock = new FakeClock(Date.now());
+  const toml = `[queues.kept]\ncompleted_retention_ms = "1h"\ndead_retention_ms = "1h"\n${storeToml(schema)}`;
+  const a = await within(startTestServer({ toml, http: true, clock }), 'server a started', 60_000);
+  const b = await within(startTestServer({ toml }), 'server b started', 60_000);
   const sdk = SeppClient.connect(a.address);
   /**
    * Resolves once a's engine answered a read of the job made while a subscription was open:
@@ -923,40 +921,107 @@ test('an outcome wait hears only its own server: a job acked through another end
     };
     return { looked: looked.promise };
   };
-  /** Leases the queue's one job through b (which learns of a queue a made by its signal) and acks it there. */
-  const ackThroughB = async (queue: string) => {
+  /** Leases the queue's one job through b (which learns of a queue a made by its signal) and settles it there. */
+  const settleThroughB = async (queue: string, how: 'ack' | 'fail') => {
     const [leased] = await b.server.engine.reserve({ queues: [queue], waitMs: 20_000 });
     assert.ok(leased, `a job of ${queue} leased through b`);
-    await b.server.engine.ack({ jobId: leased.id, attempt: leased.attempt });
+    if (how === 'ack') {
+      const result = Buffer.from('{"n":7}');
+      await b.server.engine.ack({
+        jobId: leased.id,
+        attempt: leased.attempt,
+        result,
+        resultContentType: 'application/json',
+      });
+    } else {
+      await b.server.engine.nack({ jobId: leased.id, attempt: leased.attempt, error: 'boom' });
+    }
   };
+  /** Moves a's clock to its next look at the store, and lets the look's read come back. */
+  const nextLook = () => clock.advance(250);
   try {
-    // The SDK: at its timeout it looks once more and finds the job completed (the queue keeps it).
+    // The SDK, without a timeout: the result read from the row once b has acked.
     const kept = await sdk.enqueueJson('kept', 't', {});
-    const { looked } = await lookedAt(kept.id);
-    const waiting = sdk.waitFor(kept.id, { timeoutMs: 1000 });
+    let { looked } = await lookedAt(kept.id);
+    const waiting = sdk.waitFor(kept.id);
     await looked;
-    await ackThroughB('kept');
-    assert.equal((await waiting).state, 'completed');
+    await settleThroughB('kept', 'ack');
+    nextLook();
+    const done = await within(waiting, 'the SDK wait ended by a’s look at the store');
+    assert.equal(done.state, 'completed');
+    assert.deepEqual(done.state === 'completed' && done.result, { n: 7 });
 
-    // HTTP: the long-poll ends at waitMs and answers from the job's row, or 404 once it is gone.
+    // A queue that keeps no completed job: the job is gone, and the wait says so at once.
+    const gone = await sdk.enqueueJson('gone', 't', {});
+    ({ looked } = await lookedAt(gone.id));
+    const refused = sdk.waitFor(gone.id);
+    await looked;
+    await settleThroughB('gone', 'ack');
+    nextLook();
+    await assert.rejects(
+      within(refused, 'the SDK wait on a job gone'),
+      (e: { message: string; grpcCode?: number }) => {
+        assert.match(e.message, /ended through another server .* no longer kept/);
+        return e.grpcCode === status.NOT_FOUND;
+      },
+    );
+
+    // HTTP: a dead letter with its error, and 404 for a job acked and gone.
     const outcome = async (jobId: string) => {
-      const answer = await fetch(`${a.httpUrl}/v1/jobs/${jobId}/outcome?waitMs=1000`);
-      return [answer.status, ((await answer.json()) as { state?: string }).state];
+      const answer = await fetch(`${a.httpUrl}/v1/jobs/${jobId}/outcome?waitMs=60000`);
+      const body = (await answer.json()) as { state?: string; error?: string | { message: string } };
+      const { state, error } = body;
+      if (typeof error === 'object')
+        return [answer.status, /ended through another server/.test(error.message)];
+      return [answer.status, state, error, (body as { deadReason?: string }).deadReason];
     };
-    for (const [queue, expected] of [
-      ['kept', [200, 'completed']],
-      ['gone', [404, undefined]],
+    for (const [queue, how, expected] of [
+      ['kept', 'fail', [200, 'dead', 'boom', 'attempts_exhausted']],
+      ['gone', 'ack', [404, true]],
     ] as const) {
-      const { id } = await sdk.enqueueJson(queue, 't', {});
+      const { id } = await sdk.enqueueJson(queue, 't', {}, { maxAttempts: 1 });
       const { looked } = await lookedAt(id);
       const waited = outcome(id);
       await looked;
-      await ackThroughB(queue);
-      assert.deepEqual(await waited, expected, `the outcome of a job of ${queue}`);
+      await settleThroughB(queue, how);
+      nextLook();
+      assert.deepEqual(await within(waited, `the HTTP wait on a job of ${queue}`), expected);
     }
   } finally {
     sdk.close();
     await disposeAll([a, b]);
+  }
+});
+
+test('the first grouped job of a queue, enqueued through one server, is leased through another without a poll', async () => {
+  // Each engine its own clock, never moved: no poll runs, so only a's signal can tell b that
+  // the queue now has groups (b leased it only once a poll had read queues.has_groups).
+  const schema = 'first_group';
+  const payload = new TextEncoder().encode('x');
+  const a = await frozenEngine(pgStore(schema), 'engine a');
+  const storeB = pgStore(schema);
+  const b = await frozenEngine(storeB, 'engine b');
+  try {
+    await waitFor(() => storeB.signals.listening, 'b listening', 30_000);
+    // The queue is made through b, with no group yet: a finds it in the store.
+    await within(b.enqueue({ queue: 'grp', type: 't', payload }), 'the enqueue on b');
+    assert.equal(
+      (await within(b.reserve({ queues: ['grp'], maxJobs: 1, waitMs: 0 }), 'b’s reserve')).length,
+      1,
+    );
+    const waiting = b.reserve({ queues: ['grp'], maxJobs: 1, waitMs: 60_000 });
+    await until(b, () => b.waitingReserves === 1);
+    const { jobId } = await within(
+      a.enqueue({ queue: 'grp', type: 't', payload, group: 'tenant-1' }),
+      'the grouped enqueue on a',
+    );
+    const jobs = await within(waiting, 'b’s waiting reserve given the grouped job by a’s signal', 10_000);
+    assert.deepEqual(
+      jobs.map((j) => j.id),
+      [jobId],
+    );
+  } finally {
+    await within(Promise.all([a.close(), b.close()]), 'both engines closed');
   }
 });
 

@@ -53,6 +53,16 @@ export interface EventOwner {
   maxSubscriptions: number;
 }
 
+/** Told of the subscriptions that name jobs (remote-ends.ts, on a store other servers share). */
+export interface NamedJobsWatcher {
+  /** A subscription naming jobs was opened. */
+  named(): void;
+  /** A job some subscription names ended in a commit of this server's (its event is appended). */
+  ended(jobId: string): void;
+}
+
+const finalKinds: ReadonlySet<string> = new Set(['completed', 'dead_lettered', 'cancelled']);
+
 export class EventLog implements Backlog {
   /** True while events are built and kept: someone subscribes, or did within the resume window. */
   recording = false;
@@ -72,6 +82,7 @@ export class EventLog implements Backlog {
   private readonly byJob = new Map<string, Set<Subscription>>();
   private readonly lagging = new Set<Subscription>();
   private stopTimer: TimerHandle | undefined;
+  private watcher: NamedJobsWatcher | undefined;
 
   constructor(
     private readonly limits: EngineLimits,
@@ -117,9 +128,45 @@ export class EventLog implements Backlog {
     );
   }
 
-  /** Appends one committed event (an after-commit hook). */
+  /** Tells `watcher` of the subscriptions that name jobs, and of their jobs' ends here. */
+  watchNamedJobs(watcher: NamedJobsWatcher): void {
+    this.watcher = watcher;
+  }
+
+  /** The job ids the open subscriptions name. */
+  namedJobs(): IterableIterator<string> {
+    return this.byJob.keys();
+  }
+
+  /** Whether an open subscription names `jobId`. */
+  names(jobId: string): boolean {
+    return this.byJob.has(jobId);
+  }
+
+  /**
+   * Ends the subscriptions that name `jobId` and no other job (outcome waits) with `error`:
+   * the job is gone from a shared store and its end will never be an event here.
+   */
+  endWaitsFor(jobId: string, error: SeppError): void {
+    for (const s of [...(this.byJob.get(jobId) ?? [])]) {
+      if (s.jobIds?.size !== 1) continue;
+      s.end(error);
+      this.remove(s);
+    }
+  }
+
+  /** Appends one committed event (an after-commit hook), or one read from a shared store (`fromStore`). */
   append(event: LifecycleEvent): void {
     if (!this.recording) return;
+    if (
+      this.watcher !== undefined &&
+      event.fromStore !== true &&
+      this.byJob.size > 0 &&
+      finalKinds.has(event.kind) &&
+      this.byJob.has(event.jobId)
+    ) {
+      this.watcher.ended(event.jobId);
+    }
     event.sequence = this.next++;
     const size = eventBytes(event);
     this.events.push(event);
@@ -187,6 +234,7 @@ export class EventLog implements Backlog {
         }
         set.add(subscription);
       }
+      this.watcher?.named();
     }
     subscription.pump();
     return { streamId: this.streamId, close: () => this.remove(subscription) };

@@ -7,4 +7,5 @@ export {
   type LifecycleEvent,
   type LifecycleEventKind,
 } from './lifecycle-event.ts';
+export { RemoteEnds } from './remote-ends.ts';
 export type { EventSink } from './subscription.ts';

@@ -48,6 +48,12 @@ interface EventBase {
   type: string;
   /** The job's attempt when the event happened (0 before its first lease). */
   attempt: number;
+  /**
+   * Read from a store other servers share, not committed here: the end of a job another
+   * server settled, for the subscriptions that name it (remote-ends.ts); the others never
+   * see it (each server's events are its own commits).
+   */
+  fromStore?: true;
 }
 
 export type LifecycleEvent =

@@ -78,6 +78,7 @@ export class Subscription {
 
   matches(event: LifecycleEvent): boolean {
     return (
+      (this.jobIds !== null || event.fromStore !== true) &&
       (this.queues === null || this.queues.has(event.queue)) &&
       (this.jobIds === null || this.jobIds.has(event.jobId)) &&
       (this.kinds === null || this.kinds.has(event.kind)) &&

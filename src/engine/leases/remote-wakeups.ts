@@ -34,6 +34,8 @@ export class RemoteWakeups {
     /** Reads what this server knows of its queues again (queues/queue-refresh.ts). */
     private readonly refreshQueues: () => Promise<void>,
     private readonly knowsQueue: (queue: string) => boolean,
+    /** Tells flow control that a queue has had grouped jobs (another server's signal says so). */
+    private readonly groupsFound: (queue: string) => void,
     /** Where another server's cancels and timeouts of leases go: this server's Work streams. */
     private readonly leaseNotices: {
       cancelled(notices: readonly CancelSignal[]): void;
@@ -56,6 +58,8 @@ export class RemoteWakeups {
         this.leaseNotices.timedOut(signal.notices);
         return;
       }
+      // Grouped jobs are leased only by a lease that takes turns: know it before waking.
+      if (signal.grouped) this.groupsFound(signal.queue);
       if (this.knowsQueue(signal.queue)) this.waiters.notify(signal.queue, signal.jobs);
       // A queue another server made: learn of it (and whether it is paused) first.
       else

@@ -8,6 +8,7 @@
 import { jobsWaitOnIt, readerStates, waitsOnJobs } from '../dependencies.ts';
 import type { Jobs } from '../jobs.ts';
 import type { AttemptRow, ControlRow, DebounceTargetRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
+import { jobEnds } from './job-ends.ts';
 import { attemptColumns } from './leases.ts';
 import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
@@ -165,6 +166,7 @@ export function jobOps(c: Connection): Jobs {
     *nextRunAtMs() {
       return (yield* value<number | null>(c, nextRunAt, [])) ?? null;
     },
+    ends: (ids) => jobEnds(c, ids),
     *insert(jobs) {
       if (jobs.length === 0) return;
       const arrays: unknown[] = columns.map(([name]) => jobs.map((job) => job[name]));

@@ -109,7 +109,8 @@ function noticePayloads(serverId: string, key: 'c' | 't', tuples: readonly unkno
 export class PostgresSignals implements StoreSignals {
   private listener: (signal: StoreSignal) => void = () => {};
   private client: pg.Client | undefined;
-  private pending = new Map<string, number>();
+  /** Ready jobs to signal per queue, and whether the queue has groups. */
+  private pending = new Map<string, { jobs: number; grouped: boolean }>();
   private cancels: CancelTuple[] = [];
   private timeouts: TimeoutTuple[] = [];
   /** Cancels and timeouts not signalled because `maxPendingNotices` were waiting (tests, diagnostics). */
@@ -168,9 +169,13 @@ export class PostgresSignals implements StoreSignals {
     if (this.client !== undefined) listener({ kind: 'listening' });
   }
 
-  readyJobs(queue: string, jobs: number): void {
+  readyJobs(queue: string, jobs: number, grouped = false): void {
     if (this.closed) return;
-    this.pending.set(queue, (this.pending.get(queue) ?? 0) + jobs);
+    const before = this.pending.get(queue);
+    this.pending.set(queue, {
+      jobs: (before?.jobs ?? 0) + jobs,
+      grouped: grouped || before?.grouped === true,
+    });
     void this.send();
   }
 
@@ -210,8 +215,8 @@ export class PostgresSignals implements StoreSignals {
     this.sending = true;
     const batch = this.pending;
     this.pending = new Map();
-    const payloads = [...batch].map(([queue, jobs]) =>
-      JSON.stringify({ s: this.serverId, q: queue, n: jobs }),
+    const payloads = [...batch].map(([queue, { jobs, grouped }]) =>
+      JSON.stringify({ s: this.serverId, q: queue, n: jobs, ...(grouped ? { g: 1 } : {}) }),
     );
     payloads.push(
       ...noticePayloads(this.serverId, 'c', this.cancels),
@@ -239,7 +244,14 @@ export class PostgresSignals implements StoreSignals {
       return;
     }
     if (typeof signal !== 'object' || signal === null) return;
-    const { s, q, n, c, t } = signal as { s?: unknown; q?: unknown; n?: unknown; c?: unknown; t?: unknown };
+    const { s, q, n, c, t, g } = signal as {
+      s?: unknown;
+      q?: unknown;
+      n?: unknown;
+      c?: unknown;
+      t?: unknown;
+      g?: unknown;
+    };
     if (s === this.serverId) return;
     if (Array.isArray(c)) {
       const notices = c.map(cancelFromTuple).filter((notice) => notice !== undefined);
@@ -252,7 +264,7 @@ export class PostgresSignals implements StoreSignals {
       return;
     }
     if (typeof q !== 'string' || typeof n !== 'number' || !(n > 0)) return;
-    this.listener({ kind: 'ready', queue: q, jobs: n });
+    this.listener({ kind: 'ready', queue: q, jobs: n, grouped: g === 1 });
   }
 
   private lost(client: pg.Client | undefined): void {

@@ -869,7 +869,8 @@ class QueueServiceServicer(object):
     subscribers, on the server or with this API key; or later, the
     subscriber fell behind the backlog),
     OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
-    down).
+    down), NOT_FOUND (on a store several servers share: the one job named,
+    ended through another server and no longer kept).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')

@@ -913,7 +913,8 @@ export const QueueServiceService = {
    * subscribers, on the server or with this API key; or later, the
    * subscriber fell behind the backlog),
    * OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
-   * down).
+   * down), NOT_FOUND (on a store several servers share: the one job named,
+   * ended through another server and no longer kept).
    */
   events: {
     path: "/sepp.v1.QueueService/Events" as const,
@@ -1413,7 +1414,8 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * subscribers, on the server or with this API key; or later, the
    * subscriber fell behind the backlog),
    * OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
-   * down).
+   * down), NOT_FOUND (on a store several servers share: the one job named,
+   * ended through another server and no longer kept).
    */
   events: handleServerStreamingCall<EventsRequest, EventsResponse>;
   /**
@@ -2414,7 +2416,8 @@ export interface QueueServiceClient extends Client {
    * subscribers, on the server or with this API key; or later, the
    * subscriber fell behind the backlog),
    * OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
-   * down).
+   * down), NOT_FOUND (on a store several servers share: the one job named,
+   * ended through another server and no longer kept).
    */
   events(request: EventsRequest, options?: Partial<CallOptions>): ClientReadableStream<EventsResponse>;
   events(
