@@ -24,7 +24,8 @@
  * No more than http.max_request_bytes is dropped: past that the connection is
  * closed. A body over the limit, or one held back for a 100 Continue, closes
  * the connection after its answer. Connections are capped
- * (http.max_connections); headers, whole requests and idle keep-alive
+ * (http.max_connections), and so are the requests one has open (pipelined:
+ * platform/pipelined-requests.ts); headers, whole requests and idle keep-alive
  * connections have deadlines; bytes Node's parser refuses get a JSON answer
  * too. Nothing a handler does can reach the process: every promise is
  * caught here.
@@ -49,13 +50,14 @@ import {
 import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
+import { admitRequest, type OnRequestEnd } from '../platform/pipelined-requests.ts';
 import { dropUnreadBody } from '../platform/unread-body.ts';
 import { ApiNames } from './api-names.ts';
 import { anonymous, KeyTable } from './auth.ts';
 import { type ErrorBody, errorAnswer, type HttpErrorCode, httpStatusOf, invalid } from './errors.ts';
 import { jobIdFrom } from './job-json.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
-import { stringifyWithRaw } from './raw-json.ts';
+import { RawJson, stringifyWithRaw } from './raw-json.ts';
 import { BodyReader, callerOf } from './request-reading.ts';
 import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.ts';
 import { Router } from './router.ts';
@@ -115,6 +117,9 @@ export function apiRoutes(ctx: ApiContext): RouteSpec[] {
 
 /** The operation that serves the document itself. */
 export function openApiRoute(document: () => JsonSchema): JsonRoute {
+  // Written once, and every answer holds that one text: it is open to callers without a key, who
+  // may send requests and never read the answers (pipelined-requests.ts).
+  let text: RawJson | undefined;
   return {
     kind: 'json',
     method: 'GET',
@@ -125,7 +130,10 @@ export function openApiRoute(document: () => JsonSchema): JsonRoute {
     tag: 'meta',
     summary: 'This document',
     response: { type: 'object' },
-    handle: () => document(),
+    handle: () => {
+      text ??= new RawJson(JSON.stringify(document()));
+      return text;
+    },
   };
 }
 
@@ -216,7 +224,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     headers: Readonly<Record<string, string>> = {},
     end = true,
   ) => {
-    const text = stringifyWithRaw(value);
+    const text = value instanceof RawJson ? value.text : stringifyWithRaw(value);
     res.writeHead(status, {
       ...jsonHeaders,
       'Content-Length': String(Buffer.byteLength(text)),
@@ -227,12 +235,20 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     else res.write(text);
   };
 
-  const serve = async (req: IncomingMessage, res: ServerResponse, expectContinue: boolean): Promise<void> => {
+  const serve = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    expectContinue: boolean,
+    onEnd: OnRequestEnd,
+  ): Promise<void> => {
     // Made when a handler asks for it (a long-poll, a stream): most requests never do.
     let abort: AbortController | undefined;
     let release = () => {};
     let leaveRead = () => {};
-    res.once('close', () => {
+    let ended = false;
+    // When its answer closes, or its connection does (an answer waiting behind another is never closed).
+    onEnd(() => {
+      ended = true;
       abort?.abort();
       leaveRead();
       release();
@@ -285,7 +301,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         peer: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
         get signal() {
           abort ??= new AbortController();
-          if (res.closed) abort.abort();
+          if (ended) abort.abort();
           return abort.signal;
         },
       };
@@ -351,8 +367,11 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   };
 
   const handler = (req: IncomingMessage, res: ServerResponse, expectContinue = false) => {
+    // Past the open requests a connection may have (pipelining), it is closed: nothing is done for it.
+    const onEnd = admitRequest(req, res);
+    if (onEnd === null) return;
     active++;
-    serve(req, res, expectContinue).catch((error: unknown) => {
+    serve(req, res, expectContinue, onEnd).catch((error: unknown) => {
       // serve() answers its own errors; reaching here is a bug, and the request cannot be answered.
       options.log?.error('http.internal_error', {
         error: error instanceof Error ? error.message : String(error),
