@@ -57,7 +57,7 @@ import { anonymous, KeyTable } from './auth.ts';
 import { type ErrorBody, errorAnswer, type HttpErrorCode, httpStatusOf, invalid } from './errors.ts';
 import { jobIdFrom } from './job-json.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
-import { RawJson, stringifyWithRaw } from './raw-json.ts';
+import { stringifyWithRaw } from './raw-json.ts';
 import { BodyReader, callerOf } from './request-reading.ts';
 import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.ts';
 import { Router } from './router.ts';
@@ -115,11 +115,16 @@ export function apiRoutes(ctx: ApiContext): RouteSpec[] {
   return [...producerRoutes(ctx), ...workflowRoutes(ctx), ...workerRoutes(ctx), eventsRoute(ctx)];
 }
 
+/** An answer's JSON encoded already: every answer that sends it holds these same bytes. */
+class EncodedJson {
+  constructor(readonly bytes: Buffer) {}
+}
+
 /** The operation that serves the document itself. */
 export function openApiRoute(document: () => JsonSchema): JsonRoute {
-  // Written once, and every answer holds that one text: it is open to callers without a key, who
-  // may send requests and never read the answers (pipelined-requests.ts).
-  let text: RawJson | undefined;
+  // Encoded once, and every answer holds those bytes, not a copy: the document is open to callers
+  // without a key, who may ask for it on every connection they can open and never read the answer.
+  let encoded: EncodedJson | undefined;
   return {
     kind: 'json',
     method: 'GET',
@@ -131,8 +136,8 @@ export function openApiRoute(document: () => JsonSchema): JsonRoute {
     summary: 'This document',
     response: { type: 'object' },
     handle: () => {
-      text ??= new RawJson(JSON.stringify(document()));
-      return text;
+      encoded ??= new EncodedJson(Buffer.from(JSON.stringify(document())));
+      return encoded;
     },
   };
 }
@@ -224,7 +229,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     headers: Readonly<Record<string, string>> = {},
     end = true,
   ) => {
-    const text = value instanceof RawJson ? value.text : stringifyWithRaw(value);
+    const text = value instanceof EncodedJson ? value.bytes : stringifyWithRaw(value);
     res.writeHead(status, {
       ...jsonHeaders,
       'Content-Length': String(Buffer.byteLength(text)),
