@@ -284,15 +284,20 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const query = q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1));
       refuseUnknownQuery(operation, Object.keys(route.query ?? {}), query);
       // A read counts toward its key's share of the store's read queue (engine/read-shares.ts),
-      // from before a scoped key's check of the job's queue, which reads the store too.
-      if (route.kind === 'json' && route.permission === 'read' && route.longPoll !== true) {
-        leaveRead = engine.enterRead(caller.name);
-      }
+      // from before a scoped key's check of the job's queue, which reads the store too. A
+      // long-poll counts only while it reads (that check, and the reads of its handler).
+      const reads = route.kind === 'json' && route.permission === 'read';
+      if (reads && route.longPoll !== true) leaveRead = engine.enterRead(caller.name);
       /** The job a scoped caller's request names: its NOT_FOUND is answered as for another queue's. */
       let scopedJobId: string | undefined;
       if (caller.scope !== null && route.scope === 'job') {
         scopedJobId = jobIdFrom(params.jobId ?? '', 'jobId');
-        await requireJobsInScope(caller, [scopedJobId], (id) => queueOfJob(engine, id));
+        const leaveCheck = reads && route.longPoll === true ? engine.enterRead(caller.name) : () => {};
+        try {
+          await requireJobsInScope(caller, [scopedJobId], (id) => queueOfJob(engine, id));
+        } finally {
+          leaveCheck();
+        }
       }
       const body = await bodies.read(req, route, caller, askForBody, (r) => {
         release = r;
