@@ -53,7 +53,7 @@ import { SeppError } from '../engine/errors.ts';
 import { admitRequest, type OnRequestEnd } from '../platform/pipelined-requests.ts';
 import { dropUnreadBody } from '../platform/unread-body.ts';
 import { ApiNames } from './api-names.ts';
-import { anonymous, KeyTable } from './auth.ts';
+import { anonymous, type Caller, KeyTable } from './auth.ts';
 import { type ErrorBody, errorAnswer, type HttpErrorCode, httpStatusOf, invalid } from './errors.ts';
 import { jobIdFrom } from './job-json.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
@@ -302,6 +302,22 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const body = await bodies.read(req, route, caller, askForBody, (r) => {
         release = r;
       });
+      /**
+       * A long-poll of a key a reload removes (or whose role or queues it changes) stops waiting
+       * and answers why, as an event stream ends: a revoked key is not handed a job, or a
+       * result, in the minute its wait may still last.
+       */
+      const endOnKeyChange = (who: Caller): { error: SeppError | null } => {
+        const revoked: { error: SeppError | null } = { error: null };
+        const stop = ctx.onKeysChanged(who, (ended) => {
+          if (ended === null) return;
+          revoked.error = ended;
+          abort ??= new AbortController();
+          abort.abort();
+        });
+        onEnd(stop);
+        return revoked;
+      };
       const request: ApiRequest = {
         caller,
         params,
@@ -317,13 +333,27 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       };
       if (route.kind === 'json') {
         const hidden = scopedJobId;
-        const value = await (hidden === undefined
-          ? route.handle(request)
-          : Promise.resolve()
-              .then(() => route.handle(request))
-              .catch((error: unknown) => {
-                throw hideNotFound(error, 'job', hidden);
-              }));
+        const revoked = route.longPoll === true ? endOnKeyChange(caller) : null;
+        const handled =
+          hidden === undefined
+            ? route.handle(request)
+            : Promise.resolve()
+                .then(() => route.handle(request))
+                .catch((error: unknown) => {
+                  throw hideNotFound(error, 'job', hidden);
+                });
+        const value =
+          revoked === null
+            ? await handled
+            : await Promise.resolve(handled).then(
+                (answer) => {
+                  if (revoked.error !== null) throw revoked.error;
+                  return answer;
+                },
+                (error: unknown) => {
+                  throw revoked.error ?? error;
+                },
+              );
         if (!res.writableEnded && !res.destroyed) sendJson(res, 200, value);
         return;
       }
