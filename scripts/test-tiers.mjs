@@ -106,6 +106,7 @@ export const systemTier = {
   'tests/runner/check-layers.test.ts': 'scripts/check-layers.mjs in node, on fixture trees',
   'tests/runner/run-tests.test.ts': 'the test runner on fixture files',
   'tests/runner/test-deps.test.ts': 'scripts/test-deps.sh in a shell, as nobody too',
+  'tests/security/flow-read-postgres.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/conformance/postgres.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/conformance/postgres-model.test.ts':
     'a PostgreSQL cluster, and a model-based loop of 15 random runs of 20 steps (SEPP_MODEL_RUNS)',

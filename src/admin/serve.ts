@@ -16,9 +16,11 @@
  * 100-continue` with 100 Continue: admin bodies are small, and a client told
  * nothing sends its body after a pause (curl, after 1 s) or not at all.
  *
- * A client that trickles its headers or body holds a connection, so both
- * have deadlines (10 s for the headers, 30 s for the whole request; Node's
- * defaults are 60 s and 300 s). Node checks them on a timer that by default
+ * Connections are capped (1,024 by default), and so are the requests one
+ * has open (pipelined: platform/pipelined-requests.ts). A client that
+ * trickles its headers or body holds a connection, so both have deadlines
+ * (10 s for the headers, 30 s for the whole request; Node's defaults are
+ * 60 s and 300 s). Node checks them on a timer that by default
  * fires only every 30 s, which stretched the 10 s to 40 s: the timer here
  * runs at a tenth of the shorter deadline, at most once a second.
  */
@@ -34,6 +36,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { admitRequest } from '../platform/pipelined-requests.ts';
 import { dropUnreadBody } from '../platform/unread-body.ts';
 import { type AdminErrorCode, errorBody, httpStatusOf } from './http-errors.ts';
 import { securityHeaderEntries } from './security.ts';
@@ -53,12 +56,21 @@ export interface ServeAdminOptions {
    * connection is closed. Default 2 MiB, the app's body limit.
    */
   maxUnreadBodyBytes?: number;
+  /** Connections open at once; one more is closed as it arrives. Default 1,024. */
+  maxConnections?: number;
 }
 
 export const defaultHeadersTimeoutMs = 10_000;
 export const defaultRequestTimeoutMs = 30_000;
 /** The admin app's body limit (AdminDeps.maxBodyBytes' default): no more of an unread body is dropped. */
 export const defaultMaxUnreadBodyBytes = 2 * 1024 * 1024;
+/**
+ * Connections the admin port holds at once: each is a file descriptor of the process, which the
+ * gRPC and HTTP API doors and the store need too. Without a bound, a client that opened
+ * connections faster than the header deadline closed them used up every descriptor, and no
+ * door could accept a connection. A browser holds about six; Prometheus one.
+ */
+export const defaultMaxConnections = 1024;
 
 export interface AdminServer {
   /** The bound address (the real port when 0 was asked). */
@@ -98,6 +110,8 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
   };
   const maxUnreadBodyBytes = options.maxUnreadBodyBytes ?? defaultMaxUnreadBodyBytes;
   const handler = (request: IncomingMessage, response: ServerResponse) => {
+    // Past the open requests a connection may have (pipelining), it is closed: nothing is done for it.
+    if (admitRequest(request, response) === null) return;
     response.once('finish', () => dropUnreadBody(request, maxUnreadBodyBytes));
     // A body declared longer than what is dropped after an answer ends its connection: say so in
     // the answer, so that a client does not send its next request on a connection about to close.
@@ -125,6 +139,7 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
   // Node's default answers 100 Continue at once, before the app has looked at the session, and
   // invites a body the answer may not need. Told nothing, the client holds its body back (or
   // sends it after a pause): the connection closes after the answer, so nothing waits for it.
+  server.maxConnections = options.maxConnections ?? defaultMaxConnections;
   server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
     response.setHeader('Connection', 'close');
     handler(request, response);

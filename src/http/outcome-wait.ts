@@ -102,16 +102,22 @@ export async function waitForOutcome(
   /** The caller's queues (null: all): the route checked the job's row; its events are held to them too. */
   scope: QueueScope | null = null,
   /** The caller's key, which holds the wait's subscription (grpc.max_event_subscribers_per_key). */
-  owner?: EventOwner,
+  owner: EventOwner | undefined,
+  /** The caller's name: each read of the job counts toward its share of the store's read queue. */
+  reader: string,
 ): Promise<Outcome> {
   const { engine } = ctx;
   const waitMs = Math.min(requestedWaitMs, engine.limits.maxWaitMs);
+  // Counted while it reads, not while it waits: a long-poll is not a read in flight (server.ts).
   const read = async (): Promise<Outcome> => {
+    const leave = engine.enterRead(reader);
     try {
       return outcomeOfJob(await engine.getJob(jobId));
     } catch (error) {
       const e = toSeppError(error);
       throw e.code === 'not_found' ? notKept(jobId, e) : e;
+    } finally {
+      leave();
     }
   };
   if (ctx.draining()) return read();

@@ -81,8 +81,8 @@ interface RouteBase {
   errors?: readonly HttpErrorCode[];
   /**
    * A long-poll: it waits for something to happen, not for the store, so it does not count
-   * toward its key's share of the store's read queue (src/engine/read-shares.ts) as other
-   * `read` operations do.
+   * toward its key's share of the store's read queue (src/engine/read-shares.ts) while it
+   * waits, as other `read` operations do; and a reload that revokes its key ends the wait.
    */
   longPoll?: true;
 }

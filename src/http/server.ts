@@ -24,7 +24,8 @@
  * No more than http.max_request_bytes is dropped: past that the connection is
  * closed. A body over the limit, or one held back for a 100 Continue, closes
  * the connection after its answer. Connections are capped
- * (http.max_connections); headers, whole requests and idle keep-alive
+ * (http.max_connections), and so are the requests one has open (pipelined:
+ * platform/pipelined-requests.ts); headers, whole requests and idle keep-alive
  * connections have deadlines; bytes Node's parser refuses get a JSON answer
  * too. Nothing a handler does can reach the process: every promise is
  * caught here.
@@ -49,9 +50,10 @@ import {
 import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
+import { admitRequest, type OnRequestEnd } from '../platform/pipelined-requests.ts';
 import { dropUnreadBody } from '../platform/unread-body.ts';
 import { ApiNames } from './api-names.ts';
-import { anonymous, KeyTable } from './auth.ts';
+import { anonymous, type Caller, KeyTable } from './auth.ts';
 import { type ErrorBody, errorAnswer, type HttpErrorCode, httpStatusOf, invalid } from './errors.ts';
 import { jobIdFrom } from './job-json.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
@@ -113,8 +115,16 @@ export function apiRoutes(ctx: ApiContext): RouteSpec[] {
   return [...producerRoutes(ctx), ...workflowRoutes(ctx), ...workerRoutes(ctx), eventsRoute(ctx)];
 }
 
+/** An answer's JSON encoded already: every answer that sends it holds these same bytes. */
+class EncodedJson {
+  constructor(readonly bytes: Buffer) {}
+}
+
 /** The operation that serves the document itself. */
 export function openApiRoute(document: () => JsonSchema): JsonRoute {
+  // Encoded once, and every answer holds those bytes, not a copy: the document is open to callers
+  // without a key, who may ask for it on every connection they can open and never read the answer.
+  let encoded: EncodedJson | undefined;
   return {
     kind: 'json',
     method: 'GET',
@@ -125,7 +135,10 @@ export function openApiRoute(document: () => JsonSchema): JsonRoute {
     tag: 'meta',
     summary: 'This document',
     response: { type: 'object' },
-    handle: () => document(),
+    handle: () => {
+      encoded ??= new EncodedJson(Buffer.from(JSON.stringify(document())));
+      return encoded;
+    },
   };
 }
 
@@ -216,7 +229,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     headers: Readonly<Record<string, string>> = {},
     end = true,
   ) => {
-    const text = stringifyWithRaw(value);
+    const text = value instanceof EncodedJson ? value.bytes : stringifyWithRaw(value);
     res.writeHead(status, {
       ...jsonHeaders,
       'Content-Length': String(Buffer.byteLength(text)),
@@ -227,12 +240,20 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     else res.write(text);
   };
 
-  const serve = async (req: IncomingMessage, res: ServerResponse, expectContinue: boolean): Promise<void> => {
+  const serve = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    expectContinue: boolean,
+    onEnd: OnRequestEnd,
+  ): Promise<void> => {
     // Made when a handler asks for it (a long-poll, a stream): most requests never do.
     let abort: AbortController | undefined;
     let release = () => {};
     let leaveRead = () => {};
-    res.once('close', () => {
+    let ended = false;
+    // When its answer closes, or its connection does (an answer waiting behind another is never closed).
+    onEnd(() => {
+      ended = true;
       abort?.abort();
       leaveRead();
       release();
@@ -263,19 +284,40 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const query = q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1));
       refuseUnknownQuery(operation, Object.keys(route.query ?? {}), query);
       // A read counts toward its key's share of the store's read queue (engine/read-shares.ts),
-      // from before a scoped key's check of the job's queue, which reads the store too.
-      if (route.kind === 'json' && route.permission === 'read' && route.longPoll !== true) {
-        leaveRead = engine.enterRead(caller.name);
-      }
+      // from before a scoped key's check of the job's queue, which reads the store too. A
+      // long-poll counts only while it reads (that check, and the reads of its handler).
+      const reads = route.kind === 'json' && route.permission === 'read';
+      if (reads && route.longPoll !== true) leaveRead = engine.enterRead(caller.name);
       /** The job a scoped caller's request names: its NOT_FOUND is answered as for another queue's. */
       let scopedJobId: string | undefined;
       if (caller.scope !== null && route.scope === 'job') {
         scopedJobId = jobIdFrom(params.jobId ?? '', 'jobId');
-        await requireJobsInScope(caller, [scopedJobId], (id) => queueOfJob(engine, id));
+        const leaveCheck = reads && route.longPoll === true ? engine.enterRead(caller.name) : () => {};
+        try {
+          await requireJobsInScope(caller, [scopedJobId], (id) => queueOfJob(engine, id));
+        } finally {
+          leaveCheck();
+        }
       }
       const body = await bodies.read(req, route, caller, askForBody, (r) => {
         release = r;
       });
+      /**
+       * A long-poll of a key a reload removes (or whose role or queues it changes) stops waiting
+       * and answers why, as an event stream ends: a revoked key is not handed a job, or a
+       * result, in the minute its wait may still last.
+       */
+      const endOnKeyChange = (who: Caller): { error: SeppError | null } => {
+        const revoked: { error: SeppError | null } = { error: null };
+        const stop = ctx.onKeysChanged(who, (ended) => {
+          if (ended === null) return;
+          revoked.error = ended;
+          abort ??= new AbortController();
+          abort.abort();
+        });
+        onEnd(stop);
+        return revoked;
+      };
       const request: ApiRequest = {
         caller,
         params,
@@ -285,19 +327,33 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         peer: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
         get signal() {
           abort ??= new AbortController();
-          if (res.closed) abort.abort();
+          if (ended) abort.abort();
           return abort.signal;
         },
       };
       if (route.kind === 'json') {
         const hidden = scopedJobId;
-        const value = await (hidden === undefined
-          ? route.handle(request)
-          : Promise.resolve()
-              .then(() => route.handle(request))
-              .catch((error: unknown) => {
-                throw hideNotFound(error, 'job', hidden);
-              }));
+        const revoked = route.longPoll === true ? endOnKeyChange(caller) : null;
+        const handled =
+          hidden === undefined
+            ? route.handle(request)
+            : Promise.resolve()
+                .then(() => route.handle(request))
+                .catch((error: unknown) => {
+                  throw hideNotFound(error, 'job', hidden);
+                });
+        const value =
+          revoked === null
+            ? await handled
+            : await Promise.resolve(handled).then(
+                (answer) => {
+                  if (revoked.error !== null) throw revoked.error;
+                  return answer;
+                },
+                (error: unknown) => {
+                  throw revoked.error ?? error;
+                },
+              );
         if (!res.writableEnded && !res.destroyed) sendJson(res, 200, value);
         return;
       }
@@ -351,8 +407,11 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   };
 
   const handler = (req: IncomingMessage, res: ServerResponse, expectContinue = false) => {
+    // Past the open requests a connection may have (pipelining), it is closed: nothing is done for it.
+    const onEnd = admitRequest(req, res);
+    if (onEnd === null) return;
     active++;
-    serve(req, res, expectContinue).catch((error: unknown) => {
+    serve(req, res, expectContinue, onEnd).catch((error: unknown) => {
       // serve() answers its own errors; reaching here is a bug, and the request cannot be answered.
       options.log?.error('http.internal_error', {
         error: error instanceof Error ? error.message : String(error),

@@ -62,7 +62,7 @@ export interface RpcContext {
   readonly observer: RpcObserver | undefined;
   /** True once shutdown began: new calls get UNAVAILABLE. */
   draining: boolean;
-  /** Open Work and Produce streams, so shutdown can end them and a change of API keys can check them again. */
+  /** Open Work, Produce and Events streams and waiting Reserve calls, so shutdown can end them and a change of API keys can check them again. */
   readonly streams: Set<OpenStream>;
   /** Rereads the config file (ReloadConfig); undefined when the server cannot. */
   readonly reloadConfig:

@@ -47,7 +47,7 @@ import {
 } from './observer.ts';
 import { createQueueAdminHandlers } from './queue-admin-handlers.ts';
 import { checkUnaryScope, hideUnaryNotFound } from './queue-scope-rules.ts';
-import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
+import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
 import { createScheduleHandlers } from './schedule-handlers.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
@@ -169,18 +169,37 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
       if (call.cancelled) abort.abort();
-      const jobs = await engine.reserve(
-        {
-          queues: req.queues,
-          maxJobs: req.maxJobs,
-          leaseMs: req.leaseDurationMs,
-          waitMs: req.waitTimeoutMs,
-          workerId: req.workerId,
-          answerBytesMax: reserveAnswerBytes(req.maxResponseBytes, ctx.facts.maxMessageBytes),
-          ...(ctx.auth.enabled ? { owner: caller.name } : {}),
+      // A reload that revokes the key (or changes its queues) stops the wait and answers why, as it
+      // ends the key's streams: a revoked key is not handed a job in the minute its wait may last.
+      let revoked: SeppError | undefined;
+      const waiting: OpenStream = {
+        // Shutdown answers every waiting reserve (engine.drainWaiters).
+        endForShutdown: () => {},
+        access: { metadata: call.metadata, permission: 'work', rpc: 'Reserve', scope: caller.scope },
+        endWith: (error) => {
+          revoked = error;
+          abort.abort();
         },
-        abort.signal,
-      );
+      };
+      ctx.streams.add(waiting);
+      let jobs: Awaited<ReturnType<typeof engine.reserve>>;
+      try {
+        jobs = await engine.reserve(
+          {
+            queues: req.queues,
+            maxJobs: req.maxJobs,
+            leaseMs: req.leaseDurationMs,
+            waitMs: req.waitTimeoutMs,
+            workerId: req.workerId,
+            answerBytesMax: reserveAnswerBytes(req.maxResponseBytes, ctx.facts.maxMessageBytes),
+            ...(ctx.auth.enabled ? { owner: caller.name } : {}),
+          },
+          abort.signal,
+        );
+      } finally {
+        ctx.streams.delete(waiting);
+      }
+      if (revoked !== undefined) throw revoked;
       // Listed once the request proved valid (the engine checked the queues and the worker id).
       engine.workers.touch({ workerId: req.workerId, address: call.getPeer(), queues: req.queues });
       observation.leased(jobs);

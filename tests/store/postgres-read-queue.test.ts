@@ -174,6 +174,16 @@ test("one key's flood gets its share, another key's read still waits; past the q
     });
     assert.equal(overHttp.status, 429, await overHttp.text());
     assert.equal(overHttp.headers.get('retry-after'), '1');
+    // An outcome wait's read of the job counts too (not the wait itself): it waited in the queue
+    // past a's share, uncounted, up to as many as a may hold event subscriptions (250).
+    const outcome = await answered(
+      fetch(`${httpUrl}/v1/jobs/${jobId}/outcome?waitMs=0`, {
+        headers: { authorization: `Bearer ${keys.a}` },
+      }),
+      "a's outcome wait",
+      10_000,
+    );
+    assert.equal(outcome.status, 429, await outcome.text());
 
     // GetServerInfo reads nothing of the store: it is never refused for it.
     const info = await answered(call(client, client.getServerInfo, {}, as('a')), "a's GetServerInfo");

@@ -173,6 +173,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
           request.signal,
           request.caller.scope,
           ctx.eventOwner(request.caller),
+          request.caller.name,
         ),
     },
     {

@@ -51,6 +51,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/reserve',
       operationId: 'reserve',
       permission: 'work',
+      longPoll: true,
       scope: 'handler',
       tag: 'workers',
       summary: 'Lease up to maxJobs jobs, waiting up to waitTimeoutMs for one (long-poll)',

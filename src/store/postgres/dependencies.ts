@@ -291,19 +291,21 @@ const markQueue = statement(
   'UPDATE queues SET has_dependencies = true WHERE name = $1 AND NOT has_dependencies',
 );
 /**
- * The connected jobs, both ways: a recursive walk over the edges seen from either end
- * (PostgreSQL allows one reference to the walk, so both directions are one UNION ALL).
- * UNION drops what was seen, so it ends; the LIMIT outside stops the walk early.
+ * The connected jobs, both ways: a recursive walk, each step looking up the neighbours of
+ * the jobs it reached by index, both directions in one LATERAL UNION ALL (PostgreSQL allows
+ * one reference to the walk). UNION drops what was seen, so it ends; the LIMIT outside stops
+ * the walk early. Joined to a view of every edge instead, each step read the whole
+ * job_dependencies table: a chain of 1,000 jobs took 1.4 s, steps × every edge stored.
  */
 const flowJobs = statement(
-  `WITH RECURSIVE links(a, b) AS (
-     SELECT c.id, d.parent_id FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
-     UNION ALL
-     SELECT d.parent_id, c.id FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
-   ), flow(id) AS (
+  `WITH RECURSIVE flow(id) AS (
      SELECT $1::text COLLATE "C"
      UNION
-     SELECT l.b FROM flow f JOIN links l ON l.a = f.id
+     SELECT n.id FROM flow f CROSS JOIN LATERAL (
+       SELECT d.parent_id AS id FROM jobs c JOIN job_dependencies d ON d.child_seq = c.seq WHERE c.id = f.id
+       UNION ALL
+       SELECT c.id FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq WHERE d.parent_id = f.id
+     ) n
    )
    SELECT j.id, j.seq, j.queue, j.type, j.state, j.flow_name
      FROM (SELECT id FROM flow LIMIT $2) f JOIN jobs j ON j.id = f.id
