@@ -16,7 +16,8 @@
  *
  * --against takes a git ref (its tree is exported to a temporary directory that uses this
  * checkout's node_modules) or a checkout's directory; the client is always this checkout's
- * SDK, so only the server differs. --save writes this checkout's medians to
+ * SDK, so only the server differs; each is shown with the change of the medians and the paired
+ * change (the median of run i's change against run i of the other). --save writes this checkout's medians to
  * bench/results/cpu-per-job.json (commit it with the change that moved them).
  * --warmup N enqueues and drains N jobs of another queue on each fresh server before the measured
  * phases, so that they read a server whose code is compiled (by default the enqueue is the
@@ -191,11 +192,20 @@ try {
 
 const committed = lastCommitted();
 const ours = medians(self.samples);
-const others = trees.slice(1).map((t) => ({ label: t.label, figures: medians(t.samples) }));
+const others = trees
+  .slice(1)
+  .map((t) => ({ label: t.label, figures: medians(t.samples), samples: t.samples }));
+/**
+ * The median of the runs' own changes (run i of this checkout against run i of the other, measured
+ * one after the other): the load drifts less within a pair than over the whole run, so this reads
+ * steadier than the change of the medians when the machine is shared.
+ */
+const pairedChange = (name: FigureName, theirs: readonly Figures[]) =>
+  change(1 + median(self.samples.map((s, i) => s[name] / theirs[i]![name] - 1)), 1);
 const header = [
   'figure',
   'this checkout',
-  ...others.flatMap((o) => [o.label, 'change']),
+  ...others.flatMap((o) => [o.label, 'change', 'paired change']),
   ...(committed === undefined
     ? []
     : [`committed (${committed.commit}, load ${committed.loadAverage[0]})`, 'change']),
@@ -203,7 +213,11 @@ const header = [
 const rows = figureNames.map((name) => [
   name,
   format(name, ours[name]),
-  ...others.flatMap((o) => [format(name, o.figures[name]), change(ours[name], o.figures[name])]),
+  ...others.flatMap((o) => [
+    format(name, o.figures[name]),
+    change(ours[name], o.figures[name]),
+    pairedChange(name, o.samples),
+  ]),
   ...(committed === undefined ? [] : compared(name, ours[name], committed.figures[name])),
 ]);
 const loadAtEnd = loadavg();

@@ -261,8 +261,10 @@ function enqueuePartCounts(profile: CpuProfile, parentOf: Map<number, ProfileNod
 const threadRows = ['main thread (schedstat)', 'other threads (schedstat)', 'process'];
 /** The kinds of garbage collection bench/lib/server-child.ts counts (perf_hooks' names). */
 const gcKindsShown = ['minor', 'major', 'incremental'];
+/** The kernel's side of a profiled phase (bench/lib/server-child.ts, process.resourceUsage()). */
+const kernelCounts = ['minorPageFaults', 'majorPageFaults', 'voluntarySwitches', 'involuntarySwitches'];
 /** Rows that are counts, not µs per job. */
-const countRows = ['samples on CPU', ...gcKindsShown.map((kind) => `GCs, ${kind}`)];
+const countRows = ['samples on CPU', ...gcKindsShown.map((kind) => `GCs, ${kind}`), ...kernelCounts];
 
 /** A profile's figures: µs per job of each part and thread row, GC pauses, and the counts. */
 function enqueueFigures(file: string, jobs: number): Map<string, number> {
@@ -273,9 +275,14 @@ function enqueueFigures(file: string, jobs: number): Map<string, number> {
   const threadsFile = file.replace(/\.cpuprofile$/, '.threads.json');
   if (!existsSync(threadsFile))
     throw new Error(`${threadsFile}: missing (bench/cpu-per-job.ts --profile writes it)`);
-  const { cpuMs, gcs = {} } = JSON.parse(readFileSync(threadsFile, 'utf8')) as {
+  const {
+    cpuMs,
+    gcs = {},
+    kernel = {},
+  } = JSON.parse(readFileSync(threadsFile, 'utf8')) as {
     cpuMs: { main: number; others: number };
     gcs?: Record<string, { count: number; ms: number }>;
+    kernel?: Record<string, number>;
   };
   const onCpu = [...counts].filter(([part]) => part !== 'idle' && part !== 'fdatasync');
   const cpuSamples = onCpu.reduce((sum, [, n]) => sum + n, 0);
@@ -290,6 +297,8 @@ function enqueueFigures(file: string, jobs: number): Map<string, number> {
     figures.set(`GCs, ${kind}`, gcs[kind]?.count ?? 0);
   }
   figures.set('samples on CPU', cpuSamples);
+  figures.set('kernel CPU (rusage)', perJob(kernel.systemCpuMs ?? 0));
+  for (const name of kernelCounts) figures.set(name, kernel[name] ?? 0);
   return figures;
 }
 
@@ -305,6 +314,7 @@ function printEnqueueParts(files: readonly string[], jobs: number): void {
     ...enqueueParts.map(([part]) => part),
     enqueueRest,
     ...threadRows,
+    'kernel CPU (rusage)',
     ...gcKindsShown.map((kind) => `GCs, ${kind}: pause µs per job`),
     ...countRows,
   ];

@@ -95,6 +95,7 @@ const gcObserver = new PerformanceObserver((list) => countGcs(list.getEntries())
 
 let threadsAtStart = new Map<number, number>();
 let heapAtStartBytes = 0;
+let usageAtStart = process.resourceUsage();
 process.on('message', async (message: string) => {
   if (message === 'profile-start' || message.startsWith('profile-start ')) {
     const interval = message.slice('profile-start '.length);
@@ -103,6 +104,7 @@ process.on('message', async (message: string) => {
     gcs = {};
     gcObserver.observe({ entryTypes: ['gc'] });
     heapAtStartBytes = process.memoryUsage().heapUsed;
+    usageAtStart = process.resourceUsage();
     send({ kind: 'ok' });
   } else if (message.startsWith('profile-stop ')) {
     const path = message.slice('profile-stop '.length);
@@ -113,10 +115,19 @@ process.on('message', async (message: string) => {
     countGcs(gcObserver.takeRecords());
     gcObserver.disconnect();
     const heapUsedBytes = [heapAtStartBytes, process.memoryUsage().heapUsed];
+    const usage = process.resourceUsage();
+    // Page faults (a heap or code space that grows) and context switches: kernel work a profile does not show.
+    const kernel = {
+      minorPageFaults: usage.minorPageFault - usageAtStart.minorPageFault,
+      majorPageFaults: usage.majorPageFault - usageAtStart.majorPageFault,
+      voluntarySwitches: usage.voluntaryContextSwitches - usageAtStart.voluntaryContextSwitches,
+      involuntarySwitches: usage.involuntaryContextSwitches - usageAtStart.involuntaryContextSwitches,
+      systemCpuMs: (usage.systemCPUTime - usageAtStart.systemCPUTime) / 1000,
+    };
     await profiler.stop(path);
     writeFileSync(
       path.replace(/\.cpuprofile$/, '.threads.json'),
-      JSON.stringify({ cpuMs, gcs, heapUsedBytes }),
+      JSON.stringify({ cpuMs, gcs, heapUsedBytes, kernel }),
     );
     send({ kind: 'ok' });
   } else if (message === 'stats') {
