@@ -6,8 +6,9 @@
  * checkouts measured in the same run, interleaved, the order alternating (the only fair comparison on a shared
  * machine: the committed figure was measured under another load).
  *
- *   npx tsx bench/cpu-per-job.ts [--runs 3] [--jobs 20000] [--rounds 1000]
- *                                [--against main] [--against /path/to/checkout] [--save] [--profile DIR]
+ *   npx tsx bench/cpu-per-job.ts [--runs 3] [--jobs 20000] [--rounds 1000] [--warmup 0]
+ *                                [--against main] [--against /path/to/checkout] [--save]
+ *                                [--profile DIR [--profile-every] [--profile-interval-us 1000]]
  *
  *   W1 enqueue  50 producers, each awaiting one `enqueue` (the SDK coalesces them per turn)
  *   W1 drain    one Worker, concurrency 50
@@ -15,9 +16,18 @@
  *
  * --against takes a git ref (its tree is exported to a temporary directory that uses this
  * checkout's node_modules) or a checkout's directory; the client is always this checkout's
- * SDK, so only the server differs. --save writes this checkout's medians to
+ * SDK, so only the server differs; each is shown with the change of the medians and the paired
+ * change (the median of run i's change against run i of the other). --save writes this checkout's medians to
  * bench/results/cpu-per-job.json (commit it with the change that moved them).
- * --profile DIR writes a CPU profile of this checkout's server per phase (last run).
+ * --warmup N enqueues and drains N jobs of another queue on each fresh server before the measured
+ * phases, so that they read a server whose code is compiled (by default the enqueue is the
+ * server's first work, and pays for V8's compiling its path).
+ * --profile DIR writes a CPU profile of this checkout's server per phase (last run);
+ * with --profile-every, of every checkout's server in every run (`server-PHASE-rRUN-tTREE`, TREE
+ * the checkout's place in the list: 0 this one, then each --against), so that both sides of a
+ * comparison are profiled alike (bench/profile-top.ts --enqueue-parts compares them);
+ * --profile-interval-us sets the sampling interval (V8's default 1,000 µs). Each profile has a
+ * `.threads.json` beside it: the main thread's CPU and the other threads' (bench/lib/server-child.ts).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -34,14 +44,20 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '3' },
     jobs: { type: 'string', default: '20000' },
     rounds: { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '0' },
     against: { type: 'string', multiple: true, default: [] },
     save: { type: 'boolean', default: false },
     profile: { type: 'string' },
+    'profile-every': { type: 'boolean', default: false },
+    'profile-interval-us': { type: 'string' },
   },
 });
 const runs = Number(args.runs);
 const jobs = Number(args.jobs);
 const rounds = Number(args.rounds);
+const warmup = Number(args.warmup);
+const profileIntervalUs =
+  args['profile-interval-us'] === undefined ? undefined : Number(args['profile-interval-us']);
 const repoRoot = new URL('..', import.meta.url).pathname;
 const resultPath = join(repoRoot, 'bench/results/cpu-per-job.json');
 
@@ -75,17 +91,22 @@ interface Tree extends SourceTree {
   samples: Figures[];
 }
 
-async function runOnce(tree: Tree, profileDir: string | undefined): Promise<Figures> {
+/** Runs the three phases on a fresh server; `profile` names each phase's profile (none: not profiled). */
+async function runOnce(tree: Tree, profile: ((phase: string) => string) | undefined): Promise<Figures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sepp-cpu-'));
   const server = await BenchServer.start(dataDir, 'full', tree.srcDir);
   const client = SeppClient.connect(`127.0.0.1:${server.port}`);
   try {
     await client.ready();
+    if (warmup > 0) {
+      await enqueueJobs(client, 'warmup', warmup, 50);
+      await drainJobs(client, 'warmup', warmup, { concurrency: 50, transport: 'stream' });
+    }
     const phase = async (name: string, units: number, work: () => Promise<void>): Promise<PhaseFigures> =>
       measured(server, units, async () => {
-        if (profileDir !== undefined) await server.profileStart();
+        if (profile !== undefined) await server.profileStart(profileIntervalUs);
         await work();
-        if (profileDir !== undefined) await server.profileStop(join(profileDir, `server-${name}.cpuprofile`));
+        if (profile !== undefined) await server.profileStop(profile(name));
       });
     const enqueue = await phase('enqueue', jobs, () => enqueueJobs(client, 'w1', jobs, 50));
     const drain = await phase('drain', jobs, () =>
@@ -149,8 +170,16 @@ try {
     // The order alternates: whichever server runs first in a pair was measured to pay
     // 10-16 % more (docs/performance.md), so a fixed order biases the comparison.
     for (const tree of run % 2 === 1 ? trees : [...trees].reverse()) {
-      const profileDir = tree === self && run === runs ? args.profile : undefined;
-      const figures = await runOnce(tree, profileDir);
+      const dir = args.profile;
+      const profile =
+        dir === undefined
+          ? undefined
+          : args['profile-every']
+            ? (phase: string) => join(dir, `server-${phase}-r${run}-t${trees.indexOf(tree)}.cpuprofile`)
+            : tree === self && run === runs
+              ? (phase: string) => join(dir, `server-${phase}.cpuprofile`)
+              : undefined;
+      const figures = await runOnce(tree, profile);
       tree.samples.push(figures);
       console.error(
         `run ${run}/${runs} ${tree.label}: ${figureNames.map((n) => `${n} ${format(n, figures[n])}`).join(', ')}; load ${loadavg()[0]?.toFixed(2)}`,
@@ -163,11 +192,20 @@ try {
 
 const committed = lastCommitted();
 const ours = medians(self.samples);
-const others = trees.slice(1).map((t) => ({ label: t.label, figures: medians(t.samples) }));
+const others = trees
+  .slice(1)
+  .map((t) => ({ label: t.label, figures: medians(t.samples), samples: t.samples }));
+/**
+ * The median of the runs' own changes (run i of this checkout against run i of the other, measured
+ * one after the other): the load drifts less within a pair than over the whole run, so this reads
+ * steadier than the change of the medians when the machine is shared.
+ */
+const pairedChange = (name: FigureName, theirs: readonly Figures[]) =>
+  change(1 + median(self.samples.map((s, i) => s[name] / theirs[i]![name] - 1)), 1);
 const header = [
   'figure',
   'this checkout',
-  ...others.flatMap((o) => [o.label, 'change']),
+  ...others.flatMap((o) => [o.label, 'change', 'paired change']),
   ...(committed === undefined
     ? []
     : [`committed (${committed.commit}, load ${committed.loadAverage[0]})`, 'change']),
@@ -175,13 +213,17 @@ const header = [
 const rows = figureNames.map((name) => [
   name,
   format(name, ours[name]),
-  ...others.flatMap((o) => [format(name, o.figures[name]), change(ours[name], o.figures[name])]),
+  ...others.flatMap((o) => [
+    format(name, o.figures[name]),
+    change(ours[name], o.figures[name]),
+    pairedChange(name, o.samples),
+  ]),
   ...(committed === undefined ? [] : compared(name, ours[name], committed.figures[name])),
 ]);
 const loadAtEnd = loadavg();
 console.log(
   [
-    `### CPU per job: medians of ${runs} runs${others.length > 0 ? ', checkouts interleaved' : ''} (${jobs.toLocaleString('en')} jobs, ${rounds.toLocaleString('en')} W2 rounds, durability full)`,
+    `### CPU per job: medians of ${runs} runs${others.length > 0 ? ', checkouts interleaved' : ''} (${jobs.toLocaleString('en')} jobs, ${rounds.toLocaleString('en')} W2 rounds, durability full${warmup > 0 ? `, after a warm-up of ${warmup.toLocaleString('en')} jobs` : ''})`,
     '',
     markdownTable(header, rows),
     '',

@@ -14,6 +14,17 @@
  * --client-parts JOBS: the same for a client's profile (the benchmark's own process: producers and
  * the SDK Worker, bench/results/sdk-worker-cpu-2026-12-07.md).
  *
+ * --enqueue-parts JOBS: the server's CPU in W1's enqueue (bench/cpu-per-job.ts --profile-every),
+ * µs per job over JOBS jobs, per part of the enqueue's path, for several profiles at once. Files
+ * named `…-tN.cpuprofile` (N: the checkout, 0 the one measured) are grouped by N and shown side
+ * by side, each part's median over a group's runs and its range. A sample goes to the innermost
+ * frame of its stack that a part names (Node's and native frames pass it to their caller). The
+ * shares come from the samples' counts (a descheduled gap is one sample, not its wall time); the
+ * µs come from the main thread's CPU measured beside the profile (`.threads.json`, its schedstat),
+ * which is the one thread a profile samples; the other threads (V8's GC and compiler helpers, the
+ * profiler's sampler) are a row of their own. Idle and `fdatasync` (a blocking wait) are left out
+ * of the shares, so the little CPU the sync itself costs is spread over the parts.
+ *
  * --under REGEX: the top entries of the samples with a frame (`function file`) matching REGEX only,
  * so they say where one part's time goes (`--under '^enqueueFlowsIn '`).
  *
@@ -21,8 +32,9 @@
  * descheduled between samples, and the whole gap (tens of ms) goes to whatever frame was running:
  * with V8's 1 ms interval, `--cap-us 2000` leaves the time the process actually ran.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { markdownTable, median } from './engine-lib.ts';
 
 interface ProfileNode {
   id: number;
@@ -40,6 +52,7 @@ const { values, positionals } = parseArgs({
     top: { type: 'string', default: '25' },
     'w5-parts': { type: 'string' },
     'client-parts': { type: 'string' },
+    'enqueue-parts': { type: 'string' },
     under: { type: 'string' },
     'cap-us': { type: 'string' },
   },
@@ -192,6 +205,149 @@ function printPartTable(partUs: Map<string, number>, jobs: number): void {
     console.log(`| ${part} | ${(us / jobs).toFixed(1)} | ${share} |`);
   }
   console.log(`| total (without idle, fdatasync and the profiler) | ${(cpuUs / jobs).toFixed(1)} | |`);
+}
+
+/**
+ * The enqueue's parts, innermost first: a sample goes to the first frame of its stack (leaf
+ * first) that one of them names. A frame is `function path`, the path from its first
+ * `node_modules/`, `src/` or `clients/` (so this tree's and a baseline's read alike).
+ */
+const enqueueParts: [string, RegExp][] = [
+  ['garbage collector (main thread)', /^\(garbage collector\) /],
+  ['(program): V8 and native code without a JS frame', /^\(program\) /],
+  ['the profiler itself', /^(post|dispatch) node:inspector/],
+  ['commit: BEGIN, savepoints, COMMIT (group-commit.ts)', / src\/store\/sqlite\/group-commit\.ts$/],
+  [
+    'SQLite INSERT of the jobs (jobs.ts, multi-row.ts, the native run)',
+    / src\/store\/sqlite\/(jobs|multi-row)\.ts$/,
+  ],
+  ['store: the rest', / src\/store\//],
+  ['engine: enqueue (validation, ids, rows, counts)', / src\/engine\//],
+  ['telemetry (metrics, OpenTelemetry)', / (src\/telemetry\/|node_modules\/@opentelemetry\/)/],
+  [
+    'codec: Produce decode and answer encode',
+    / (clients\/typescript\/src\/gen\/|src\/gen\/|node_modules\/@bufbuild\/|src\/rpc\/(produce-response-codec|wire-writer|utf8-fields|message-frames)\.ts$)/,
+  ],
+  ['rpc: Produce stream, admission, conversion (src/rpc)', / src\/rpc\//],
+  ['grpc-js (with the HTTP/2 it calls)', / node_modules\/@grpc\//],
+  ['sepp: the rest (app, config, utils)', / src\//],
+];
+const enqueueRest = 'Node: HTTP/2, sockets, timers, promises (no sepp or grpc-js frame)';
+
+/** A profile's sample counts per enqueue part (idle and fdatasync apart). */
+function enqueuePartCounts(profile: CpuProfile, parentOf: Map<number, ProfileNode>): Map<string, number> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const frameOf = (node: ProfileNode) =>
+    `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url.replace(/^.*?\/(node_modules|src|clients)\//, '$1/')}`;
+  const counts = new Map<string, number>();
+  for (const id of profile.samples) {
+    const leaf = byId.get(id);
+    if (leaf === undefined) continue;
+    const leafName = leaf.callFrame.functionName;
+    let part = leafName === '(idle)' ? 'idle' : leafName === 'fdatasync' ? 'fdatasync' : undefined;
+    for (
+      let node: ProfileNode | undefined = leaf;
+      part === undefined && node !== undefined;
+      node = parentOf.get(node.id)
+    ) {
+      part = enqueueParts.find(([, pattern]) => pattern.test(frameOf(node!)))?.[0];
+    }
+    counts.set(part ?? enqueueRest, (counts.get(part ?? enqueueRest) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** The rows after the parts: what `.threads.json` measured beside the profile. */
+const threadRows = ['main thread (schedstat)', 'other threads (schedstat)', 'process'];
+/** The kinds of garbage collection bench/lib/server-child.ts counts (perf_hooks' names). */
+const gcKindsShown = ['minor', 'major', 'incremental'];
+/** The kernel's side of a profiled phase (bench/lib/server-child.ts, process.resourceUsage()). */
+const kernelCounts = ['minorPageFaults', 'majorPageFaults', 'voluntarySwitches', 'involuntarySwitches'];
+/** Rows that are counts, not µs per job. */
+const countRows = ['samples on CPU', ...gcKindsShown.map((kind) => `GCs, ${kind}`), ...kernelCounts];
+
+/** A profile's figures: µs per job of each part and thread row, GC pauses, and the counts. */
+function enqueueFigures(file: string, jobs: number): Map<string, number> {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const parentOf = new Map<number, ProfileNode>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node);
+  const counts = enqueuePartCounts(profile, parentOf);
+  const threadsFile = file.replace(/\.cpuprofile$/, '.threads.json');
+  if (!existsSync(threadsFile))
+    throw new Error(`${threadsFile}: missing (bench/cpu-per-job.ts --profile writes it)`);
+  const {
+    cpuMs,
+    gcs = {},
+    kernel = {},
+  } = JSON.parse(readFileSync(threadsFile, 'utf8')) as {
+    cpuMs: { main: number; others: number };
+    gcs?: Record<string, { count: number; ms: number }>;
+    kernel?: Record<string, number>;
+  };
+  const onCpu = [...counts].filter(([part]) => part !== 'idle' && part !== 'fdatasync');
+  const cpuSamples = onCpu.reduce((sum, [, n]) => sum + n, 0);
+  const perJob = (ms: number) => (ms * 1000) / jobs;
+  const figures = new Map<string, number>();
+  for (const [part, n] of onCpu) figures.set(part, perJob((n / cpuSamples) * cpuMs.main));
+  figures.set(threadRows[0]!, perJob(cpuMs.main));
+  figures.set(threadRows[1]!, perJob(cpuMs.others));
+  figures.set(threadRows[2]!, perJob(cpuMs.main + cpuMs.others));
+  for (const kind of gcKindsShown) {
+    figures.set(`GCs, ${kind}: pause µs per job`, perJob(gcs[kind]?.ms ?? 0));
+    figures.set(`GCs, ${kind}`, gcs[kind]?.count ?? 0);
+  }
+  figures.set('samples on CPU', cpuSamples);
+  figures.set('kernel CPU (rusage)', perJob(kernel.systemCpuMs ?? 0));
+  for (const name of kernelCounts) figures.set(name, kernel[name] ?? 0);
+  return figures;
+}
+
+/** µs per job of each enqueue part, per checkout (`-tN` in the file names), medians and ranges. */
+function printEnqueueParts(files: readonly string[], jobs: number): void {
+  const groups = new Map<string, Map<string, number>[]>();
+  for (const file of files) {
+    const group = /-t(\d+)\.cpuprofile$/.exec(file)?.[1] ?? file;
+    groups.set(group, [...(groups.get(group) ?? []), enqueueFigures(file, jobs)]);
+  }
+  const names = [...groups.keys()];
+  const rows = [
+    ...enqueueParts.map(([part]) => part),
+    enqueueRest,
+    ...threadRows,
+    'kernel CPU (rusage)',
+    ...gcKindsShown.map((kind) => `GCs, ${kind}: pause µs per job`),
+    ...countRows,
+  ];
+  const valuesOf = (runs: Map<string, number>[], row: string) => runs.map((r) => r.get(row) ?? 0);
+  const cell = (runs: Map<string, number>[], row: string) => {
+    const values = valuesOf(runs, row);
+    const digits = countRows.includes(row) ? 0 : 2;
+    return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+  };
+  const first = groups.get(names[0]!)!;
+  const table = rows.map((row) => [
+    row,
+    ...names.flatMap((name, i) => {
+      const runs = groups.get(name)!;
+      if (i === 0) return [cell(runs, row)];
+      const delta = median(valuesOf(first, row)) - median(valuesOf(runs, row));
+      return [cell(runs, row), countRows.includes(row) ? '' : `${delta >= 0 ? '+' : ''}${delta.toFixed(2)}`];
+    }),
+  ]);
+  const header = [
+    'part, µs per job',
+    ...names.flatMap((name, i) =>
+      i === 0 ? [`t${name}: median (range)`] : [`t${name}: median (range)`, `t${names[0]} − t${name}`],
+    ),
+  ];
+  const sizes = names.map((name) => groups.get(name)!.length).join(' and ');
+  console.log(`Medians of ${sizes} profiles, ${jobs.toLocaleString('en')} jobs each\n`);
+  console.log(markdownTable(header, table));
+}
+
+if (values['enqueue-parts'] !== undefined) {
+  printEnqueueParts(positionals, Number(values['enqueue-parts']));
+  process.exit(0);
 }
 
 for (const file of positionals) {

@@ -5,9 +5,11 @@ import { Session } from 'node:inspector';
 export class Profiler {
   private readonly session = new Session();
 
-  async start(): Promise<void> {
+  /** `intervalUs`: the sampling interval (V8's default 1,000 µs; finer shows parts of a few µs per job). */
+  async start(intervalUs?: number): Promise<void> {
     this.session.connect();
     await this.post('Profiler.enable');
+    if (intervalUs !== undefined) await this.post('Profiler.setSamplingInterval', { interval: intervalUs });
     await this.post('Profiler.start');
   }
 
@@ -17,9 +19,9 @@ export class Profiler {
     this.session.disconnect();
   }
 
-  private post(method: string): Promise<unknown> {
+  private post(method: string, params?: object): Promise<unknown> {
     return new Promise((resolve, reject) =>
-      this.session.post(method, (error, result) => (error ? reject(error) : resolve(result))),
+      this.session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
     );
   }
 }

@@ -9,7 +9,9 @@
  * with this checkout's client, interleaved, for a baseline measured in the same run.
  * It talks to its parent over the fork IPC channel (`ServerMessage`, bench/lib/server-process.ts).
  */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { Profiler } from './profiler.ts';
 import { sumSeries } from './prometheus-text.ts';
@@ -54,12 +56,79 @@ const server = await startServer(config, {
 });
 const send = (message: ServerMessage) => process.send?.(message);
 const profiler = new Profiler();
+
+/**
+ * Each thread's time on a CPU so far, ns, by thread id (Linux's /proc/self/task/TID/schedstat;
+ * empty elsewhere). The main thread's id is the pid: a CPU profile samples it alone, so the
+ * others (V8's GC and compiler helpers, libuv's pool, the profiler's own) are told apart here.
+ */
+function threadsCpuNs(): Map<number, number> {
+  const times = new Map<number, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const onCpuNs = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      times.set(Number(tid), onCpuNs);
+    }
+  } catch {
+    // Not Linux, or the thread ended while read: no split.
+  }
+  return times;
+}
+
+/** The garbage collections of a profiled phase, by kind: how many, and their main-thread pause. */
+const gcKinds: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+let gcs: Record<string, { count: number; ms: number }> = {};
+function countGcs(entries: readonly PerformanceEntry[]): void {
+  for (const entry of entries) {
+    const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
+    const kind = gcKinds[detail?.kind ?? -1] ?? 'other';
+    const seen = gcs[kind] ?? { count: 0, ms: 0 };
+    gcs[kind] = { count: seen.count + 1, ms: seen.ms + entry.duration };
+  }
+}
+const gcObserver = new PerformanceObserver((list) => countGcs(list.getEntries()));
+
+let threadsAtStart = new Map<number, number>();
+let heapAtStartBytes = 0;
+let usageAtStart = process.resourceUsage();
 process.on('message', async (message: string) => {
-  if (message === 'profile-start') {
-    await profiler.start();
+  if (message === 'profile-start' || message.startsWith('profile-start ')) {
+    const interval = message.slice('profile-start '.length);
+    await profiler.start(interval === '' ? undefined : Number(interval));
+    threadsAtStart = threadsCpuNs();
+    gcs = {};
+    gcObserver.observe({ entryTypes: ['gc'] });
+    heapAtStartBytes = process.memoryUsage().heapUsed;
+    usageAtStart = process.resourceUsage();
     send({ kind: 'ok' });
   } else if (message.startsWith('profile-stop ')) {
-    await profiler.stop(message.slice('profile-stop '.length));
+    const path = message.slice('profile-stop '.length);
+    const cpuMs = { main: 0, others: 0 };
+    for (const [tid, ns] of threadsCpuNs()) {
+      cpuMs[tid === process.pid ? 'main' : 'others'] += (ns - (threadsAtStart.get(tid) ?? 0)) / 1e6;
+    }
+    countGcs(gcObserver.takeRecords());
+    gcObserver.disconnect();
+    const heapUsedBytes = [heapAtStartBytes, process.memoryUsage().heapUsed];
+    const usage = process.resourceUsage();
+    // Page faults (a heap or code space that grows) and context switches: kernel work a profile does not show.
+    const kernel = {
+      minorPageFaults: usage.minorPageFault - usageAtStart.minorPageFault,
+      majorPageFaults: usage.majorPageFault - usageAtStart.majorPageFault,
+      voluntarySwitches: usage.voluntaryContextSwitches - usageAtStart.voluntaryContextSwitches,
+      involuntarySwitches: usage.involuntaryContextSwitches - usageAtStart.involuntaryContextSwitches,
+      systemCpuMs: (usage.systemCPUTime - usageAtStart.systemCPUTime) / 1000,
+    };
+    await profiler.stop(path);
+    writeFileSync(
+      path.replace(/\.cpuprofile$/, '.threads.json'),
+      JSON.stringify({ cpuMs, gcs, heapUsedBytes, kernel }),
+    );
     send({ kind: 'ok' });
   } else if (message === 'stats') {
     const text = await server.telemetry.metricsText();
