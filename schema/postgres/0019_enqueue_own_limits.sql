@@ -303,7 +303,8 @@ BEGIN
     ON CONFLICT (queue, key) DO UPDATE SET job_id = excluded.job_id, expires_at_ms = excluded.expires_at_ms;
   END IF;
   IF group_key IS NOT NULL THEN
-    -- The servers read the mark within a second (their queue refresh): the job is leased after that.
+    -- The notification below says so (`g`); a server that missed it reads the mark within a
+    -- second (its queue refresh).
     UPDATE queues SET has_groups = true WHERE name = queue_name AND NOT has_groups;
   END IF;
 
@@ -323,8 +324,11 @@ BEGIN
 
   -- Delivered to the servers' listeners only if this transaction commits (src/store/postgres/signals.ts).
   IF state = 'ready' THEN
+    -- `g`: the queue has groups, as the servers' own signals say (a waiting reserve elsewhere
+    -- leases a grouped job at once instead of after its next queue refresh).
     PERFORM pg_notify('sepp_' || current_schema(),
-                      json_build_object('s', 'sql', 'q', queue_name, 'n', 1, 'j', new_id)::text);
+                      (json_build_object('s', 'sql', 'q', queue_name, 'n', 1, 'j', new_id)::jsonb
+                       || CASE WHEN group_key IS NULL THEN '{}'::jsonb ELSE '{"g": 1}'::jsonb END)::text);
   END IF;
   job_id := new_id;
   deduplicated := false;

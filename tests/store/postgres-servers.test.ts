@@ -1020,6 +1020,29 @@ test('the first grouped job of a queue, enqueued through one server, is leased t
       jobs.map((j) => j.id),
       [jobId],
     );
+    // The same through the SQL function sepp.enqueue: its notification says the queue has groups too.
+    await within(b.enqueue({ queue: 'grp2', type: 't', payload }), 'the enqueue of grp2 on b');
+    assert.equal(
+      (await within(b.reserve({ queues: ['grp2'], maxJobs: 1, waitMs: 0 }), 'b’s reserve of grp2')).length,
+      1,
+    );
+    const waitingSql = b.reserve({ queues: ['grp2'], maxJobs: 1, waitMs: 60_000 });
+    await until(b, () => b.waitingReserves === 1);
+    const app = new pg.Client(postgres.cluster.connection(postgres.database));
+    try {
+      await within(app.connect(), 'the application’s connection');
+      const { rows } = await within(
+        app.query(`SELECT job_id FROM ${schema}.enqueue('grp2', 't', '\\x78'::bytea, '{"group": "tenant-2"}')`),
+        'sepp.enqueue of a grouped job',
+      );
+      const fromSql = await within(waitingSql, 'b’s waiting reserve given the SQL-enqueued grouped job', 10_000);
+      assert.deepEqual(
+        fromSql.map((j) => j.id),
+        [rows[0]?.job_id],
+      );
+    } finally {
+      await app.end();
+    }
   } finally {
     await within(Promise.all([a.close(), b.close()]), 'both engines closed');
   }
