@@ -15,6 +15,10 @@
  * `--profile PREFIX` writes the server's CPU profile of each drain to PREFIX.RUN.TREE.cpuprofile
  * (bench/pg-profile-areas.ts sums it by area). `--streams N` gives the drain's SDK Worker N Work streams (the SDK's default is one per 1,000 slots).
  *
+ * `--node-options STR` is the server's NODE_OPTIONS (`--max-semi-space-size=64`). The drain's line gives
+ * the server's CPU per job, then split: the process's user and system time, and its main thread's
+ * (the rest is V8's helper threads: its garbage collector's and its optimizing compiler's).
+ *
  * `--experiment SQL` runs SQL on each run's migrated schema before the enqueue (`DROP INDEX sepp.x`).
  * `--against DIR` runs DIR's sources too, alternating with this checkout's in every run (the
  * order swapped each run), so a change is measured against its base in the same run.
@@ -43,6 +47,7 @@ const { values } = parseArgs({
     experiment: { type: 'string' },
     streams: { type: 'string' },
     profile: { type: 'string' },
+    'node-options': { type: 'string' },
   },
 });
 const jobs = Number(values.jobs);
@@ -105,6 +110,7 @@ async function runOnce(tree: string, run: number): Promise<string> {
     preload: [traceModule],
     env: {
       SEPP_PG_CHAIN_SRC: tree,
+      ...(values['node-options'] === undefined ? {} : { NODE_OPTIONS: values['node-options'] }),
       SEPP_PG_CHAIN_OUT: out,
       ...(values.profile === undefined
         ? {}
@@ -127,6 +133,7 @@ async function runOnce(tree: string, run: number): Promise<string> {
       await db.query(values.experiment).finally(() => db.end());
     }
     const measure = async (work: () => Promise<void>) => {
+      const split0 = cpuSplit(serve.pid);
       const s0 = cpuMicros([serve.pid]);
       const p0 = pgCpu();
       const t0 = performance.now();
@@ -136,6 +143,9 @@ async function runOnce(tree: string, run: number): Promise<string> {
         perSecond: Math.round(jobs / seconds),
         seppUs: Math.round((cpuMicros([serve.pid]) - s0) / jobs),
         pgUs: Math.round((pgCpu() - p0) / jobs),
+        split: cpuSplit(serve.pid)
+          .map((us, i) => Math.round((us - (split0[i] ?? 0)) / jobs))
+          .join(' / '),
       };
     };
     const load0 = loadavg()[0]?.toFixed(1);
@@ -170,7 +180,7 @@ async function runOnce(tree: string, run: number): Promise<string> {
     return [
       `run ${run} ${name} (load ${load0}–${loadavg()[0]?.toFixed(1)}): enqueue ${enqueue.perSecond} jobs/s, ` +
         `sepp ${enqueue.seppUs} / PostgreSQL ${enqueue.pgUs} µs CPU/job; drain ${drain.perSecond} jobs/s, ` +
-        `sepp ${drain.seppUs} / PostgreSQL ${drain.pgUs} µs CPU/job`,
+        `sepp ${drain.seppUs} / PostgreSQL ${drain.pgUs} µs CPU/job (sepp user / system, main thread user / system: ${drain.split})`,
       chainFigures(drained),
       '| statement | calls/batch | rows/call | exec µs/call | exec µs/job | buffers hit/call | WAL records / bytes / full pages per call |',
       '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -185,6 +195,22 @@ async function runOnce(tree: string, run: number): Promise<string> {
     await serve.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The sepp server's CPU in µs, split: the process's user and system time, then its main
+ * thread's (the JavaScript; the rest is V8's and libuv's helper threads), from /proc in ticks.
+ */
+function cpuSplit(pid: number): number[] {
+  const times = (path: string) => {
+    try {
+      const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      return [Number(fields[11]) * 1e4, Number(fields[12]) * 1e4];
+    } catch {
+      return [0, 0];
+    }
+  };
+  return [...times(`/proc/${pid}/stat`), ...times(`/proc/${pid}/task/${pid}/stat`)];
 }
 
 /** Per drain batch: its size, its queries, and where its wall time went (medians and means). */

@@ -42,6 +42,25 @@ export const leaseCases: StoreCase[] = [
     },
   },
   {
+    name: 'lease: a payload comes back byte for byte: empty, every byte value, and long',
+    async run(h) {
+      const every = Uint8Array.from({ length: 256 }, (_, i) => i);
+      const long = Uint8Array.from({ length: 5000 }, (_, i) => (i * 7) % 256);
+      const jobs = [new Uint8Array(0), every, long].map((payload) => newJob('q', { payload }));
+      await h.write((tx) => storeJobs(tx, jobs));
+      const rows: LeasedRow[] = await h.write(function* (tx) {
+        const leased = yield* tx.leases.leaseReady({ ...leaseAt(2000), queue: 'q', limit: 3 });
+        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
+        return leased;
+      });
+      const byId = new Map(rows.map((r) => [r.id, new Uint8Array(r.payload)]));
+      assert.deepEqual(
+        jobs.map((j) => byId.get(j.id)),
+        jobs.map((j) => j.payload),
+      );
+    },
+  },
+  {
     name: 'lease: sets the attempt, the deadline (a job’s own lease_ms within the maximum) and the worker',
     async run(h) {
       const plain = newJob('q');
