@@ -88,7 +88,8 @@ const retryKey = 'sepp-retry';
  */
 export type RetryAdvice = 'never' | 'operator' | 'later';
 
-function retryAdviceOf(text: string | undefined): RetryAdvice | undefined {
+/** The advice from its wire form (the trailer, or a stream answer's `retry`); undefined when unknown or empty. */
+export function retryAdviceOf(text: string | undefined): RetryAdvice | undefined {
   return text === 'never' || text === 'operator' || text === 'later' ? text : undefined;
 }
 
