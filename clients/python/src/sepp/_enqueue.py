@@ -340,7 +340,7 @@ class EnqueueBatcher:
             self._on_flows_answer(batch, answer)
         elif answer.code != 0:
             # A sequence of 0: the message did not decode; its answer's code says why.
-            self._fail(batch, from_status(status_from_number(answer.code), answer.message))
+            self._fail(batch, from_status(status_from_number(answer.code), answer.message, retry=answer.retry))
         elif answer.HasField("atomic"):
             self._distribute(batch, Answer(atomic=answer.atomic))
         elif answer.HasField("flow"):
@@ -362,7 +362,7 @@ class EnqueueBatcher:
                 self._fail(batch, closed_error("enqueue"))
             return
         if answer.code != 0:
-            self._fail(batch, from_status(status_from_number(answer.code), answer.message))
+            self._fail(batch, from_status(status_from_number(answer.code), answer.message, retry=answer.retry))
             return
         answers = answer.flows.answers
         if len(answers) != len(batch):
@@ -371,7 +371,7 @@ class EnqueueBatcher:
             return
         for entry, each in zip(batch, answers):
             if each.code != 0:
-                self._fail([entry], from_status(status_from_number(each.code), each.message))
+                self._fail([entry], from_status(status_from_number(each.code), each.message, retry=each.retry))
             elif not each.HasField("flow"):
                 self._fail([entry], SeppError(grpc.StatusCode.INTERNAL, "the server answered a flow without its outcome"))
             elif not entry.future.done():

@@ -211,10 +211,22 @@ def rejection_reason(value: str) -> RejectionReason:
 
 
 def from_status(
-    grpc_code: grpc.StatusCode, message: str, lease_call: bool = False, code: SeppErrorCode | None = None
+    grpc_code: grpc.StatusCode, message: str, lease_call: bool = False, code: SeppErrorCode | None = None,
+    retry: str | None = None,
 ) -> SeppError:
     """The SeppError subclass for a status. `lease_call` marks an ack, nack or extend, where
-    NOT_FOUND and FAILED_PRECONDITION mean the lease is lost (unless the job was cancelled)."""
+    NOT_FOUND and FAILED_PRECONDITION mean the lease is lost (unless the job was cancelled);
+    `retry` is the server's `sepp-retry` advice in its wire form (a trailer, or a stream
+    answer's `retry` field), kept when it is one the client knows."""
+    error = _from_status(grpc_code, message, lease_call, code)
+    if retry in ("never", "operator", "later"):
+        error.retry = cast(RetryAdvice, retry)
+    return error
+
+
+def _from_status(
+    grpc_code: grpc.StatusCode, message: str, lease_call: bool, code: SeppErrorCode | None
+) -> SeppError:
     if code == "job_cancelled":
         return JobCancelledError(grpc_code, message)
     if code == "job_timed_out":
@@ -261,11 +273,8 @@ def to_sepp_error(error: BaseException, lease_call: bool = False) -> SeppError:
     reason = _trailer(error, "sepp-rejection-reason")
     if reason is not None and reason in _REASONS:
         return rejected([JobRejection(0, rejection_reason(reason), message)])
-    result = from_status(grpc_code, message, lease_call, error_code_of(_trailer(error, "sepp-error-code")))
-    retry = _trailer(error, "sepp-retry")
-    if retry in ("never", "operator", "later"):
-        result.retry = cast(RetryAdvice, retry)
-    return result
+    return from_status(grpc_code, message, lease_call, error_code_of(_trailer(error, "sepp-error-code")),
+                       _trailer(error, "sepp-retry"))
 
 
 def error_code_of(text: str | None) -> SeppErrorCode | None:
