@@ -50,6 +50,54 @@ test('Produce: a message over the server max_batch_jobs fails at once with retry
   }
 });
 
+test('grpc-js refusing a message over the server max_message_bytes: never, sent once; a result that big fails its attempt', async () => {
+  // The smallest message size the server takes with its default 1 MiB payloads.
+  const t = await startTestServer({ toml: '[grpc]\nmax_message_bytes = "1200KiB"\n' });
+  const client = SeppClient.connect(t.address, { retry });
+  try {
+    // All or nothing, so the SDK cannot split it: 1.5 MiB in one call, which no repeat passes.
+    const jobs = Array.from({ length: 3 }, () => ({
+      queue: 'q',
+      type: 't',
+      payload: 'x'.repeat(500 * 1024),
+    }));
+    const error = await client.enqueueAtomic(jobs).then(
+      () => assert.fail('stored past the server message size'),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof SeppError);
+    assert.equal(error.grpcCode, status.RESOURCE_EXHAUSTED);
+    assert.match(error.message, /^Received message larger than max/);
+    assert.equal(error.retry, 'never', "read as the server's never: no sepp trailer");
+    assert.equal(client.stats().batches, 1, 'sent once, not repeated');
+
+    // A result larger than any message the server takes: the attempt fails saying so, at once,
+    // instead of the job running again when its lease (here an hour) runs out.
+    const { id } = await client.enqueue('big-result', 't', '', { maxAttempts: 1 });
+    const failed: string[] = [];
+    const worker = client.worker({
+      queues: ['big-result'],
+      leaseMs: 3_600_000,
+      logger: { info() {}, warn() {}, error() {} },
+      fallback: async () => 'r'.repeat(2 * 1024 * 1024),
+    });
+    worker.on('failed', (_job, e) => failed.push(e.message));
+    try {
+      await until(
+        async () => (await client.getJob(id)).state === 'dead',
+        'the job dead after its one attempt',
+      );
+      assert.equal(worker.state, 'running', 'the worker goes on');
+      assert.match(failed[0] ?? '', /larger than max/);
+    } finally {
+      await worker.close({ timeoutMs: 0 });
+    }
+  } finally {
+    await client.close();
+    await t.dispose();
+  }
+});
+
 const canMount =
   process.getuid?.() === 0 && spawnSync('mount', ['--version'], { stdio: 'ignore' }).status === 0;
 
