@@ -19,7 +19,7 @@ from typing import Iterator
 
 import grpc
 import pytest
-from conftest import ServerProcess, eventually, stand_in_server
+from conftest import ADMIN_KEY, ServerProcess, eventually, running_server, stand_in_server
 from test_worker import Events
 
 import sepp
@@ -41,7 +41,7 @@ def test_produce_items_refused_never_fail_at_once_and_later_are_retried(monkeypa
     filler = mount_point / "filler"
     try:
         # The client's own bound is above the server's: its batch of 6 goes as one message.
-        with sepp.Client(process.address, api_key="py-admin-key-0123456789", retry=RETRY,
+        with sepp.Client(process.address, api_key=ADMIN_KEY, retry=RETRY,
                          max_batch_jobs=10) as client:
             with pytest.raises(sepp.SeppError) as refused:
                 client.enqueue_batch([sepp.JobSpec("q", "t", f"{i}") for i in range(6)])
@@ -54,14 +54,14 @@ def test_produce_items_refused_never_fail_at_once_and_later_are_retried(monkeypa
             filler.write_bytes(bytes(8 * 1024 * 1024))
         except OSError:
             pass  # ENOSPC: the filler took every free block it could.
-        with sepp.Client(process.address, api_key="py-admin-key-0123456789") as once:
+        with sepp.Client(process.address, api_key=ADMIN_KEY) as once:
             # The first enqueue that needs room fails its commit; from then on enqueues are refused.
             with pytest.raises(sepp.SeppError) as full:
                 once.enqueue("q", "t", "x" * (512 * 1024))
             assert full.value.grpc_code == grpc.StatusCode.UNAVAILABLE, full.value.message
             assert full.value.retry == "later", "the answer says what the trailer would"
             assert once.stats().produce_messages == 1, "without retries: sent once"
-        with sepp.Client(process.address, api_key="py-admin-key-0123456789", retry=RETRY) as retried:
+        with sepp.Client(process.address, api_key=ADMIN_KEY, retry=RETRY) as retried:
             future = retried.enqueue_future(sepp.JobSpec("q", "t", "small"))
             eventually(lambda: retried.stats().produce_messages >= 3, "the refused enqueue sent again")
             filler.unlink()
@@ -72,6 +72,33 @@ def test_produce_items_refused_never_fail_at_once_and_later_are_retried(monkeypa
         subprocess.run(["umount", str(mount_point)], check=True)
         shutil.rmtree(mount_point, ignore_errors=True)
         process.config.unlink(missing_ok=True)
+
+
+def test_a_message_over_the_server_message_size_is_never_repeated_and_a_result_that_big_fails_its_attempt() -> None:
+    with running_server('[grpc]\nmax_message_bytes = "1200KiB"\n') as process, \
+            sepp.Client(process.address, api_key=ADMIN_KEY, retry=RETRY) as client:
+        # All or nothing, so the client cannot split it: 1.5 MiB in one call, which no repeat passes.
+        with pytest.raises(sepp.SeppError) as refused:
+            client.enqueue_atomic([sepp.JobSpec("q", "t", "x" * (500 * 1024)) for _ in range(3)])
+        assert refused.value.grpc_code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert refused.value.message.startswith("Received message larger than max")
+        assert refused.value.retry == "never", "read as the server's never: no sepp trailer"
+        assert client.stats().batches == 1, "sent once, not repeated"
+
+        # A result larger than any message the server takes: the attempt fails saying so, at once,
+        # instead of the job running again when its lease (here an hour) runs out.
+        job_id = client.enqueue("big-result", "t", "", max_attempts=1).id
+        events = Events()
+        worker = client.worker(["big-result"], lease_ms=3_600_000, on_event=events,
+                               fallback=lambda job: "r" * (2 * 1024 * 1024))
+        worker.start()
+        try:
+            failed = events.wait("failed")[0]
+            assert "larger than max" in str(failed.error)
+            eventually(lambda: client.get_job(job_id).state == "dead", "the job dead after its one attempt")
+            assert worker.state == "running", "the worker goes on"
+        finally:
+            worker.close()
 
 
 class _RefusesSettlements(queue_service_pb2_grpc.QueueServiceServicer):
