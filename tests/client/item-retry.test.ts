@@ -29,13 +29,23 @@ import { until } from './helpers.ts';
 
 const retry = { unavailable: true, maxAttempts: 1000, baseDelayMs: 5, maxDelayMs: 20 };
 
-test('Produce: a message over the server max_batch_jobs fails at once with retry never', async () => {
+test('Produce: batches are cut at the server max_batch_jobs; an atomic one over it fails at once with retry never', async () => {
   const t = await startTestServer({ toml: '[limits]\nmax_batch_jobs = 4\n' });
-  // The SDK's own bound is above the server's: its batch of 6 goes as one message.
-  const client = SeppClient.connect(t.address, { maxBatchJobs: 10, retry });
+  // The SDK's own bound (1000 by default) is above the server's, which it asks for (GetServerInfo).
+  const client = SeppClient.connect(t.address, { retry });
   try {
+    const outcomes = await client.enqueueBatch(
+      Array.from({ length: 10 }, (_, i) => ({ queue: 'q', type: 't', payload: `${i}` })),
+    );
+    assert.equal(outcomes.filter((o) => o.ok).length, 10);
+    assert.equal(client.stats().batches, 3, 'in batches of 4, 4 and 2');
+    const alone = await Promise.all(Array.from({ length: 6 }, (_, i) => client.enqueue('q', 't', `${i}`)));
+    assert.equal(alone.length, 6);
+    assert.equal(client.stats().batches, 5, 'enqueues of one turn, in messages of at most 4');
+
+    // All or nothing, so the SDK cannot split it: no repeat of it can pass.
     const jobs = Array.from({ length: 6 }, (_, i) => ({ queue: 'q', type: 't', payload: `${i}` }));
-    const error = await client.enqueueBatch(jobs).then(
+    const error = await client.enqueueAtomic(jobs).then(
       () => assert.fail('enqueued past the server bound'),
       (e: unknown) => e,
     );
@@ -43,7 +53,7 @@ test('Produce: a message over the server max_batch_jobs fails at once with retry
     assert.equal(error.grpcCode, status.RESOURCE_EXHAUSTED);
     assert.equal(error.retry, 'never', 'the answer says what the trailer would');
     assert.match(error.message, /limits\.max_batch_jobs/);
-    assert.equal(client.stats().produceMessages, 1, 'sent once, not repeated');
+    assert.equal(client.stats().batches, 6, 'sent once, not repeated');
   } finally {
     await client.close();
     await t.dispose();
@@ -70,6 +80,13 @@ test('grpc-js refusing a message over the server max_message_bytes: never, sent 
     assert.match(error.message, /^Received message larger than max/);
     assert.equal(error.retry, 'never', "read as the server's never: no sepp trailer");
     assert.equal(client.stats().batches, 1, 'sent once, not repeated');
+
+    // Enqueues of one turn that fit alone but not together go in messages the server takes.
+    const each = await Promise.all(
+      Array.from({ length: 3 }, () => client.enqueue('q', 't', 'x'.repeat(500 * 1024))),
+    );
+    assert.equal(each.length, 3);
+    assert.equal(client.stats().batches, 3, 'two messages for the three, not one');
 
     // A result larger than any message the server takes: the attempt fails saying so, at once,
     // instead of the job running again when its lease (here an hour) runs out.

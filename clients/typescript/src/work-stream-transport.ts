@@ -145,6 +145,8 @@ export class WorkStreamTransport implements WorkTransport {
   ) {}
 
   start(): void {
+    // Its settlement batches are bounded by the server's own bounds once the client knows them.
+    void this.conn.learnServerBounds();
     this.open();
   }
 
