@@ -29,7 +29,7 @@ RETRY = sepp.RetryOptions(max_attempts=1000, base_delay_ms=5, max_delay_ms=20)
 CAN_MOUNT = hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("mount") is not None
 
 
-def test_produce_items_refused_never_fail_at_once_and_later_are_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batches_are_cut_at_the_server_bound_and_items_refused_never_or_later(monkeypatch: pytest.MonkeyPatch) -> None:
     if not CAN_MOUNT:
         pytest.skip("needs root to mount a small tmpfs (CI runs as root)")
     mount_point = pathlib.Path(tempfile.mkdtemp(prefix="sepp-py-item-"))
@@ -40,15 +40,22 @@ def test_produce_items_refused_never_fail_at_once_and_later_are_retried(monkeypa
     process = ServerProcess(data_dir, "[limits]\nmax_batch_jobs = 4\n")
     filler = mount_point / "filler"
     try:
-        # The client's own bound is above the server's: its batch of 6 goes as one message.
-        with sepp.Client(process.address, api_key=ADMIN_KEY, retry=RETRY,
-                         max_batch_jobs=10) as client:
+        # The client's own bound (1000 by default) is above the server's, which it asks for.
+        with sepp.Client(process.address, api_key=ADMIN_KEY, retry=RETRY) as client:
+            outcomes = client.enqueue_batch([sepp.JobSpec("q", "t", f"{i}") for i in range(10)])
+            assert [o.ok for o in outcomes] == [True] * 10
+            assert client.stats().batches == 3, "in batches of 4, 4 and 2"
+            futures = [client.enqueue_future(sepp.JobSpec("q", "t", f"{i}")) for i in range(6)]
+            assert all(f.result(timeout=30).id for f in futures)
+            assert client.stats().batches <= 6 and client.stats().enqueued_jobs == 16
+            batches = client.stats().batches
+            # All or nothing, so the client cannot split it: no repeat of it can pass.
             with pytest.raises(sepp.SeppError) as refused:
-                client.enqueue_batch([sepp.JobSpec("q", "t", f"{i}") for i in range(6)])
+                client.enqueue_atomic([sepp.JobSpec("q", "t", f"{i}") for i in range(6)])
             assert refused.value.grpc_code == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert refused.value.retry == "never", "the answer says what the trailer would"
             assert "limits.max_batch_jobs" in refused.value.message
-            assert client.stats().produce_messages == 1, "sent once, not repeated"
+            assert client.stats().batches == batches + 1, "sent once, not repeated"
 
         try:
             filler.write_bytes(bytes(8 * 1024 * 1024))
@@ -84,6 +91,11 @@ def test_a_message_over_the_server_message_size_is_never_repeated_and_a_result_t
         assert refused.value.message.startswith("Received message larger than max")
         assert refused.value.retry == "never", "read as the server's never: no sepp trailer"
         assert client.stats().batches == 1, "sent once, not repeated"
+
+        # Enqueues that fit alone but not together go in messages the server takes.
+        futures = [client.enqueue_future(sepp.JobSpec("q", "t", "x" * (500 * 1024))) for _ in range(3)]
+        assert all(f.result(timeout=30).id for f in futures)
+        assert client.stats().batches >= 3, "at least two messages for the three, not one"
 
         # A result larger than any message the server takes: the attempt fails saying so, at once,
         # instead of the job running again when its lease (here an hour) runs out.

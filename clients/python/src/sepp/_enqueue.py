@@ -265,6 +265,8 @@ class EnqueueBatcher:
         stream.reader.start()
 
     def _requests(self, stream: _Stream) -> Iterator[produce_pb2.ProduceRequest]:
+        # The first batch waits for the server's bounds, once per client (Connection.learn_server_bounds).
+        self._conn.learn_server_bounds()
         while True:
             with self._lock:
                 batch = self._take(stream, self._idle_s)
@@ -380,6 +382,7 @@ class EnqueueBatcher:
     # ------------------------------------------------------------------ unary calls
 
     def _unary_loop(self) -> None:
+        self._conn.learn_server_bounds()
         while True:
             with self._lock:
                 batch = self._take(None, 3600.0)

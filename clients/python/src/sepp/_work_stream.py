@@ -134,6 +134,8 @@ class WorkStreamTransport:
         self._thread.start()
 
     def _run(self) -> None:
+        # Its settlement batches are bounded by the server's own bounds once the client knows them.
+        self._conn.learn_server_bounds()
         # The channel's state, for `_healthy`, while this transport may open streams.
         self._conn.channel.subscribe(self._on_channel_state)
         try:
