@@ -49,6 +49,7 @@ const answerOf = (jobs: LeasedJob[]): Buffer =>
             message: '',
             result: { $case: 'ack' as const, value: {} },
             errorCode: '',
+            retry: '',
           })),
           jobs,
           cancels: [],

@@ -51,6 +51,7 @@ const message: WorkResponse = {
         message: '',
         result: { $case: 'ack' as const, value: {} },
         errorCode: '',
+        retry: '',
       })),
       jobs: Array.from({ length: perBatch }, (_, i) => job(i)),
       cancels: [],
@@ -108,6 +109,7 @@ const produced: ProduceResponse = {
     },
   })),
   atomic: undefined,
+  retry: '',
 };
 
 type Code = 'generated' | 'direct';

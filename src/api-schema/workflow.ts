@@ -155,12 +155,13 @@ export function batchStateFilter(state: string | undefined): { state?: BatchStat
 }
 
 /**
- * A flow's `limit` (most jobs in the answer) as a query gave it: none for absent or 0, which
- * reads as the default (the most); above the most is invalid_argument naming `limit`, as a list's page size.
+ * A flow's `limit` (most jobs in the answer) as a query or GetFlow gave it: none for absent or 0,
+ * which reads as the default (the most); below 0 or above the most is invalid_argument naming
+ * `limit`, as a list's page size.
  */
 export function flowLimitOf(limit: number | undefined): number | undefined {
   if (limit === undefined || limit === 0) return undefined;
-  if (limit > maxFlowGraphJobs) {
+  if (limit < 0 || limit > maxFlowGraphJobs) {
     throw new SeppError(
       'invalid_argument',
       `limit is ${limit}; it must be an integer from 1 to ${maxFlowGraphJobs} (the most jobs one flow answer lists), or 0 for the default`,

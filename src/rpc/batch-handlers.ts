@@ -13,6 +13,7 @@ import {
 import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { flowLimitOf } from '../api-schema/workflow.ts';
 import { batchCaller, ownerToList } from '../engine/batches/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest } from '../engine/types.ts';
@@ -105,7 +106,7 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
     getFlow: unary('GetFlow', 'read', async (req) => {
       const flow = await engine.getFlow(
         requireJobId(req.jobId),
-        req.limit === 0 ? undefined : req.limit,
+        flowLimitOf(req.limit),
         listAnswerBytes(ctx.facts.maxMessageBytes),
       );
       return {

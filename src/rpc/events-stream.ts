@@ -19,6 +19,7 @@ import type { handleServerStreamingCall } from '@grpc/grpc-js';
 import type { EventsRequest, EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import { requireInScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
+import { eventsTurnedOff } from '../engine/events/index.ts';
 import { type BugReporter, guardServerStream } from './call-guard.ts';
 import { eventToProto, subscriptionFromProto } from './events-convert.ts';
 import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
@@ -44,12 +45,11 @@ export function createEventsHandler(
     const filter =
       scope === null ? asked : { ...asked, queueAllowed: (queue: string) => scope.allows(queue) };
     const max = ctx.engine.limits.maxEventSubscribers;
+    if (max === 0) throw eventsTurnedOff();
     if (open >= max) {
       throw new SeppError(
         'resource_exhausted',
-        max === 0
-          ? 'events are turned off on this server (limits.max_event_subscribers = 0)'
-          : `${open} Events streams are open, the limit is ${max} (limits.max_event_subscribers); retry later`,
+        `${open} Events streams are open, the limit is ${max} (limits.max_event_subscribers); retry later`,
       );
     }
     const key = ctx.auth.enabled ? caller.name : undefined;

@@ -6,8 +6,8 @@
  * and the answers to flows are written here too (a W5 producer's every answer:
  * the generated encoder cost ~0.3 µs of CPU per flow job, bench/results/w5enq-2026-12-07.md),
  * unless one of them refused the flow (its rejections). Such an answer, an atomic
- * message's, or a number the generated encoder would refuse, goes to the generated
- * encoder whole.
+ * message's, one that says whether to retry (`retry`: a failure), or a number the
+ * generated encoder would refuse, goes to the generated encoder whole.
  */
 import type { EnqueueFlowResponse, FlowJobId } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
 import type {
@@ -33,7 +33,9 @@ const flowsTag = 450;
 
 function encodeDirect(message: ProduceResponse): Buffer | null {
   const { sequence, code, results, flow, flows } = message;
-  if (message.atomic !== undefined || !isUint64(sequence) || !isInt32(code)) return null;
+  // An atomic message's answer, or a failure's advice (`retry`: an error path), goes whole.
+  if (message.atomic !== undefined || message.retry !== '' || !isUint64(sequence) || !isInt32(code))
+    return null;
   let size = 0;
   if (sequence !== 0) size += 1 + varintSize(sequence);
   if (code !== 0) size += 1 + signedSize(code);
@@ -97,7 +99,7 @@ function answersSize(flows: ProduceFlowAnswers, nested: number[]): number {
 
 function answerSize(answer: ProduceFlowAnswer, nested: number[]): number {
   const { code, message, flow } = answer;
-  if (!isInt32(code)) return -1;
+  if (!isInt32(code) || answer.retry !== '') return -1;
   const at = nested.push(0) - 1;
   let size = (code === 0 ? 0 : 1 + signedSize(code)) + (message === '' ? 0 : stringFieldSize(1, message));
   if (flow !== undefined) {

@@ -36,7 +36,7 @@ import {
 } from './observer.ts';
 import { checkEnqueueScope } from './queue-scope-rules.ts';
 import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
-import { wireMessage } from './status.ts';
+import { wireMessage, wireRetry } from './status.ts';
 
 const maxPendingMessages = 64;
 /** Most flows in one message (`flows`): each is answered on its own, so the answer grows with them. */
@@ -115,7 +115,13 @@ function produce(
       if (!outcome.ok) reportIfBug(outcome.error, 'Produce', onBug);
       const response: ProduceResponse = outcome.ok
         ? outcome.value
-        : { sequence, code: outcome.code, message: wireMessage(outcome.error), results: [] };
+        : {
+            sequence,
+            code: outcome.code,
+            message: wireMessage(outcome.error),
+            results: [],
+            retry: wireRetry(outcome.error),
+          };
       inFlight--;
       inFlightBytes -= bytes;
       gate.write(response);
@@ -174,6 +180,7 @@ async function enqueueMessage(
       code: status.OK,
       message: '',
       results: [],
+      retry: '',
       atomic: result.committed
         ? { committed: true, results: result.results.map(acceptedToProto), rejections: [] }
         : {
@@ -189,6 +196,7 @@ async function enqueueMessage(
     code: status.OK,
     message: '',
     results: results.map(enqueueResultToProto),
+    retry: '',
   };
 }
 
@@ -217,7 +225,7 @@ async function enqueueFlowMessage(
   observation.annotate({ jobs: flow.jobs.length });
   checkEnqueueScope('EnqueueFlow', flow, caller);
   const answer = await enqueueFlowFromProto(ctx.engine, flow, observation.context ?? streamContext);
-  return { sequence: message.sequence, code: status.OK, message: '', results: [], flow: answer };
+  return { sequence: message.sequence, code: status.OK, message: '', results: [], flow: answer, retry: '' };
 }
 
 /**
@@ -259,9 +267,21 @@ async function enqueueFlowsMessage(
     ),
   );
   const answers = outcomes.map((outcome): ProduceFlowAnswer => {
-    if (outcome.ok) return { code: status.OK, message: '', flow: outcome.value };
+    if (outcome.ok) return { code: status.OK, message: '', flow: outcome.value, retry: '' };
     reportIfBug(outcome.error, 'Produce', onBug);
-    return { code: outcome.code, message: wireMessage(outcome.error), flow: undefined };
+    return {
+      code: outcome.code,
+      message: wireMessage(outcome.error),
+      flow: undefined,
+      retry: wireRetry(outcome.error),
+    };
   });
-  return { sequence: message.sequence, code: status.OK, message: '', results: [], flows: { answers } };
+  return {
+    sequence: message.sequence,
+    code: status.OK,
+    message: '',
+    results: [],
+    flows: { answers },
+    retry: '',
+  };
 }

@@ -8,7 +8,7 @@
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { retryAdvice } from '../api-schema/error-status.ts';
 import { boundMessage } from '../config/index.ts';
-import { type SeppErrorCode, toSeppError } from '../engine/errors.ts';
+import { type SeppError, type SeppErrorCode, toSeppError } from '../engine/errors.ts';
 
 export const grpcStatusOf: Record<SeppErrorCode, status> = {
   invalid_argument: status.INVALID_ARGUMENT,
@@ -45,12 +45,21 @@ export function wireMessage(error: { readonly message: string }): string {
   return boundMessage(error.message);
 }
 
+/**
+ * The `sepp-retry` advice of an error answered inside a stream's response rather than as a
+ * status (a Produce message's or flow's `retry`, a Work settlement's `Settled.retry`): the
+ * trailer's words, or '' when it would carry none.
+ */
+export function wireRetry(error: SeppError): string {
+  return retryAdvice(error.code, error) ?? '';
+}
+
 export function toServiceError(thrown: unknown): Partial<ServiceError> {
   const error = toSeppError(thrown);
   const metadata = new Metadata();
   metadata.set(errorCodeKey, error.code);
   if (error.rejection) metadata.set(rejectionReasonKey, error.rejection.reason);
-  const retry = retryAdvice(error.code, error);
-  if (retry !== undefined) metadata.set(retryKey, retry);
+  const retry = wireRetry(error);
+  if (retry !== '') metadata.set(retryKey, retry);
   return { code: grpcStatusOf[error.code], details: wireMessage(error), metadata };
 }

@@ -79,7 +79,7 @@ function encodeDirect(message: WorkResponse): Buffer | null {
 
 /** Bytes of a Settled's body; -1 when it is left to the generated encoder. */
 function settledSize(settled: WorkResponse_Settled): number {
-  const { requestId, code, message, result, errorCode } = settled;
+  const { requestId, code, message, result, errorCode, retry } = settled;
   if (!isUint64(requestId) || !isInt32(code)) return -1;
   if (result !== undefined && result.$case !== 'ack') return -1;
   let n = 0;
@@ -88,6 +88,7 @@ function settledSize(settled: WorkResponse_Settled): number {
   if (message !== '') n += stringFieldSize(1, message);
   if (result !== undefined) n += 2; // An AckResponse has no fields: tag and a zero length.
   if (errorCode !== '') n += stringFieldSize(1, errorCode);
+  if (retry !== '') n += stringFieldSize(1, retry);
   return n;
 }
 
@@ -150,7 +151,7 @@ function entrySize(key: string, value: string): number {
 /** A Settled of `size` bytes (settledSize) as field `tag`. */
 function writeSettled(out: WireWriter, settled: WorkResponse_Settled, tag: number, size: number): void {
   out.tagLength(tag, size);
-  const { requestId, code, message, result, errorCode } = settled;
+  const { requestId, code, message, result, errorCode, retry } = settled;
   if (requestId !== 0) {
     out.byte(8);
     out.varint(requestId);
@@ -159,6 +160,7 @@ function writeSettled(out: WireWriter, settled: WorkResponse_Settled, tag: numbe
   if (message !== '') out.string(26, message);
   if (result !== undefined) out.tagLength(34, 0); // An AckResponse has no fields.
   if (errorCode !== '') out.string(58, errorCode);
+  if (retry !== '') out.string(74, retry);
 }
 
 /** A LeasedJob of `size` bytes (jobSize) as field `tag`. */

@@ -28,7 +28,7 @@ import {
 import type { ReadGate } from './flow-control.ts';
 import { type RpcCallObservation, type TraceContext, unobserved } from './observer.ts';
 import type { MalformedRequest, RpcContext } from './rpc-context.ts';
-import { grpcStatusOf, wireMessage } from './status.ts';
+import { grpcStatusOf, wireMessage, wireRetry } from './status.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
 
 /** The answer of every ack that succeeded: one object, never changed. */
@@ -154,7 +154,14 @@ export class WorkSettlements {
         const { requestId } = valid[i]!;
         const outcome = batch.ok ? batch.value[i]! : undefined;
         if (outcome?.ok === true) {
-          this.answer({ requestId, code: status.OK, message: '', result: ackedResult, errorCode: '' });
+          this.answer({
+            requestId,
+            code: status.OK,
+            message: '',
+            result: ackedResult,
+            errorCode: '',
+            retry: '',
+          });
           continue;
         }
         let error = runError;
@@ -165,7 +172,7 @@ export class WorkSettlements {
         const { code: errorCode, message } = error!;
         const code = grpcStatusOf[errorCode];
         if (worst === status.OK) worst = code;
-        this.answer({ requestId, code, message, result: undefined, errorCode });
+        this.answer({ requestId, code, message, result: undefined, errorCode, retry: wireRetry(error!) });
       }
       observation.end(worst, this.caller.name);
     });
@@ -248,13 +255,14 @@ export class WorkSettlements {
       const code = settled.ok ? status.OK : settled.code;
       this.answer(
         settled.ok
-          ? { requestId, code, message: '', result: settled.value, errorCode: '' }
+          ? { requestId, code, message: '', result: settled.value, errorCode: '', retry: '' }
           : {
               requestId,
               code,
               message: wireMessage(settled.error),
               result: undefined,
               errorCode: settled.error.code,
+              retry: wireRetry(settled.error),
             },
       );
       observation.end(code, this.caller.name);

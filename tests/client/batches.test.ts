@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { status } from '@grpc/grpc-js';
 import { Flow, SeppError } from '../../clients/typescript/src/index.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
 
@@ -180,6 +181,16 @@ describe('batches over gRPC', () => {
     assert.deepEqual(flow.edges, [
       { jobId: ids.load!.id, dependsOn: ids.extract!.id, state: 'pending', name: 'extract' },
     ]);
+    assert.equal((await served.client.getFlow(ids.load!.id, { limit: 1 })).jobs.length, 1);
+    // Over the bound (or below 0) is refused naming it, as both JSON APIs answer 400, not clamped.
+    for (const limit of [20_001, -1]) {
+      await assert.rejects(served.client.getFlow(ids.load!.id, { limit }), (e: unknown) => {
+        assert.ok(e instanceof SeppError);
+        assert.equal(e.grpcCode, status.INVALID_ARGUMENT);
+        assert.match(e.message, new RegExp(`^limit is ${limit}; it must be an integer from 1 to 20000`));
+        return true;
+      });
+    }
     assert.deepEqual(await served.client.cancelFlow(ids.extract!.id), { cancelled: 2, cancelRequested: 0 });
     assert.equal((await served.client.getJob(ids.load!.id)).state, 'cancelled');
 

@@ -66,7 +66,7 @@ function received(index: number, count: number): Promise<HeldStream> {
 
 function accepted(sequence: number, jobId: string): ProduceResponse {
   const outcome = { $case: 'accepted' as const, value: { jobId, deduplicated: false, debounced: false } };
-  return { sequence, code: status.OK, message: '', results: [{ outcome }] };
+  return { sequence, code: status.OK, message: '', results: [{ outcome }], retry: '' };
 }
 
 const undecodable: ProduceResponse = {
@@ -74,6 +74,7 @@ const undecodable: ProduceResponse = {
   code: status.INVALID_ARGUMENT,
   message: 'the message did not decode',
   results: [],
+  retry: '',
 };
 
 /** Runs `body` with a client of the stand-in, closed afterwards. */

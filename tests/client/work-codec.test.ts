@@ -108,6 +108,7 @@ function settled(next: () => number): WorkResponse_Settled {
     message: text(next),
     result,
     errorCode: text(next),
+    retry: text(next),
   };
 }
 

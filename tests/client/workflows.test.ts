@@ -235,6 +235,7 @@ for (const knowsFlow of [false, true]) {
               message: '',
               results: [],
               flow: { committed: true, jobs, rejections: [] },
+              retry: '',
             });
             return;
           }
@@ -243,6 +244,7 @@ for (const knowsFlow of [false, true]) {
             code: status.INVALID_ARGUMENT,
             message: 'jobs: the batch is empty',
             results: [],
+            retry: '',
           });
         });
         stream.on('end', () => stream.end());

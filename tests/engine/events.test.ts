@@ -434,7 +434,8 @@ test('subscriber limit, bad filters, and shutdown', async () => {
     assert.equal(c.ended()?.code, 'unavailable');
   });
   await withEngine({ options: limits({ maxEventSubscribers: 0 }) }, async ({ engine }) => {
-    const off = await refused(engine, {}, { kind: 'now' }, 'resource_exhausted');
+    const off = await refused(engine, {}, { kind: 'now' }, 'unavailable');
+    assert.equal(off.lasting, true, 'an operator decision: no Retry-After, sepp-retry operator');
     assert.match(off.message, /events are turned off on this server/);
   });
 });

@@ -52,6 +52,7 @@ function response(next: () => number): ProduceResponse {
     message: text(next),
     results: Array.from({ length: next() < 0.2 ? 0 : Math.floor(next() * 60) }, () => result(next)),
     atomic: undefined,
+    retry: next() < 0.9 ? '' : text(next),
   };
 }
 
@@ -84,6 +85,7 @@ function withFlows(next: () => number): ProduceResponse {
     code: next() < 0.7 ? 0 : int(next, 2 ** 31),
     message: text(next),
     flow: next() < 0.15 ? undefined : flowAnswer(next),
+    retry: next() < 0.9 ? '' : text(next),
   }));
   return { ...base, flows: { answers }, ...(next() < 0.1 ? { flow: flowAnswer(next) } : {}) };
 }
@@ -128,8 +130,9 @@ test('an atomic answer, a flow answer, the answers to flows and a number the gen
             code: 0,
             message: '',
             flow: { committed: true, jobs: [{ name: 'a', jobId: 'j', deduplicated: false }], rejections: [] },
+            retry: '',
           },
-          { code: 3, message: 'a cycle', flow: undefined },
+          { code: 3, message: 'a cycle', flow: undefined, retry: '' },
         ],
       },
     },

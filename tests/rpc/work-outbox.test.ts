@@ -46,9 +46,16 @@ const tick = () => new Promise<void>((resolve) => process.nextTick(resolve));
 test('answers and jobs of one turn leave as one batch message, after the turn', async () => {
   const { written, sink } = recorder();
   const outbox = new WorkOutbox(sink, true, 4 * 1024 * 1024);
-  outbox.answer({ requestId: 1, code: 0, message: '', result: undefined, errorCode: '' });
+  outbox.answer({ requestId: 1, code: 0, message: '', result: undefined, errorCode: '', retry: '' });
   outbox.job(leased(1));
-  outbox.answer({ requestId: 2, code: 5, message: 'not leased', result: undefined, errorCode: '' });
+  outbox.answer({
+    requestId: 2,
+    code: 5,
+    message: 'not leased',
+    result: undefined,
+    errorCode: '',
+    retry: '',
+  });
   outbox.job(leased(2));
   assert.equal(written.length, 0, 'held until the turn ends');
   await tick();
@@ -113,7 +120,7 @@ test('without batch_responses every job and answer is its own message, at once',
   const { written, sink } = recorder();
   const outbox = new WorkOutbox(sink, false, 4 * 1024 * 1024);
   outbox.job(leased(1));
-  outbox.answer({ requestId: 1, code: 0, message: '', result: undefined, errorCode: '' });
+  outbox.answer({ requestId: 1, code: 0, message: '', result: undefined, errorCode: '', retry: '' });
   assert.deepEqual(
     written.map((w) => [w.via, w.message.kind?.$case]),
     [

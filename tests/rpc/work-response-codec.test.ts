@@ -85,6 +85,7 @@ function settled(next: () => number): WorkResponse_Settled {
     message: ok ? '' : text(next, 8),
     result: ok ? { $case: 'ack', value: {} } : undefined,
     errorCode: ok ? '' : text(next, 2),
+    retry: ok || next() < 0.5 ? '' : text(next, 2),
   };
 }
 
@@ -164,6 +165,7 @@ test('dependency results, and what this encoder leaves to the generated one: the
           message: '',
           result: { $case: 'nack', value: { state: 2, runAtMs: 9 } },
           errorCode: '',
+          retry: '',
         },
       },
     },

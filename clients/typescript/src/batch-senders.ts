@@ -23,7 +23,7 @@
  */
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import type { Connection } from './connection.ts';
-import { fromStatus, SeppError, toSeppError } from './errors.ts';
+import { fromStatus, retryAdviceOf, SeppError, toSeppError } from './errors.ts';
 import type { EnqueueFlowRequest, EnqueueFlowResponse } from './gen/sepp/v1/flow.js';
 import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
 import type { EnqueueAtomicResponse, ProduceRequest, ProduceResponse } from './gen/sepp/v1/produce.js';
@@ -127,6 +127,14 @@ function isOlderServerRefusal(error: unknown): boolean {
 
 const missingFlowOutcome = 'the server answered a flow on the Produce stream without its outcome';
 
+/**
+ * The error of a message (or flow) the server answered with a failure: its status, its words and
+ * its `retry` advice, which the batcher's retries heed as they heed a unary call's trailer.
+ */
+function answerError(code: number, message: string, retry: string): SeppError {
+  return fromStatus(code, message, false, undefined, undefined, retryAdviceOf(retry));
+}
+
 /** Batches as messages on one Produce stream, each answered in the order they were sent. */
 export class ProduceStreamSender implements BatchSender {
   private stream: OpenStream | undefined;
@@ -227,8 +235,8 @@ export class ProduceStreamSender implements BatchSender {
           return;
         }
         settle((q, i) => {
-          const { code, message, flow } = answers[i]!;
-          if (code !== status.OK) q.reject(fromStatus(code, message));
+          const { code, message, flow, retry } = answers[i]!;
+          if (code !== status.OK) q.reject(answerError(code, message, retry));
           else if (flow === undefined) q.reject(new SeppError(status.INTERNAL, missingFlowOutcome));
           else q.resolve(flow);
         });
@@ -326,7 +334,7 @@ export class ProduceStreamSender implements BatchSender {
     const caller = this.release(sent);
     if (caller === undefined) return; // Its deadline passed; nobody waits for it any more.
     // A sequence of 0: the message did not decode; its answer's code says why.
-    if (answer.code !== status.OK) caller.reject(fromStatus(answer.code, answer.message));
+    if (answer.code !== status.OK) caller.reject(answerError(answer.code, answer.message, answer.retry));
     else caller.resolve(answer);
     this.maybeIdle();
   }

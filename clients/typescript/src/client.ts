@@ -211,12 +211,10 @@ export class SeppClient {
    * job does not stop the others. Batches above the server's limit are split.
    */
   async enqueueBatch(jobs: readonly JobSpec[], options: CallOptions = {}): Promise<EnqueueOutcome[]> {
-    return submitBatch(
-      this.batcher,
-      this.connection.options.maxBatchJobs,
-      jobs.map(jobFromSpec),
-      options.deadlineMs,
-    );
+    const protoJobs = jobs.map(jobFromSpec);
+    // Split by the smaller of maxBatchJobs and the server's own bound, once it has said it.
+    await this.connection.learnServerBounds();
+    return submitBatch(this.batcher, this.connection.options.maxBatchJobs, protoJobs, options.deadlineMs);
   }
 
   /**

@@ -176,12 +176,21 @@ const rpcNames: ReadonlyMap<unknown, string> = new Map(
   ]),
 );
 
+/** How long the first batch waits for the server's bounds at most (learnServerBounds). */
+const serverBoundsDeadlineMs = 5000;
+/** When a server could not say its bounds, how long until they are asked again. */
+const serverBoundsAgainMs = 30_000;
+
 export class Connection {
   readonly rpc: QueueServiceClient;
   readonly options: ResolvedOptions;
   readonly address: string;
   private readonly baseMetadata: Metadata;
   private closedFlag = false;
+  /** The server's bounds (learnServerBounds): asked and known, being asked, or when to ask again. */
+  private boundsKnown = false;
+  private boundsAsking: Promise<void> | undefined;
+  private boundsAgainAtMs = 0;
 
   constructor(address: string, options: ConnectOptions) {
     this.address = address;
@@ -223,6 +232,40 @@ export class Connection {
 
   get closed(): boolean {
     return this.closedFlag;
+  }
+
+  /**
+   * Lowers `options.maxBatchJobs` and `options.maxMessageBytes` to the server's own bounds
+   * (GetServerInfo's `limits.max_batch_jobs` and `max_message_bytes`), so the batches this
+   * client builds are ones the server takes. Asked once per client: the answer is kept (a reload
+   * of the server's limits is not seen); a server that cannot answer (older, a stand-in, down)
+   * leaves the options as they are, and is asked again 30 s later. Returns the ask in flight to
+   * wait for (it never rejects), or undefined when there is nothing to wait for.
+   */
+  learnServerBounds(): Promise<void> | undefined {
+    if (this.boundsKnown || this.boundsAsking !== undefined) return this.boundsAsking;
+    if (Date.now() < this.boundsAgainAtMs || this.closedFlag) return undefined;
+    const deadlineMs = Math.min(this.options.defaultDeadlineMs, serverBoundsDeadlineMs);
+    this.boundsAsking = this.invoke(this.rpc.getServerInfo, {}, { deadlineMs, retrySafe: false }).then(
+      (info) => {
+        this.boundsKnown = true;
+        this.boundsAsking = undefined;
+        const limits = info.limits;
+        if (limits === undefined) return;
+        // 0: a server older than the field.
+        if (limits.maxBatchJobs > 0)
+          this.options.maxBatchJobs = Math.min(this.options.maxBatchJobs, limits.maxBatchJobs);
+        if (limits.maxMessageBytes > 0)
+          this.options.maxMessageBytes = Math.min(this.options.maxMessageBytes, limits.maxMessageBytes);
+      },
+      (error: unknown) => {
+        this.boundsAsking = undefined;
+        // A server without the call (UNIMPLEMENTED) never has it: the options stay.
+        if (error instanceof SeppError && error.grpcCode === status.UNIMPLEMENTED) this.boundsKnown = true;
+        else this.boundsAgainAtMs = Date.now() + serverBoundsAgainMs;
+      },
+    );
+    return this.boundsAsking;
   }
 
   /** Fresh metadata for one call (grpc-js may add to what it is given). */

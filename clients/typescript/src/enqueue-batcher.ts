@@ -108,6 +108,12 @@ export class EnqueueBatcher {
   }
 
   private flush(): void {
+    // The first batch waits for the server's bounds, once per client (Connection.learnServerBounds).
+    const learning = this.conn.learnServerBounds();
+    if (learning !== undefined) {
+      void learning.then(this.flushBound);
+      return;
+    }
     this.scheduled = false;
     const entries = this.pending;
     this.pending = [];

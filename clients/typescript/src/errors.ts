@@ -88,7 +88,8 @@ const retryKey = 'sepp-retry';
  */
 export type RetryAdvice = 'never' | 'operator' | 'later';
 
-function retryAdviceOf(text: string | undefined): RetryAdvice | undefined {
+/** The advice from its wire form (the trailer, or a stream answer's `retry`); undefined when unknown or empty. */
+export function retryAdviceOf(text: string | undefined): RetryAdvice | undefined {
   return text === 'never' || text === 'operator' || text === 'later' ? text : undefined;
 }
 
@@ -260,14 +261,20 @@ export function toSeppError(error: unknown, leaseCall = false): SeppError {
   if (reason !== undefined && isRejectionReason(reason)) {
     return new JobRejectedError(error.code, [{ index: 0, reason, message }], { cause: error });
   }
-  return fromStatus(
-    error.code,
-    message,
-    leaseCall,
-    code,
-    error,
-    retryAdviceOf(firstValue(error.metadata, retryKey)),
-  );
+  const retry =
+    retryAdviceOf(firstValue(error.metadata, retryKey)) ??
+    (code === undefined && tooLargeForTransport(error.code, message) ? 'never' : undefined);
+  return fromStatus(error.code, message, leaseCall, code, error, retry);
+}
+
+/**
+ * grpc-js's own refusal of a message over its receive or send limit (the server's
+ * `grpc.max_message_bytes`: "Received message larger than max (N vs. M)"): RESOURCE_EXHAUSTED
+ * with no sepp trailer, which the SDK reads as `retry: 'never'` — the same message can never
+ * pass — as the server says it of a call over a per-call bound.
+ */
+export function tooLargeForTransport(grpcCode: number, message: string): boolean {
+  return grpcCode === status.RESOURCE_EXHAUSTED && /^(Received|Sent) message larger than max\b/.test(message);
 }
 
 /**

@@ -9,7 +9,8 @@
  *
  * States: connecting → replaying (from the oldest kept event or a resume
  * point) → live (after `caughtUp`) → reconnecting (after UNAVAILABLE, with
- * backoff) → live …; any → closed (close(), the signal, or an error).
+ * backoff, unless marked `sepp-retry: operator` or `never`: events turned off
+ * on the server) → live …; any → closed (close(), the signal, or an error).
  * Events the application has not read yet are buffered up to a bound; past
  * it the stream stops reading, and a server whose backlog then moves past
  * this subscriber ends it (RESOURCE_EXHAUSTED).
@@ -300,9 +301,13 @@ export class EventSubscription implements AsyncIterable<JobEvent> {
     if (stream !== this.stream || this.done) return;
     this.stream = undefined;
     // Only a subscription that was up resumes: one that never got through says so (UNAVAILABLE).
+    // Nor does one the server refuses until someone changes it (`sepp-retry: operator`: an
+    // Events stream reads no storage, so that is events turned off on the server) or for good.
     const wasUp = this.positionNow !== null;
     if (
       wasUp &&
+      error.retry !== 'operator' &&
+      error.retry !== 'never' &&
       (error.grpcCode === status.UNAVAILABLE || connectionClosedByServer(error)) &&
       this.options.reconnect !== false &&
       !this.conn.closed

@@ -97,6 +97,7 @@ class Reader {
       message: '',
       result: undefined,
       errorCode: '',
+      retry: '',
     };
     while (this.pos < end) {
       const tag = this.varint(end);
@@ -109,6 +110,7 @@ class Reader {
       else if (tag === 66)
         value.result = { $case: 'progress', value: ReportProgressResponse.decode(this.sub(end)) };
       else if (tag === 58) value.errorCode = this.text(this.length(end));
+      else if (tag === 74) value.retry = this.text(this.length(end));
       else throw notTaken;
     }
     this.at(end);

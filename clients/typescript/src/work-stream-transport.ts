@@ -34,6 +34,7 @@ import {
   JobCancelledError,
   JobTimeoutError,
   LeaseLostError,
+  retryAdviceOf,
   SeppError,
   toSeppError,
 } from './errors.ts';
@@ -144,6 +145,8 @@ export class WorkStreamTransport implements WorkTransport {
   ) {}
 
   start(): void {
+    // Its settlement batches are bounded by the server's own bounds once the client knows them.
+    void this.conn.learnServerBounds();
     this.open();
   }
 
@@ -253,7 +256,17 @@ export class WorkStreamTransport implements WorkTransport {
     this.pending.delete(settled.requestId);
     if (this.pending.size === 0) this.stopDeadlineTimer();
     if (settled.code === status.OK) pending.resolve(settled);
-    else pending.reject(fromStatus(settled.code, settled.message, true, errorCodeOf(settled.errorCode)));
+    else
+      pending.reject(
+        fromStatus(
+          settled.code,
+          settled.message,
+          true,
+          errorCodeOf(settled.errorCode),
+          undefined,
+          retryAdviceOf(settled.retry),
+        ),
+      );
   }
 
   private onBroken(stream: WorkStream, error: SeppError): void {

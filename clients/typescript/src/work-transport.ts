@@ -5,7 +5,12 @@
  */
 
 import { status } from '@grpc/grpc-js';
-import type { JobCancelledError, JobTimeoutError, SeppError } from './errors.ts';
+import {
+  type JobCancelledError,
+  type JobTimeoutError,
+  type SeppError,
+  tooLargeForTransport,
+} from './errors.ts';
 import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import type { WorkerClock } from './worker-clock.ts';
@@ -37,7 +42,12 @@ export const fatalStatuses: ReadonlySet<number> = new Set([
  * (_work_transport.py) is the same.
  */
 export function stopsWorker(error: SeppError): boolean {
-  return fatalStatuses.has(error.grpcCode) || error.retry === 'never';
+  // A stream the server's gRPC library ended for a message over its size is not refused: the
+  // settlements in it go again one by one (unary), and the next stream is served.
+  return (
+    fatalStatuses.has(error.grpcCode) ||
+    (error.retry === 'never' && !tooLargeForTransport(error.grpcCode, error.message))
+  );
 }
 
 /**

@@ -318,8 +318,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
           await this.settler.withRetry(active, () => transport.ack(job, result));
         } catch (error) {
           const e = toSeppError(error);
-          // The server refused the result (larger than its max_result_bytes): the attempt fails, saying why.
-          if (result === undefined || e.grpcCode !== status.INVALID_ARGUMENT) throw e;
+          // The server refused the result (larger than its max_result_bytes, or than a message it
+          // takes at all): the attempt fails, saying why, rather than running again at its lease's end.
+          const tooLarge = e.grpcCode === status.RESOURCE_EXHAUSTED && e.retry === 'never';
+          if (result === undefined || (e.grpcCode !== status.INVALID_ARGUMENT && !tooLarge)) throw e;
           await this.fail(active, e);
           return this.finishJob(active);
         }

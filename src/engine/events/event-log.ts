@@ -63,6 +63,21 @@ export interface NamedJobsWatcher {
 
 const finalKinds: ReadonlySet<string> = new Set(['completed', 'dead_lettered', 'cancelled']);
 
+/**
+ * The refusal of every subscription while `limits.max_event_subscribers` is 0: an operator's
+ * decision, not a load that passes, so it is `unavailable` and `lasting` (gRPC UNAVAILABLE with
+ * `sepp-retry: operator`, HTTP 503 without Retry-After): no repeat helps until someone changes
+ * the setting, and the SDKs' subscriptions stop on it instead of reconnecting.
+ */
+export function eventsTurnedOff(): SeppError {
+  return new SeppError(
+    'unavailable',
+    'events are turned off on this server (limits.max_event_subscribers = 0): no subscription is ' +
+      'served until its operator sets limits.max_event_subscribers above 0',
+    { lasting: true },
+  );
+}
+
 export class EventLog implements Backlog {
   /** True while events are built and kept: someone subscribes, or did within the resume window. */
   recording = false;
@@ -195,12 +210,11 @@ export class EventLog implements Backlog {
   subscribe(filter: EventFilter, start: EventStart, sink: EventSink, owner?: EventOwner): EventSubscription {
     this.checkFilter(filter);
     const max = this.limits.maxEventSubscribers;
+    if (max === 0) throw eventsTurnedOff();
     if (this.all.size >= max) {
       throw new SeppError(
         'resource_exhausted',
-        max === 0
-          ? 'events are turned off on this server (limits.max_event_subscribers = 0)'
-          : `${this.all.size} event subscribers are open, the limit is ${max} (limits.max_event_subscribers); retry later`,
+        `${this.all.size} event subscribers are open, the limit is ${max} (limits.max_event_subscribers); retry later`,
       );
     }
     const held = owner === undefined ? 0 : (this.byOwner.get(owner.key) ?? 0);

@@ -1,5 +1,5 @@
 /** Job lifecycle events: the log the engine appends to after each commit, and its subscriptions. */
-export { EventLog, type EventOwner, type EventSubscription } from './event-log.ts';
+export { EventLog, type EventOwner, type EventSubscription, eventsTurnedOff } from './event-log.ts';
 export {
   type EventFilter,
   type EventStart,

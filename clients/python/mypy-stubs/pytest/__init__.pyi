@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from re import Pattern
 from types import TracebackType
-from typing import Any, AnyStr, Generic, Literal, TypeVar, overload
+from typing import Any, AnyStr, Generic, Literal, NoReturn, TypeVar, overload
 
 _F = TypeVar("_F", bound=Callable[..., object])
 _Markable = TypeVar("_Markable", bound=Callable[..., object] | type)
@@ -116,3 +116,5 @@ class FixtureRequest:
     # pytest declares no type for it (the collection node of the request's scope).
     @property
     def node(self) -> Any: ...
+
+def skip(reason: str = ..., *, allow_module_level: bool = ...) -> NoReturn: ...

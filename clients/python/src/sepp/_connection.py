@@ -13,7 +13,7 @@ from typing import Any, Callable, Literal, TypeVar
 import grpc
 
 from .errors import SeppError, closed_error, connection_closed_by_server, from_status, to_sepp_error
-from .v1 import queue_service_pb2_grpc
+from .v1 import admin_pb2, queue_service_pb2_grpc
 
 Transport = Literal["stream", "unary"]
 
@@ -36,6 +36,12 @@ class TlsOptions:
     """The client certificate's private key."""
     server_name: str | None = None
     """Name to check the server's certificate against, when it differs from the address's host."""
+
+
+SERVER_BOUNDS_DEADLINE_MS = 5000
+"""How long the first batch waits for the server's bounds at most (Connection.learn_server_bounds)."""
+SERVER_BOUNDS_AGAIN_S = 30.0
+"""When a server could not say its bounds, how long until they are asked again."""
 
 
 @dataclass(frozen=True)
@@ -146,10 +152,40 @@ class Connection:
             (("authorization", f"Bearer {api_key}"),) if api_key is not None else ()
         )
         self._closed = threading.Event()
+        self._bounds_lock = threading.Lock()
+        self._bounds_known = False
+        self._bounds_again_at = 0.0
 
     @property
     def closed(self) -> bool:
         return self._closed.is_set()
+
+    def learn_server_bounds(self) -> None:
+        """Lowers `max_batch_jobs` and `max_message_bytes` to the server's own bounds
+        (GetServerInfo's `limits.max_batch_jobs` and `max_message_bytes`), so the batches this
+        client builds are ones the server takes. Asked once per client, by the first thread that
+        needs them (the others wait for its answer): the answer is kept (a reload of the server's
+        limits is not seen); a server that cannot answer (older, a stand-in, down) leaves them as
+        they are, and is asked again 30 s later."""
+        with self._bounds_lock:
+            if self._bounds_known or time.monotonic() < self._bounds_again_at or self.closed:
+                return
+            try:
+                info = self.stub.GetServerInfo(admin_pb2.GetServerInfoRequest(), metadata=self.metadata,
+                                               timeout=min(self.default_deadline_ms, SERVER_BOUNDS_DEADLINE_MS) / 1000)
+            except grpc.RpcError as error:
+                # A server without the call (UNIMPLEMENTED) never has it: the options stay.
+                unimplemented = isinstance(error, grpc.Call) and error.code() == grpc.StatusCode.UNIMPLEMENTED
+                self._bounds_known = unimplemented
+                self._bounds_again_at = time.monotonic() + SERVER_BOUNDS_AGAIN_S
+                return
+            self._bounds_known = True
+            limits = info.limits
+            # 0: a server older than the field.
+            if limits.max_batch_jobs > 0:
+                self.max_batch_jobs = min(self.max_batch_jobs, limits.max_batch_jobs)
+            if limits.max_message_bytes > 0:
+                self.max_message_bytes = min(self.max_message_bytes, limits.max_message_bytes)
 
     def timeout_s(self, deadline_ms: float | None, name: str = "deadline_ms") -> float:
         """A call's timeout in seconds, from its own deadline or the default; INVALID_ARGUMENT

@@ -265,6 +265,8 @@ class EnqueueBatcher:
         stream.reader.start()
 
     def _requests(self, stream: _Stream) -> Iterator[produce_pb2.ProduceRequest]:
+        # The first batch waits for the server's bounds, once per client (Connection.learn_server_bounds).
+        self._conn.learn_server_bounds()
         while True:
             with self._lock:
                 batch = self._take(stream, self._idle_s)
@@ -340,7 +342,7 @@ class EnqueueBatcher:
             self._on_flows_answer(batch, answer)
         elif answer.code != 0:
             # A sequence of 0: the message did not decode; its answer's code says why.
-            self._fail(batch, from_status(status_from_number(answer.code), answer.message))
+            self._fail(batch, from_status(status_from_number(answer.code), answer.message, retry=answer.retry))
         elif answer.HasField("atomic"):
             self._distribute(batch, Answer(atomic=answer.atomic))
         elif answer.HasField("flow"):
@@ -362,7 +364,7 @@ class EnqueueBatcher:
                 self._fail(batch, closed_error("enqueue"))
             return
         if answer.code != 0:
-            self._fail(batch, from_status(status_from_number(answer.code), answer.message))
+            self._fail(batch, from_status(status_from_number(answer.code), answer.message, retry=answer.retry))
             return
         answers = answer.flows.answers
         if len(answers) != len(batch):
@@ -371,7 +373,7 @@ class EnqueueBatcher:
             return
         for entry, each in zip(batch, answers):
             if each.code != 0:
-                self._fail([entry], from_status(status_from_number(each.code), each.message))
+                self._fail([entry], from_status(status_from_number(each.code), each.message, retry=each.retry))
             elif not each.HasField("flow"):
                 self._fail([entry], SeppError(grpc.StatusCode.INTERNAL, "the server answered a flow without its outcome"))
             elif not entry.future.done():
@@ -380,6 +382,7 @@ class EnqueueBatcher:
     # ------------------------------------------------------------------ unary calls
 
     def _unary_loop(self) -> None:
+        self._conn.learn_server_bounds()
         while True:
             with self._lock:
                 batch = self._take(None, 3600.0)

@@ -276,11 +276,15 @@ class JobRunner:
         self._worker.finish_job(active)
 
     def _ack(self, active: Active, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> SeppError | None:
-        """Acks; returns the server's refusal of the result (INVALID_ARGUMENT), if it refused it."""
+        """Acks; returns the server's refusal of the result (INVALID_ARGUMENT: larger than its
+        max_result_bytes; RESOURCE_EXHAUSTED marked "never": larger than a message it takes at all),
+        if it refused it: the attempt then fails, saying why, rather than running again at its
+        lease's end."""
         try:
             self._settle(active, lambda: self._transport.ack(active.job, result, freed))
         except SeppError as error:
-            if result is None or error.grpc_code != grpc.StatusCode.INVALID_ARGUMENT:
+            too_large = error.grpc_code == grpc.StatusCode.RESOURCE_EXHAUSTED and error.retry == "never"
+            if result is None or (error.grpc_code != grpc.StatusCode.INVALID_ARGUMENT and not too_large):
                 raise
             return error
         return None

@@ -83,7 +83,7 @@ class _AnswerLost(SeppError):
 
 def _settle_error(settled: Settled) -> SeppError:
     return from_status(status_from_number(settled.code), settled.message, lease_call=True,
-                       code=error_code_of(settled.error_code))
+                       code=error_code_of(settled.error_code), retry=settled.retry)
 
 
 def _timed_out(notice: work_pb2.WorkResponse.TimeoutNotice) -> JobTimeoutError:
@@ -134,6 +134,8 @@ class WorkStreamTransport:
         self._thread.start()
 
     def _run(self) -> None:
+        # Its settlement batches are bounded by the server's own bounds once the client knows them.
+        self._conn.learn_server_bounds()
         # The channel's state, for `_healthy`, while this transport may open streams.
         self._conn.channel.subscribe(self._on_channel_state)
         try:
@@ -394,8 +396,7 @@ class WorkStreamTransport:
             elif error is not None:
                 out.set_exception(error)
             elif done.result().code != 0:
-                settled = done.result()
-                out.set_exception(from_status(status_from_number(settled.code), settled.message, lease_call=True))
+                out.set_exception(_settle_error(done.result()))
             else:
                 out.set_result(None)
 

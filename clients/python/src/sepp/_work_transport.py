@@ -14,7 +14,7 @@ from typing import Any, Callable, Protocol, TypeVar
 import grpc
 
 from ._connection import Connection, backoff_delay_ms
-from .errors import JobCancelledError, JobTimeoutError, SeppError, to_sepp_error
+from .errors import JobCancelledError, JobTimeoutError, SeppError, to_sepp_error, too_large_for_transport
 from .models import LeaseRef, NackResult
 from ._convert import nack_result_from_proto
 from .v1 import job_pb2, work_pb2
@@ -90,8 +90,10 @@ def stops_worker(error: SeppError) -> bool:
     larger than the answer), which a retry would only send again, forever. "operator" (a storage
     failure someone must fix) does not stop it: the Worker backs off and reconnects, to a newer
     server or to this one once fixed. The TypeScript SDK's `stopsWorker` (work-transport.ts) is
-    the same."""
-    return error.grpc_code in FATAL_STATUSES or error.retry == "never"
+    the same. A stream the server's gRPC library ended for a message over its size is not refused:
+    the settlements in it go again one by one (unary), and the next stream is served."""
+    return error.grpc_code in FATAL_STATUSES or (
+        error.retry == "never" and not too_large_for_transport(error.grpc_code, error.message))
 
 
 

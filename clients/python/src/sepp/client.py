@@ -227,6 +227,8 @@ class Client:
         """Enqueues many jobs, best effort: one outcome per job, in order; a refused job does not
         stop the others. Batches above `max_batch_jobs` are split."""
         protos = [job_from_spec(spec) for spec in jobs]
+        # Split by the smaller of max_batch_jobs and the server's own bound, once it has said it.
+        self._conn.learn_server_bounds()
         size = self._conn.max_batch_jobs
         chunks = [protos[i:i + size] for i in range(0, len(protos), size)]
         futures = [(chunk, self._batcher.submit(chunk, False, deadline_ms)) for chunk in chunks]

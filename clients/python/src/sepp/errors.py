@@ -211,10 +211,22 @@ def rejection_reason(value: str) -> RejectionReason:
 
 
 def from_status(
-    grpc_code: grpc.StatusCode, message: str, lease_call: bool = False, code: SeppErrorCode | None = None
+    grpc_code: grpc.StatusCode, message: str, lease_call: bool = False, code: SeppErrorCode | None = None,
+    retry: str | None = None,
 ) -> SeppError:
     """The SeppError subclass for a status. `lease_call` marks an ack, nack or extend, where
-    NOT_FOUND and FAILED_PRECONDITION mean the lease is lost (unless the job was cancelled)."""
+    NOT_FOUND and FAILED_PRECONDITION mean the lease is lost (unless the job was cancelled);
+    `retry` is the server's `sepp-retry` advice in its wire form (a trailer, or a stream
+    answer's `retry` field), kept when it is one the client knows."""
+    error = _from_status(grpc_code, message, lease_call, code)
+    if retry in ("never", "operator", "later"):
+        error.retry = cast(RetryAdvice, retry)
+    return error
+
+
+def _from_status(
+    grpc_code: grpc.StatusCode, message: str, lease_call: bool, code: SeppErrorCode | None
+) -> SeppError:
     if code == "job_cancelled":
         return JobCancelledError(grpc_code, message)
     if code == "job_timed_out":
@@ -261,11 +273,22 @@ def to_sepp_error(error: BaseException, lease_call: bool = False) -> SeppError:
     reason = _trailer(error, "sepp-rejection-reason")
     if reason is not None and reason in _REASONS:
         return rejected([JobRejection(0, rejection_reason(reason), message)])
-    result = from_status(grpc_code, message, lease_call, error_code_of(_trailer(error, "sepp-error-code")))
+    code = error_code_of(_trailer(error, "sepp-error-code"))
     retry = _trailer(error, "sepp-retry")
-    if retry in ("never", "operator", "later"):
-        result.retry = cast(RetryAdvice, retry)
-    return result
+    if retry is None and code is None and too_large_for_transport(grpc_code, message):
+        retry = "never"
+    return from_status(grpc_code, message, lease_call, code, retry)
+
+
+_TOO_LARGE_FOR_TRANSPORT = re.compile(r"^(Received|Sent) message larger than max\b")
+
+
+def too_large_for_transport(grpc_code: grpc.StatusCode, message: str) -> bool:
+    """The gRPC library's own refusal of a message over its receive or send limit (the server's
+    `grpc.max_message_bytes`: "Received message larger than max (N vs. M)"): RESOURCE_EXHAUSTED
+    with no sepp trailer, which the client reads as `retry == "never"` (the same message can never
+    pass), as the server says it of a call over a per-call bound."""
+    return grpc_code == grpc.StatusCode.RESOURCE_EXHAUSTED and _TOO_LARGE_FOR_TRANSPORT.search(message) is not None
 
 
 def error_code_of(text: str | None) -> SeppErrorCode | None:

@@ -284,8 +284,10 @@ class EventStream:
             # past the server's bound on cancelled calls the calls open on the connection usually
             # go on after its GOAWAY, but a cancel racing that GOAWAY can end the connection
             # (tests/test_outcomes.py, ...past_the_reset_bound).
+            # Nor does one the server refuses until someone changes it (`sepp-retry: operator`: an
+            # Events stream reads no storage, so that is events turned off on the server) or for good.
             lost = error.grpc_code == grpc.StatusCode.UNAVAILABLE or connection_closed_by_server(error)
-            if lost and self._reconnect and self._position is not None:
+            if lost and error.retry not in ("operator", "never") and self._reconnect and self._position is not None:
                 time.sleep(backoff_delay_ms(failures, 200, 10_000) / 1000)
                 failures += 1
                 continue

@@ -50,14 +50,16 @@ class EnqueueResponse(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
 
 class ProduceFlowAnswer(_message.Message):
-    __slots__ = ["code", "flow", "message"]
+    __slots__ = ["code", "flow", "message", "retry"]
     CODE_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_FIELD_NUMBER: _ClassVar[int]
     code: int
     flow: _flow_pb2.EnqueueFlowResponse
     message: str
-    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowResponse, _Mapping]] = ...) -> None: ...
+    retry: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowResponse, _Mapping]] = ..., retry: _Optional[str] = ...) -> None: ...
 
 class ProduceFlowAnswers(_message.Message):
     __slots__ = ["answers"]
@@ -86,13 +88,14 @@ class ProduceRequest(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., atomic: bool = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowRequest, _Mapping]] = ..., flows: _Optional[_Union[ProduceFlows, _Mapping]] = ...) -> None: ...
 
 class ProduceResponse(_message.Message):
-    __slots__ = ["atomic", "code", "flow", "flows", "message", "results", "sequence"]
+    __slots__ = ["atomic", "code", "flow", "flows", "message", "results", "retry", "sequence"]
     ATOMIC_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
     FLOWS_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
+    RETRY_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     atomic: EnqueueAtomicResponse
     code: int
@@ -100,5 +103,6 @@ class ProduceResponse(_message.Message):
     flows: ProduceFlowAnswers
     message: str
     results: _containers.RepeatedCompositeFieldContainer[_job_pb2.EnqueueResult]
+    retry: str
     sequence: int
-    def __init__(self, sequence: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[_job_pb2.EnqueueResult, _Mapping]]] = ..., atomic: _Optional[_Union[EnqueueAtomicResponse, _Mapping]] = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowResponse, _Mapping]] = ..., flows: _Optional[_Union[ProduceFlowAnswers, _Mapping]] = ...) -> None: ...
+    def __init__(self, sequence: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[_job_pb2.EnqueueResult, _Mapping]]] = ..., atomic: _Optional[_Union[EnqueueAtomicResponse, _Mapping]] = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowResponse, _Mapping]] = ..., flows: _Optional[_Union[ProduceFlowAnswers, _Mapping]] = ..., retry: _Optional[str] = ...) -> None: ...

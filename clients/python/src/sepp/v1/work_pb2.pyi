@@ -213,7 +213,7 @@ class WorkResponse(_message.Message):
         job_id: str
         def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., cancelled_at_ms: _Optional[int] = ...) -> None: ...
     class Settled(_message.Message):
-        __slots__ = ["ack", "code", "error_code", "extend", "message", "nack", "progress", "request_id"]
+        __slots__ = ["ack", "code", "error_code", "extend", "message", "nack", "progress", "request_id", "retry"]
         ACK_FIELD_NUMBER: _ClassVar[int]
         CODE_FIELD_NUMBER: _ClassVar[int]
         ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
@@ -222,6 +222,7 @@ class WorkResponse(_message.Message):
         NACK_FIELD_NUMBER: _ClassVar[int]
         PROGRESS_FIELD_NUMBER: _ClassVar[int]
         REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+        RETRY_FIELD_NUMBER: _ClassVar[int]
         ack: AckResponse
         code: int
         error_code: str
@@ -230,7 +231,8 @@ class WorkResponse(_message.Message):
         nack: NackResponse
         progress: ReportProgressResponse
         request_id: int
-        def __init__(self, request_id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ..., nack: _Optional[_Union[NackResponse, _Mapping]] = ..., extend: _Optional[_Union[ExtendResponse, _Mapping]] = ..., progress: _Optional[_Union[ReportProgressResponse, _Mapping]] = ..., error_code: _Optional[str] = ...) -> None: ...
+        retry: str
+        def __init__(self, request_id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ..., nack: _Optional[_Union[NackResponse, _Mapping]] = ..., extend: _Optional[_Union[ExtendResponse, _Mapping]] = ..., progress: _Optional[_Union[ReportProgressResponse, _Mapping]] = ..., error_code: _Optional[str] = ..., retry: _Optional[str] = ...) -> None: ...
     class TimeoutNotice(_message.Message):
         __slots__ = ["attempt", "job_id", "timeout_at_ms"]
         ATTEMPT_FIELD_NUMBER: _ClassVar[int]

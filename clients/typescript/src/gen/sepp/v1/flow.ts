@@ -78,7 +78,10 @@ export interface EnqueueFlowResponse {
 /** The flow of a job: every job connected to it through dependencies, either way. */
 export interface GetFlowRequest {
   jobId: string;
-  /** Jobs to list, 1 to 20,000; 0 means 20,000. */
+  /**
+   * Jobs to list, 1 to 20,000; 0 means 20,000. Outside that range the call
+   * fails with INVALID_ARGUMENT naming the bound, as the JSON APIs answer 400.
+   */
   limit: number;
 }
 

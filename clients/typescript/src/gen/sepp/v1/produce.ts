@@ -173,7 +173,18 @@ export interface ProduceResponse {
    * When `code` is 0 and the request carried `flows`: one answer per flow, in
    * the request's order. Unset otherwise.
    */
-  flows?: ProduceFlowAnswers | undefined;
+  flows?:
+    | ProduceFlowAnswers
+    | undefined;
+  /**
+   * When `code` is not 0: whether sending the message again can help, as a
+   * unary call's `sepp-retry` trailer would say it: `never` (more jobs or flows
+   * than a message may hold: split it), `operator` (a storage failure that
+   * lasts until someone fixes the server: back off and retry), `later` (back
+   * off and retry); empty when it says nothing (the code decides).
+   * docs/protocol.md, "Whether to repeat a call".
+   */
+  retry: string;
 }
 
 /** The answers to a ProduceRequest's `flows`. */
@@ -192,7 +203,14 @@ export interface ProduceFlowAnswer {
   /** Why the flow failed, for people; empty when `code` is 0. */
   message: string;
   /** When `code` is 0: its outcome, exactly as the unary EnqueueFlow returns it. */
-  flow?: EnqueueFlowResponse | undefined;
+  flow?:
+    | EnqueueFlowResponse
+    | undefined;
+  /**
+   * When `code` is not 0: whether enqueueing the flow again can help, as
+   * ProduceResponse.retry says it of a message.
+   */
+  retry: string;
 }
 
 function createBaseEnqueueRequest(): EnqueueRequest {
@@ -870,7 +888,16 @@ export const ProduceFlows: MessageFns<ProduceFlows> = {
 };
 
 function createBaseProduceResponse(): ProduceResponse {
-  return { sequence: 0, code: 0, message: "", results: [], atomic: undefined, flow: undefined, flows: undefined };
+  return {
+    sequence: 0,
+    code: 0,
+    message: "",
+    results: [],
+    atomic: undefined,
+    flow: undefined,
+    flows: undefined,
+    retry: "",
+  };
 }
 
 export const ProduceResponse: MessageFns<ProduceResponse> = {
@@ -895,6 +922,9 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
     }
     if (message.flows !== undefined) {
       ProduceFlowAnswers.encode(message.flows, writer.uint32(450).fork()).join();
+    }
+    if (message.retry !== "") {
+      writer.uint32(458).string(message.retry);
     }
     return writer;
   },
@@ -968,6 +998,14 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
             message.flows = ProduceFlowAnswers.decode(reader, reader.uint32());
             continue;
           }
+          case 57: {
+            if (tag !== 458) {
+              break;
+            }
+
+            message.retry = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -991,6 +1029,7 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
       atomic: isSet(object.atomic) ? EnqueueAtomicResponse.fromJSON(object.atomic) : undefined,
       flow: isSet(object.flow) ? EnqueueFlowResponse.fromJSON(object.flow) : undefined,
       flows: isSet(object.flows) ? ProduceFlowAnswers.fromJSON(object.flows) : undefined,
+      retry: isSet(object.retry) ? globalThis.String(object.retry) : "",
     };
   },
 
@@ -1017,6 +1056,9 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
     if (message.flows !== undefined) {
       obj.flows = ProduceFlowAnswers.toJSON(message.flows);
     }
+    if (message.retry !== "") {
+      obj.retry = message.retry;
+    }
     return obj;
   },
 
@@ -1038,6 +1080,7 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
     message.flows = (object.flows !== undefined && object.flows !== null)
       ? ProduceFlowAnswers.fromPartial(object.flows)
       : undefined;
+    message.retry = object.retry ?? "";
     return message;
   },
 };
@@ -1114,7 +1157,7 @@ export const ProduceFlowAnswers: MessageFns<ProduceFlowAnswers> = {
 };
 
 function createBaseProduceFlowAnswer(): ProduceFlowAnswer {
-  return { code: 0, message: "", flow: undefined };
+  return { code: 0, message: "", flow: undefined, retry: "" };
 }
 
 export const ProduceFlowAnswer: MessageFns<ProduceFlowAnswer> = {
@@ -1127,6 +1170,9 @@ export const ProduceFlowAnswer: MessageFns<ProduceFlowAnswer> = {
     }
     if (message.flow !== undefined) {
       EnqueueFlowResponse.encode(message.flow, writer.uint32(26).fork()).join();
+    }
+    if (message.retry !== "") {
+      writer.uint32(34).string(message.retry);
     }
     return writer;
   },
@@ -1168,6 +1214,14 @@ export const ProduceFlowAnswer: MessageFns<ProduceFlowAnswer> = {
             message.flow = EnqueueFlowResponse.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.retry = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1185,6 +1239,7 @@ export const ProduceFlowAnswer: MessageFns<ProduceFlowAnswer> = {
       code: isSet(object.code) ? globalThis.Number(object.code) : 0,
       message: isSet(object.message) ? globalThis.String(object.message) : "",
       flow: isSet(object.flow) ? EnqueueFlowResponse.fromJSON(object.flow) : undefined,
+      retry: isSet(object.retry) ? globalThis.String(object.retry) : "",
     };
   },
 
@@ -1199,6 +1254,9 @@ export const ProduceFlowAnswer: MessageFns<ProduceFlowAnswer> = {
     if (message.flow !== undefined) {
       obj.flow = EnqueueFlowResponse.toJSON(message.flow);
     }
+    if (message.retry !== "") {
+      obj.retry = message.retry;
+    }
     return obj;
   },
 
@@ -1212,6 +1270,7 @@ export const ProduceFlowAnswer: MessageFns<ProduceFlowAnswer> = {
     message.flow = (object.flow !== undefined && object.flow !== null)
       ? EnqueueFlowResponse.fromPartial(object.flow)
       : undefined;
+    message.retry = object.retry ?? "";
     return message;
   },
 };

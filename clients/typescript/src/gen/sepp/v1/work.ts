@@ -520,6 +520,15 @@ export interface WorkResponse_Settled {
    * `code` is 0.
    */
   errorCode: string;
+  /**
+   * Whether repeating this settlement can help, as the unary call's
+   * `sepp-retry` trailer would say it: `never` (no repeat can pass),
+   * `operator` (a storage failure that lasts until someone fixes the server:
+   * back off and retry), `later` (back off and retry); empty when it says
+   * nothing (the code decides) or `code` is 0. docs/protocol.md, "Whether to
+   * repeat a call".
+   */
+  retry: string;
 }
 
 /**
@@ -2731,7 +2740,7 @@ export const WorkResponse: MessageFns<WorkResponse> = {
 };
 
 function createBaseWorkResponse_Settled(): WorkResponse_Settled {
-  return { requestId: 0, code: 0, message: "", result: undefined, errorCode: "" };
+  return { requestId: 0, code: 0, message: "", result: undefined, errorCode: "", retry: "" };
 }
 
 export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
@@ -2761,6 +2770,9 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
     }
     if (message.errorCode !== "") {
       writer.uint32(58).string(message.errorCode);
+    }
+    if (message.retry !== "") {
+      writer.uint32(74).string(message.retry);
     }
     return writer;
   },
@@ -2842,6 +2854,14 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
             message.errorCode = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.retry = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2877,6 +2897,7 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
         : isSet(object.error_code)
         ? globalThis.String(object.error_code)
         : "",
+      retry: isSet(object.retry) ? globalThis.String(object.retry) : "",
     };
   },
 
@@ -2902,6 +2923,9 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
     }
     if (message.errorCode !== "") {
       obj.errorCode = message.errorCode;
+    }
+    if (message.retry !== "") {
+      obj.retry = message.retry;
     }
     return obj;
   },
@@ -2941,6 +2965,7 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
       }
     }
     message.errorCode = object.errorCode ?? "";
+    message.retry = object.retry ?? "";
     return message;
   },
 };
