@@ -1032,10 +1032,16 @@ test('the first grouped job of a queue, enqueued through one server, is leased t
     try {
       await within(app.connect(), 'the application’s connection');
       const { rows } = await within(
-        app.query(`SELECT job_id FROM ${schema}.enqueue('grp2', 't', '\\x78'::bytea, '{"group": "tenant-2"}')`),
+        app.query(
+          `SELECT job_id FROM ${schema}.enqueue('grp2', 't', '\\x78'::bytea, '{"group": "tenant-2"}')`,
+        ),
         'sepp.enqueue of a grouped job',
       );
-      const fromSql = await within(waitingSql, 'b’s waiting reserve given the SQL-enqueued grouped job', 10_000);
+      const fromSql = await within(
+        waitingSql,
+        'b’s waiting reserve given the SQL-enqueued grouped job',
+        10_000,
+      );
       assert.deepEqual(
         fromSql.map((j) => j.id),
         [rows[0]?.job_id],
