@@ -1,0 +1,94 @@
+/**
+ * Review of this stop's remote ends (engine/events/remote-ends.ts, task review18): a failing
+ * test for what is wrong, on the event log alone with a store read of our own and the injected
+ * clock, as tests/engine/remote-ends.test.ts does.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FakeClock } from '../../src/engine/clock.ts';
+import { EventLog, type LifecycleEvent, RemoteEnds } from '../../src/engine/events/index.ts';
+import { defaultEngineLimits } from '../../src/engine/settings.ts';
+import type { JobEndRow } from '../../src/store/rows.ts';
+import type { ReadUnit, StoreView } from '../../src/store/store.ts';
+
+const row = (id: string, state: string, extra: Partial<JobEndRow> = {}): JobEndRow => ({
+  id,
+  queue: 'q',
+  type: 't',
+  state,
+  attempt: 1,
+  result: null,
+  result_content_type: null,
+  last_error: null,
+  dead_reason: null,
+  completed_at_ms: null,
+  failed_at_ms: null,
+  cancelled_at_ms: null,
+  ...extra,
+});
+
+function setUp() {
+  const clock = new FakeClock();
+  const log = new EventLog(defaultEngineLimits, clock, 'stream');
+  const stored = new Map<string, JobEndRow>();
+  const view = {
+    jobs: {
+      *ends(ids: readonly string[]) {
+        return ids.flatMap((id) => {
+          const found = stored.get(id);
+          return found === undefined ? [] : [found];
+        });
+      },
+    },
+  } as unknown as StoreView;
+  const read = <T>(unit: ReadUnit<T>): Promise<T> => Promise.resolve(unit(view).next().value as T);
+  const ends = new RemoteEnds(log, { read, clock, limits: defaultEngineLimits });
+  const look = async () => {
+    clock.advance(250);
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+  const subscribe = (jobIds: string[]) => {
+    const events: LifecycleEvent[] = [];
+    const subscription = log.subscribe(
+      { queues: [], jobIds, kinds: [] },
+      { kind: 'now' },
+      {
+        send: (batch, written) => {
+          events.push(...batch);
+          written();
+        },
+        caughtUp: () => {},
+        end: () => {},
+      },
+    );
+    return { events, subscription };
+  };
+  return { stored, ends, look, subscribe };
+}
+
+test('review18: a job told ended once is never asked for again while named, though it runs and ends again', async () => {
+  // RemoteEnds.told keeps an id for as long as some subscription names it: an Events stream naming the
+  // job (or an outcome wait opened again before the next look) never hears its later ends through
+  // another server (a dead letter requeued and then completed). Each end a look reads should be told.
+  const { stored, ends, look, subscribe } = setUp();
+  const stream = subscribe(['j1']);
+  stored.set('j1', row('j1', 'dead', { last_error: 'boom', dead_reason: 'max_attempts', failed_at_ms: 1 }));
+  await look();
+  assert.deepEqual(
+    stream.events.map((e) => e.kind),
+    ['dead_lettered'],
+  );
+  // Another server requeues the dead letter; it runs there and completes.
+  stored.set('j1', row('j1', 'ready', { attempt: 0 }));
+  await look();
+  stored.set('j1', row('j1', 'completed', { attempt: 1, completed_at_ms: 2 }));
+  await look();
+  await look();
+  ends.stop();
+  stream.subscription.close();
+  assert.deepEqual(
+    stream.events.map((e) => e.kind),
+    ['dead_lettered', 'completed'],
+    'the second end, committed through another server, reached the stream naming the job',
+  );
+});
