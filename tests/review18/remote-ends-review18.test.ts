@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FakeClock } from '../../src/engine/clock.ts';
+import type { SeppError } from '../../src/engine/errors.ts';
 import { EventLog, type LifecycleEvent, RemoteEnds } from '../../src/engine/events/index.ts';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { JobEndRow } from '../../src/store/rows.ts';
@@ -47,10 +48,11 @@ function setUp() {
     clock.advance(250);
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
   };
-  const subscribe = (jobIds: string[]) => {
+  const subscribe = (jobIds: string[], queueAllowed?: (queue: string) => boolean) => {
     const events: LifecycleEvent[] = [];
+    const ended: SeppError[] = [];
     const subscription = log.subscribe(
-      { queues: [], jobIds, kinds: [] },
+      { queues: [], jobIds, kinds: [], ...(queueAllowed === undefined ? {} : { queueAllowed }) },
       { kind: 'now' },
       {
         send: (batch, written) => {
@@ -58,10 +60,10 @@ function setUp() {
           written();
         },
         caughtUp: () => {},
-        end: () => {},
+        end: (error) => ended.push(error),
       },
     );
-    return { events, subscription };
+    return { events, ended, subscription };
   };
   return { stored, ends, look, subscribe };
 }
@@ -90,5 +92,27 @@ test('review18: a job told ended once is never asked for again while named, thou
     stream.events.map((e) => e.kind),
     ['dead_lettered', 'completed'],
     'the second end, committed through another server, reached the stream naming the job',
+  );
+});
+
+test("review18: a stream scoped to its key's queues is not told that another queue's job ended", async () => {
+  // RemoteEnds.apply -> EventLog.endWaitsFor ends every subscription naming only the gone job, without
+  // the subscription's queueAllowed (a key scoped to queues): a scoped key's Events stream naming the id
+  // of another queue's job learns that the job existed and when it ended through another server (the
+  // end's message names the job). Its events are held to its queues; so should this end be.
+  const { stored, ends, look, subscribe } = setUp();
+  const scoped = subscribe(['theirs'], (queue) => queue === 'mine');
+  stored.set('theirs', row('theirs', 'ready', { queue: 'other-tenant', attempt: 0 }));
+  await look();
+  // Another server completes it; its queue keeps no completed jobs.
+  stored.delete('theirs');
+  await look();
+  ends.stop();
+  scoped.subscription.close();
+  assert.deepEqual(scoped.events, []);
+  assert.deepEqual(
+    scoped.ended.map((e) => e.message),
+    [],
+    "nothing about another queue's job reaches a subscription scoped away from it",
   );
 });
