@@ -65,7 +65,7 @@ function setUp() {
     );
     return { events, ended, subscription };
   };
-  return { stored, ends, look, subscribe };
+  return { stored, ends, look, subscribe, log };
 }
 
 test('review18: a job told ended once is never asked for again while named, though it runs and ends again', async () => {
@@ -114,5 +114,43 @@ test("review18: a stream scoped to its key's queues is not told that another que
     scoped.ended.map((e) => e.message),
     [],
     "nothing about another queue's job reaches a subscription scoped away from it",
+  );
+});
+
+test('review18: a job this server completes as a look reads is not declared gone through another server', async () => {
+  // A look whose read runs after this server's own COMMIT deleted the job (its queue keeps no completed
+  // jobs) but before that commit's event is appended (postgres/writer.ts appends after the COMMIT's
+  // answer and another await) finds the row gone and ends the wait with NOT_FOUND "ended through another
+  // server", though the job ended here and its result is in this server's memory: the wait loses it.
+  // Only the first end should reach the wait; here it should be the result, not not_found.
+  const { stored, ends, look, subscribe, log } = setUp();
+  const wait = subscribe(['mine']);
+  stored.set('mine', row('mine', 'leased', { attempt: 1 }));
+  await look();
+  // This server's ack of the job commits: its row is deleted, and the look reads before the event.
+  stored.delete('mine');
+  await look();
+  log.append({
+    sequence: 0,
+    atMs: 1,
+    jobId: 'mine',
+    queue: 'q',
+    type: 't',
+    attempt: 1,
+    kind: 'completed',
+    result: Buffer.from('42'),
+    resultContentType: 'application/json',
+    retained: false,
+  } as LifecycleEvent);
+  ends.stop();
+  wait.subscription.close();
+  assert.deepEqual(
+    wait.ended.map((e) => e.code),
+    [],
+    'the wait was not ended with not_found for a job this server itself completed',
+  );
+  assert.deepEqual(
+    wait.events.map((e) => e.kind),
+    ['completed'],
   );
 });
