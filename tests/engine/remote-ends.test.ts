@@ -2,9 +2,10 @@
  * Ends other servers committed, read from a shared store for the subscriptions that name
  * jobs (engine/events/remote-ends.ts), on the event log alone with a store read of our own:
  * the looks come every 250 ms of the injected clock only while jobs are named, ask for at most
- * limits.max_waiters ids in turns, never again for an end already told; an end read becomes
- * the event only the subscriptions naming the job see; a job seen and then gone ends the
- * subscriptions naming it alone with not_found. (With two servers on PostgreSQL:
+ * limits.max_waiters ids in turns; each end read becomes, once, the event only the
+ * subscriptions naming the job see, and a later end of the same job (a dead letter requeued)
+ * too; a job seen and then gone on two looks ends the subscriptions naming it alone, and
+ * admitting its queue, with not_found. (With two servers on PostgreSQL:
  * tests/store/postgres-servers.test.ts.)
  */
 import assert from 'node:assert/strict';
@@ -58,11 +59,11 @@ function setUp(maxWaiters = 10_000) {
     clock.advance(250);
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
   };
-  const subscribe = (jobIds: string[]) => {
+  const subscribe = (jobIds: string[], queueAllowed?: (queue: string) => boolean) => {
     const events: LifecycleEvent[] = [];
     const ended: SeppError[] = [];
     const subscription = log.subscribe(
-      { queues: [], jobIds, kinds: [] },
+      { queues: [], jobIds, kinds: [], ...(queueAllowed === undefined ? {} : { queueAllowed }) },
       { kind: 'now' },
       {
         send: (batch, written) => {
@@ -109,7 +110,8 @@ test('no look while nothing is named; an end read is the event for the subscript
   );
   assert.deepEqual(all.events, [], 'a subscription naming no job sees only its own server’s commits');
   await look();
-  assert.deepEqual(asked, [['a'], ['a']], 'an end told is not asked for again');
+  assert.deepEqual(asked, [['a'], ['a'], ['a']], 'a job stays asked for while named: it may end again');
+  assert.equal(waiting.events.length, 1, 'an end told is not told again');
   waiting.subscription.close();
   all.subscription.close();
   const asks = asked.length;
@@ -119,13 +121,15 @@ test('no look while nothing is named; an end read is the event for the subscript
   ends.stop();
 });
 
-test('a job seen and then gone ends the subscriptions naming it alone with not_found; one never seen is asked again', async () => {
+test('a job seen and then gone on two looks ends the subscriptions naming it alone with not_found; one never seen is asked again', async () => {
   const { stored, asked, look, subscribe, ends } = setUp();
   const alone = subscribe(['a']);
   const several = subscribe(['a', 'b']);
   const batchId = subscribe(['batch-1']);
   // A read of the server's own (GetJob) saw it not ended: the first look already finds it gone.
-  ends.saw({ id: 'a', state: 'ready' } as JobInfo);
+  ends.saw({ id: 'a', queue: 'q', state: 'ready' } as JobInfo);
+  await look();
+  assert.equal(alone.ended.length, 0, 'one look may have read between a commit here and its event');
   await look();
   assert.equal(alone.ended.length, 1);
   assert.equal(alone.ended[0]?.code, 'not_found');
@@ -141,16 +145,26 @@ test('a job seen and then gone ends the subscriptions naming it alone with not_f
     several.events.map((e) => [e.kind, e.jobId, e.kind === 'dead_lettered' && [e.error, e.reason]]),
     [['dead_lettered', 'b', ['boom', 'attempts_exhausted']]],
   );
-  assert.deepEqual(asked.at(-1), ['b', 'batch-1']);
+  assert.deepEqual(asked.at(-1), ['b', 'batch-1'], 'a job declared gone is asked no more');
   await look();
-  assert.deepEqual(asked.at(-1), ['batch-1'], 'ends told are asked no more; the unseen id still is');
+  assert.equal(several.events.length, 1, 'an end is told once');
+  // Its queue's dead_retention_ms passes: gone after its end was told is no new end.
+  stored.delete('b');
+  await look();
+  await look();
+  assert.deepEqual(
+    asked.at(-1),
+    ['batch-1'],
+    'a job gone after its end is asked no more; the unseen id still is',
+  );
+  assert.equal(several.ended.length, 0);
   several.subscription.close();
   batchId.subscription.close();
   ends.stop();
 });
 
-test('an end this server committed is not read again; more named jobs than limits.max_waiters are asked in turns', async () => {
-  const { log, asked, look, subscribe, ends } = setUp(2);
+test('an end this server committed is not told again when read; more named jobs than limits.max_waiters are asked in turns', async () => {
+  const { log, stored, asked, look, subscribe, ends } = setUp(2);
   const waits = ['a', 'b', 'c'].map((id) => subscribe([id]));
   log.append({
     sequence: 0,
@@ -162,19 +176,117 @@ test('an end this server committed is not read again; more named jobs than limit
     kind: 'cancelled',
     previousState: 'ready',
   });
+  stored.set('c', row('c', 'cancelled', { cancelled_at_ms: 5 }));
   await look();
   await look();
   assert.deepEqual(asked, [
     ['a', 'b'],
-    ['a', 'b'],
+    ['c', 'a'],
   ]);
+  assert.deepEqual(
+    waits[2]!.events.map((e) => [e.kind, e.fromStore]),
+    [['cancelled', undefined]],
+    'the row read after the commit here is that same end',
+  );
   const four = subscribe(['d']);
   await look();
   await look();
   assert.deepEqual(asked.slice(2), [
     ['a', 'b'],
-    ['d', 'a'],
+    ['c', 'd'],
   ]);
   for (const w of [...waits, four]) w.subscription.close();
   ends.stop();
+});
+
+test('a job that ends again (a dead letter requeued, then completed elsewhere) is told each end', async () => {
+  // An Events stream naming the job stays open past its first end: each later end through
+  // another server reaches it too, once (review18).
+  const { stored, ends, look, subscribe } = setUp();
+  const stream = subscribe(['j1']);
+  stored.set('j1', row('j1', 'dead', { last_error: 'boom', dead_reason: 'max_attempts', failed_at_ms: 1 }));
+  await look();
+  assert.deepEqual(
+    stream.events.map((e) => e.kind),
+    ['dead_lettered'],
+  );
+  // Another server requeues the dead letter; it runs there and completes.
+  stored.set('j1', row('j1', 'ready', { attempt: 0 }));
+  await look();
+  stored.set('j1', row('j1', 'completed', { attempt: 1, completed_at_ms: 2 }));
+  await look();
+  await look();
+  ends.stop();
+  stream.subscription.close();
+  assert.deepEqual(
+    stream.events.map((e) => e.kind),
+    ['dead_lettered', 'completed'],
+    'the second end, committed through another server, reached the stream naming the job',
+  );
+});
+
+test("a subscription its queues or key keep from a job's queue is not told that job ended elsewhere", async () => {
+  // A key scoped to queues may name another queue's job: its events never reach the key, and
+  // neither may the not_found saying it ended elsewhere (review18).
+  const { stored, ends, look, subscribe } = setUp();
+  const scoped = subscribe(['theirs'], (queue) => queue === 'mine');
+  const open = subscribe(['theirs']);
+  stored.set('theirs', row('theirs', 'ready', { queue: 'other-tenant', attempt: 0 }));
+  await look();
+  // Another server completes it; its queue keeps no completed jobs.
+  stored.delete('theirs');
+  await look();
+  await look();
+  ends.stop();
+  scoped.subscription.close();
+  assert.deepEqual(
+    open.ended.map((e) => e.code),
+    ['not_found'],
+    'a subscription its scope admits is told',
+  );
+  assert.deepEqual(scoped.events, []);
+  assert.deepEqual(
+    scoped.ended.map((e) => e.message),
+    [],
+    "nothing about another queue's job reaches a subscription scoped away from it",
+  );
+});
+
+test('a job this server completes as a look reads is not declared gone through another server', async () => {
+  // A look may read after this server's own COMMIT deleted the job (its queue keeps no completed
+  // jobs) but before that commit's event is appended (postgres/writer.ts appends once the COMMIT
+  // has answered): gone on one look is not yet gone, and the event that follows is the wait's end
+  // (review18).
+  const { stored, ends, look, subscribe, log } = setUp();
+  const wait = subscribe(['mine']);
+  stored.set('mine', row('mine', 'leased', { attempt: 1 }));
+  await look();
+  // This server's ack of the job commits: its row is deleted, and the look reads before the event.
+  stored.delete('mine');
+  await look();
+  log.append({
+    sequence: 0,
+    atMs: 1,
+    jobId: 'mine',
+    queue: 'q',
+    type: 't',
+    attempt: 1,
+    kind: 'completed',
+    result: Buffer.from('42'),
+    resultContentType: 'application/json',
+    retained: false,
+  } as LifecycleEvent);
+  await look();
+  await look();
+  ends.stop();
+  wait.subscription.close();
+  assert.deepEqual(
+    wait.ended.map((e) => e.code),
+    [],
+    'the wait was not ended with not_found for a job this server itself completed',
+  );
+  assert.deepEqual(
+    wait.events.map((e) => e.kind),
+    ['completed'],
+  );
 });

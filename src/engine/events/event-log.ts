@@ -57,8 +57,8 @@ export interface EventOwner {
 export interface NamedJobsWatcher {
   /** A subscription naming jobs was opened. */
   named(): void;
-  /** A job some subscription names ended in a commit of this server's (its event is appended). */
-  ended(jobId: string): void;
+  /** A job some subscription names ended in a commit of this server's (`event`, appended now). */
+  ended(event: LifecycleEvent): void;
 }
 
 const finalKinds: ReadonlySet<string> = new Set(['completed', 'dead_lettered', 'cancelled']);
@@ -160,11 +160,13 @@ export class EventLog implements Backlog {
 
   /**
    * Ends the subscriptions that name `jobId` and no other job (outcome waits) with `error`:
-   * the job is gone from a shared store and its end will never be an event here.
+   * the job, of `queue`, is gone from a shared store and its end will never be an event here.
+   * A subscription whose events `queue`'s never reach (its queues, its key's scope) is told
+   * nothing: it learns no more of another queue's job than its events would tell it.
    */
-  endWaitsFor(jobId: string, error: SeppError): void {
+  endWaitsFor(jobId: string, queue: string, error: SeppError): void {
     for (const s of [...(this.byJob.get(jobId) ?? [])]) {
-      if (s.jobIds?.size !== 1) continue;
+      if (s.jobIds?.size !== 1 || !s.admits(queue)) continue;
       s.end(error);
       this.remove(s);
     }
@@ -180,7 +182,7 @@ export class EventLog implements Backlog {
       finalKinds.has(event.kind) &&
       this.byJob.has(event.jobId)
     ) {
-      this.watcher.ended(event.jobId);
+      this.watcher.ended(event);
     }
     event.sequence = this.next++;
     const size = eventBytes(event);

@@ -7,18 +7,19 @@
  *
  * While some subscription names jobs, one read every `remoteEndsIntervalMs` of the injected
  * clock (JobReads.ends: one statement, `id = ANY`, at most limits.max_waiters ids, taken in
- * turns when more are named) asks the store where the named jobs are whose end has not been
- * told here. A job found in a final state becomes the event this server would have published
- * had it settled the job itself (`completed` with its result, `dead_lettered` with its error
- * and reason, `cancelled`), marked `fromStore` so that only subscriptions naming it see it.
- * A job seen here not ended (by this read, or by a GetJob of this server's) and then gone
- * from the store ended where its queue keeps no jobs in that state, and its outcome is in the
- * settling server's memory only: the subscriptions naming it alone end with NOT_FOUND,
- * saying so, instead of waiting for their timeout. An id never seen (a batch's id, or a job
- * gone before this server looked) is only asked for again.
- *
- * A job this server settles itself at the moment of a look can be told twice (the look read
- * the committed row before the commit's own event was appended): a wait takes the first.
+ * turns when more are named) asks the store where the named jobs are. A job found in a final
+ * state whose end is not told here yet becomes the event this server would have published had
+ * it settled the job itself (`completed` with its result, `dead_lettered` with its error and
+ * reason, `cancelled`), marked `fromStore` so that only subscriptions naming it see it. Each
+ * end is told once (known by its state, attempt and time): a job that ends again later (a dead
+ * letter requeued and then settled) is told again, so a job stays asked for while named.
+ * A job seen here not ended (by a read, or by a GetJob of this server's) and then gone from
+ * the store on two looks in a row ended where its queue keeps no jobs in that state, and its
+ * outcome is in the settling server's memory only: the subscriptions naming it alone, and
+ * whose queues and key admit its queue, end with NOT_FOUND, saying so, instead of waiting for
+ * their timeout. (One look is not enough: it may have read between this server's own COMMIT
+ * and that commit's event.) An id never seen (a batch's id, or a job gone before this server
+ * looked) is only asked for again.
  *
  * Cost: nothing while no subscription names a job, and nothing on a store no other server
  * shares (no instance is made). At most one read in flight; the next is armed when it ends.
@@ -77,14 +78,58 @@ function goneError(jobId: string): SeppError {
   );
 }
 
+/** An end as a look or a commit of this server's knows it; `atMs` null: told by a commit here. */
+interface End {
+  state: string;
+  attempt: number;
+  atMs: number | null;
+}
+
+/** When `row`, a job in a final state, ended (as its row says). */
+function endedAtMs(row: JobEndRow): number | null {
+  if (row.state === 'completed') return row.completed_at_ms;
+  return row.state === 'dead' ? row.failed_at_ms : row.cancelled_at_ms;
+}
+
+/**
+ * Whether `row` is the end `told`. An end this server committed is known by its state and
+ * attempt only (its event's time is read from the clock apart from the row's): the first row
+ * of that state and attempt is taken for it. Missed so: an end of the same state and attempt
+ * made elsewhere before the next look reads this server's own (a dead letter requeued and
+ * dead-lettered again, without a lease, within a look's interval).
+ */
+function isTold(told: End, row: JobEndRow): boolean {
+  return (
+    told.state === row.state &&
+    told.attempt === row.attempt &&
+    (told.atMs === null || told.atMs === endedAtMs(row))
+  );
+}
+
+const stateOfKind: Readonly<Record<string, string>> = {
+  completed: 'completed',
+  dead_lettered: 'dead',
+  cancelled: 'cancelled',
+};
+
+/**
+ * What this server knows of one named job:
+ * - `running`: seen not ended (by a look, or a GetJob here), in `queue`; `goneOnce` once a look
+ *   found it gone since. A second look finding it gone ends the waits naming it (not_found): the
+ *   first may have read between a COMMIT of this server's and that commit's event (the
+ *   PostgreSQL writer appends it once the COMMIT has answered), which then tells the end.
+ * - `told`: its end `end` is told (read here, or committed here); a later end (a dead letter
+ *   requeued and settled again) is told too.
+ * - `gone`: gone from the store after its end was told or declared: asked no more.
+ */
+type Known = { at: 'running'; queue: string; goneOnce: boolean } | { at: 'told'; end: End } | { at: 'gone' };
+
 export class RemoteEnds {
   private timer: TimerHandle | undefined;
   private reading = false;
   private stopped = false;
-  /** Named jobs whose end this server has told (its own commit, or read here). */
-  private readonly told = new Set<string>();
-  /** Named jobs seen here not ended: gone from the store later, they ended and are not kept. */
-  private readonly seen = new Set<string>();
+  /** The named jobs this server knows something of (an id only named is not here). */
+  private readonly known = new Map<string, Known>();
   /** Where the next read starts among the named jobs, when they are more than one read takes. */
   private turn = 0;
 
@@ -99,14 +144,22 @@ export class RemoteEnds {
   ) {
     log.watchNamedJobs({
       named: () => this.arm(),
-      ended: (jobId) => this.told.add(jobId),
+      ended: (event) => {
+        const state = stateOfKind[event.kind];
+        if (state !== undefined) {
+          this.known.set(event.jobId, { at: 'told', end: { state, attempt: event.attempt, atMs: null } });
+        }
+      },
     });
   }
 
   /** A read of this server's found `job`: if it is named and not ended, it was there. */
   saw(job: JobInfo): void {
     if (this.stopped || !this.log.names(job.id) || finalStates.has(job.state)) return;
-    this.seen.add(job.id);
+    const known = this.known.get(job.id);
+    // Gone stays gone; an end told by a commit here is newer than a read that raced it.
+    if (known?.at === 'gone' || (known?.at === 'told' && known.end.atMs === null)) return;
+    this.known.set(job.id, { at: 'running', queue: job.queue, goneOnce: false });
   }
 
   stop(): void {
@@ -138,13 +191,11 @@ export class RemoteEnds {
     this.arm();
   }
 
-  /** The named jobs whose end is not told yet, at most limits.max_waiters, in turns. */
+  /** The named jobs not known gone, at most limits.max_waiters, in turns. */
   private asked(): string[] {
-    for (const set of [this.told, this.seen]) {
-      for (const id of set) if (!this.log.names(id)) set.delete(id);
-    }
+    for (const id of this.known.keys()) if (!this.log.names(id)) this.known.delete(id);
     const ids: string[] = [];
-    for (const id of this.log.namedJobs()) if (!this.told.has(id)) ids.push(id);
+    for (const id of this.log.namedJobs()) if (this.known.get(id)?.at !== 'gone') ids.push(id);
     const max = this.ctx.limits.maxWaiters;
     if (ids.length <= max) return ids;
     const start = this.turn % ids.length;
@@ -156,22 +207,34 @@ export class RemoteEnds {
     const byId = new Map(rows.map((row) => [row.id, row]));
     const nowMs = this.ctx.clock.nowMs();
     for (const id of ids) {
-      // Told meanwhile by a commit of this server's, or no longer waited for.
-      if (this.told.has(id) || !this.log.names(id)) continue;
+      if (!this.log.names(id)) continue;
+      const known = this.known.get(id);
       const row = byId.get(id);
       if (row === undefined) {
-        if (this.seen.delete(id)) {
-          this.told.add(id);
-          this.log.endWaitsFor(id, goneError(id));
+        if (known?.at === 'told') this.known.set(id, { at: 'gone' });
+        else if (known?.at === 'running' && !known.goneOnce) known.goneOnce = true;
+        else if (known?.at === 'running') {
+          this.known.set(id, { at: 'gone' });
+          this.log.endWaitsFor(id, known.queue, goneError(id));
         }
         continue;
       }
       const event = endEventOf(row, nowMs);
       if (event === null) {
-        this.seen.add(id);
+        // Not ended (again): a look read before a commit of this server's told its end keeps it told.
+        if (known?.at !== 'told' || known.end.atMs !== null) {
+          this.known.set(id, { at: 'running', queue: row.queue, goneOnce: false });
+        }
         continue;
       }
-      this.told.add(id);
+      if (known?.at === 'told' && isTold(known.end, row)) {
+        known.end.atMs = endedAtMs(row);
+        continue;
+      }
+      this.known.set(id, {
+        at: 'told',
+        end: { state: row.state, attempt: row.attempt, atMs: endedAtMs(row) },
+      });
       this.log.append(event);
     }
   }

@@ -79,10 +79,17 @@ export class Subscription {
   matches(event: LifecycleEvent): boolean {
     return (
       (this.jobIds !== null || event.fromStore !== true) &&
-      (this.queues === null || this.queues.has(event.queue)) &&
       (this.jobIds === null || this.jobIds.has(event.jobId)) &&
       (this.kinds === null || this.kinds.has(event.kind)) &&
-      (this.queueAllowed === null || this.queueAllowed(event.queue))
+      this.admits(event.queue)
+    );
+  }
+
+  /** Whether events of `queue` may reach this subscription: its queues, and its key's scope. */
+  admits(queue: string): boolean {
+    return (
+      (this.queues === null || this.queues.has(queue)) &&
+      (this.queueAllowed === null || this.queueAllowed(queue))
     );
   }
 
