@@ -96,7 +96,6 @@ export const systemTier = {
   'tests/push/push-crash.test.ts': 'bundle: server processes killed with SIGKILL mid-push',
   'tests/replication/litestream-version.test.ts': 'the Litestream binary',
   'tests/replication/litestream.test.ts': 'bundle: Litestream and server processes',
-  'tests/review18/store-host-review18.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/rpc/backup.test.ts': 'bundle: sepp backup',
   'tests/rpc/buf-curl.test.ts': 'buf curl (npm @bufbuild/buf)',
   'tests/rpc/gen-fresh.test.ts': 'protoc and the code generators',

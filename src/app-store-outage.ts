@@ -5,11 +5,13 @@
  * down) would log `maintenance.failed` once or twice a second for as long as it lasts. Here
  * the first failure is logged at once, then at most one line per `repeatEveryMs` (a minute)
  * with the failures since the last line, and one `maintenance.recovered` when a pass works
- * again. What it saw is what the dashboard shows (`storeHealth` in GET /api/v1/overview).
+ * again. What it saw is what the dashboard shows (`storeHealth` in GET /api/v1/overview),
+ * without where the store is; the log line's `detail` says where (the driver's words).
  */
 import type { StoreHealth } from './admin/index.ts';
 import type { Clock } from './engine/clock.ts';
 import { RepeatThrottle } from './platform/repeat-throttle.ts';
+import { storageLogMessage } from './store/store.ts';
 import type { Logger } from './telemetry/index.ts';
 
 /** At most one `maintenance.failed` line per minute while failures go on. */
@@ -34,8 +36,10 @@ export class StoreOutage {
     this.sinceMs ??= nowMs;
     const told = this.lines.occurred(nowMs);
     if (told === 0) return;
+    const detail = storageLogMessage(error);
     this.logger.warn('maintenance.failed', {
       error: error.message,
+      ...(detail === undefined ? {} : { detail }),
       failures: told,
       failing_for_ms: nowMs - this.sinceMs,
     });

@@ -127,12 +127,36 @@ export class StorageFailure extends Error {
    * Retry-After).
    */
   readonly lasting: boolean;
+  /**
+   * The failure in the driver's own words, with where the store is (PostgreSQL: a host, an
+   * address and port), for the server's log only. `message`, which callers are answered
+   * with, leaves that out: where the store is goes only to an admin key for every queue
+   * (SECURITY.md).
+   */
+  readonly logMessage: string;
 
-  constructor(message: string, options: { cause: unknown; diskFull: boolean; lasting?: boolean }) {
+  constructor(
+    message: string,
+    options: { cause: unknown; diskFull: boolean; lasting?: boolean; logMessage?: string },
+  ) {
     super(message, { cause: options.cause });
     this.diskFull = options.diskFull;
     this.lasting = options.lasting ?? false;
+    this.logMessage = options.logMessage ?? message;
   }
+}
+
+/**
+ * The words for the server's log of `error` (a SeppError, say) caused by a StorageFailure whose
+ * log message says more than its answer (where the store is), or undefined.
+ */
+export function storageLogMessage(error: unknown): string | undefined {
+  let cause: unknown = error;
+  for (let depth = 0; depth < 4 && cause instanceof Error; depth++, cause = cause.cause) {
+    if (cause instanceof StorageFailure)
+      return cause.logMessage === cause.message ? undefined : cause.logMessage;
+  }
+  return undefined;
 }
 
 /**

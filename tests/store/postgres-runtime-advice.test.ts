@@ -11,7 +11,7 @@ import { storeUnavailableMessage } from '../../src/cli/commands/connection.ts';
 import { SeppError as EngineError } from '../../src/engine/errors.ts';
 import { errorAnswer } from '../../src/http/errors.ts';
 import { toServiceError } from '../../src/rpc/status.ts';
-import { storageFailure } from '../../src/store/postgres/connect.ts';
+import { connectPostgres, storageFailure } from '../../src/store/postgres/connect.ts';
 
 /** An error as the driver hands it over: PostgreSQL's message and its SQLSTATE in `code`. */
 function driverError(message: string, code: string): Error {
@@ -55,7 +55,8 @@ test('a refused login while the server runs says what to do, and not to repeat t
 
 test('an outage while the server runs is still told to repeat the call', () => {
   const refused = driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED');
-  assert.equal(storageFailure(refused).message, 'PostgreSQL: connect ECONNREFUSED 127.0.0.1:5432');
+  assert.equal(storageFailure(refused).message, 'PostgreSQL: connect ECONNREFUSED <store address>');
+  assert.equal(storageFailure(refused).logMessage, 'PostgreSQL: connect ECONNREFUSED 127.0.0.1:5432');
   assert.equal(storageFailure(refused).lasting, false);
   assert.match(cliMessage(refused), /; repeat the call once the database answers again/);
   const shutdown = driverError('terminating connection due to administrator command', '57P01');
@@ -97,4 +98,60 @@ test('gRPC and HTTP say the same: a refused login waits for an operator, an outa
   const outage = answers(driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'));
   assert.deepEqual(outage.grpc, ['later']);
   assert.equal(outage.http['Retry-After'], '1');
+});
+
+test("a failure's answer never says where the store is; its log message does", async () => {
+  // GetServerInfo tells where the store is to an admin key for every queue only (SECURITY.md).
+  const cases: [Error, string][] = [
+    [
+      Object.assign(new Error('getaddrinfo ENOTFOUND db.internal'), {
+        code: 'ENOTFOUND',
+        hostname: 'db.internal',
+      }),
+      'PostgreSQL: getaddrinfo ENOTFOUND <store address>',
+    ],
+    [
+      Object.assign(new Error('connect ECONNREFUSED ::1:5432'), {
+        code: 'ECONNREFUSED',
+        address: '::1',
+        port: 5432,
+      }),
+      'PostgreSQL: connect ECONNREFUSED <store address>',
+    ],
+    [
+      new AggregateError(
+        [Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:6432'), { address: '10.1.2.3', port: 6432 })],
+        'connect ECONNREFUSED 10.1.2.3:6432',
+      ),
+      'PostgreSQL: connect ECONNREFUSED <store address>',
+    ],
+    [
+      driverError('terminating connection due to administrator command', '57P01'),
+      'PostgreSQL: terminating connection due to administrator command',
+    ],
+  ];
+  // Several hosts, none answering (nothing listens on ports 1 and 2): each host's reason, hidden.
+  const noHost = await connectPostgres(
+    {
+      url: 'postgres://sepp@127.0.0.1:1,localhost:2/db',
+      password: null,
+      schema: 's',
+      statementTimeoutMs: 1000,
+    },
+    () => {},
+  ).then(
+    () => assert.fail('connected to nothing'),
+    (error: Error) => error,
+  );
+  assert.match(noHost.message, /^no PostgreSQL host answers \(127\.0\.0\.1:1: .*; localhost:2: .*\)$/);
+  assert.match(
+    storageFailure(noHost).message,
+    /^PostgreSQL: no PostgreSQL host answers \(<store address>: .*; <store address>: .*\)$/,
+  );
+  assert.doesNotMatch(storageFailure(noHost).message, /127\.0\.0\.1|localhost|:1\b|:2\b/);
+  for (const [cause, answer] of cases) {
+    const failure = storageFailure(cause);
+    assert.equal(failure.message, answer);
+    assert.equal(failure.logMessage, `PostgreSQL: ${cause.message}`);
+  }
 });

@@ -6,16 +6,16 @@
  * the password, only what to do. A PostgreSQL restart under a running server: the CLI says
  * the store is unavailable, `sepp status` still shows the server. Also: servers starting
  * together migrate a new schema once. Reads across a PostgreSQL restart and outage: a new
- * connection after it, sepp's outage answer in it.
+ * connection after it, sepp's outage answer in it, which never says where the store is.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { test } from 'node:test';
-import { type ServiceError, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { Overview } from '../../src/admin/api-types.ts';
 import { StartupError, startServer } from '../../src/app.ts';
@@ -25,6 +25,7 @@ import { migrations } from '../../src/store/postgres/gen/migrations.ts';
 import { migrate } from '../../src/store/postgres/migrate.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
+import { apiKeyToml } from '../helpers/access-table.ts';
 import { answered, within } from '../helpers/bounded.ts';
 import { cliJson, sepp } from '../helpers/cli.ts';
 import { apiCall } from '../helpers/http-api.ts';
@@ -204,6 +205,21 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     assert.equal(await storeAvailable(), '0');
     assert.ok((down0.storeHealth.unavailableSinceMs ?? 0) <= down0.server.serverTimeMs);
     assert.match(down0.storeHealth.lastError ?? '', /^storage unavailable/);
+    // Where the store is stays out of every answer, /readyz's too (GetServerInfo tells an admin
+    // key for every queue); the server's log says it (review18).
+    const where = `127.0.0.1:${postgres.cluster.port}`;
+    assert.ok(!down0.storeHealth.lastError?.includes(where), down0.storeHealth.lastError ?? '');
+    const readyz = await answered(
+      fetch(t.metricsUrl.replace(/\/metrics$/, '/readyz'), { signal: AbortSignal.timeout(30_000) }),
+      'GET /readyz in the outage',
+    );
+    const notReady = (await readyz.json()) as { reason?: string };
+    assert.equal(readyz.status, 503);
+    assert.match(
+      notReady.reason ?? '',
+      /^storage unavailable, nothing was written: PostgreSQL: .*<store address>/,
+    );
+    assert.ok(!notReady.reason?.includes(where), notReady.reason);
     assert.deepEqual([down0.totals, down0.queueCount, down0.queues], [null, null, null]);
     assert.equal(typeof down0.waitingWorkers, 'number');
     const down =
@@ -238,6 +254,9 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     assert.equal(await storeAvailable(), '1');
     // Failing each second for the whole outage (under a minute): one line, then its end.
     assert.equal(logged('maintenance.failed').length, 1, lines.slice(outageFrom).join('\n'));
+    const failedLine = JSON.parse(logged('maintenance.failed')[0]!) as { error: string; detail?: string };
+    assert.ok(!failedLine.error.includes(where), failedLine.error);
+    assert.ok(failedLine.detail?.includes(where), `the log says where the store is: ${failedLine.detail}`);
     assert.equal(logged('maintenance.recovered').length, 1);
   } finally {
     // The file's other tests need PostgreSQL back, however this one failed.
@@ -269,7 +288,7 @@ test('reads across a PostgreSQL restart and outage: a new connection after it, t
     await within(postgres.cluster.stop(), 'PostgreSQL stopped', 60_000);
     stopped = true;
     const outage =
-      /^storage unavailable, nothing was written: PostgreSQL: connect ECONNREFUSED 127\.0\.0\.1:\d+$/;
+      /^storage unavailable, nothing was written: PostgreSQL: connect ECONNREFUSED <store address>$/;
     const failure = await answered(
       read().then(
         () => assert.fail('GetJob answered with PostgreSQL stopped'),
@@ -296,6 +315,66 @@ test('reads across a PostgreSQL restart and outage: a new connection after it, t
     // The file's other tests need PostgreSQL back, however this one failed.
     if (stopped) await within(postgres.cluster.restart(), 'PostgreSQL restarted', 60_000);
     await within(t.dispose(), 'the server stopped', 60_000);
+  }
+});
+
+const adminKey = 'serve-where-admin-key-0123456789abcdef';
+const producerKey = 'serve-where-producer-key-0123456789abcdef';
+
+function as(key: string): Metadata {
+  const metadata = new Metadata();
+  metadata.set('authorization', `Bearer ${key}`);
+  return metadata;
+}
+
+test("in a PostgreSQL outage a producer key's answers do not say where the store is", async () => {
+  // GetServerInfo keeps the store's host:port from any key but an admin key for every queue
+  // (SECURITY.md): the outage's answers, the driver's "connect ECONNREFUSED <host>:<port>",
+  // leave it out too (review18). Through a TCP proxy of the test's, which it closes to make the
+  // outage: the file's cluster is not stopped.
+  const sockets = new Set<Socket>();
+  const proxy = createServer((client) => {
+    const upstream = new Socket();
+    sockets.add(client).add(upstream);
+    client.pipe(upstream).pipe(client);
+    for (const s of [client, upstream]) s.on('error', () => {}).on('close', () => sockets.delete(s));
+    upstream.connect(postgres.cluster.port, '127.0.0.1');
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const where = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  const toml =
+    postgres.storeToml('serve_where').replace(`127.0.0.1:${postgres.cluster.port}`, where) +
+    apiKeyToml('where-admin', 'admin', adminKey) +
+    apiKeyToml('where-producer', 'producer', producerKey);
+  const t = await within(startTestServer({ toml }), 'the server started', 60_000);
+  try {
+    const info = await answered(call(t.client, t.client.getServerInfo, {}, as(producerKey)), 'GetServerInfo');
+    assert.equal(info.store?.host, '', 'GetServerInfo keeps where the store is from a producer key');
+    // The outage: nothing listens where the store is any more, and the open connections drop.
+    await new Promise<void>((resolve) => {
+      proxy.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    });
+    const answers: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const failure = await answered(
+        call(t.client, t.client.enqueue, { job: testJob('where-emails') }, as(producerKey)).then(
+          () => null,
+          (error: ServiceError) => error,
+        ),
+        'an enqueue in the outage',
+      );
+      assert.equal(failure?.code, status.UNAVAILABLE, failure?.details);
+      answers.push(failure?.details ?? '');
+    }
+    assert.deepEqual(
+      answers.filter((text) => text.includes(where)),
+      [],
+      `a producer key was told where the store is: ${answers.join(' | ')}`,
+    );
+  } finally {
+    await within(t.dispose(), 'the server stopped', 60_000);
+    proxy.close();
   }
 });
 

@@ -86,7 +86,10 @@ export async function connectPostgres(
     }
   }
   const wanted = target.targetSessionAttrs === 'read-write' ? 'accepts writes' : 'answers';
-  throw new Error(`no PostgreSQL host ${wanted} (${refusals.join('; ')})`);
+  throw new NoHostFits(
+    `no PostgreSQL host ${wanted} (${refusals.join('; ')})`,
+    target.hosts.map(({ host }) => host),
+  );
 }
 
 /**
@@ -178,16 +181,75 @@ function storeError(error: unknown): unknown {
   );
 }
 
-/** A failure of the storage as the Store interface reports it; the message names no secret. */
+/**
+ * A failure of the storage as the Store interface reports it: the message names no secret, nor
+ * where the store is (callers are answered with it); its log message, for the server's log,
+ * does (`StorageFailure.logMessage`).
+ */
 export function storageFailure(cause: unknown): StorageFailure {
   if (cause instanceof StorageFailure) return cause;
   const message = cause instanceof Error ? cause.message : String(cause);
   const advice = refusedLoginAdvice(cause, message);
-  return new StorageFailure(`PostgreSQL: ${message}${advice}`, {
+  return new StorageFailure(`PostgreSQL: ${withoutWhere(message, cause)}${advice}`, {
     cause,
     diskFull: sqlState(cause) === '53100',
     lasting: advice !== '',
+    logMessage: `PostgreSQL: ${message}${advice}`,
   });
+}
+
+/** What stands in an answer for where the store is. */
+const hiddenWhere = '<store address>';
+/** IPv4 addresses, and IPv6 ones (two colons at least), each with its port if it has one. */
+const addressRe =
+  /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[?[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}\]?(?::\d+)?/gi;
+
+/**
+ * `message` without where the store is: the host names and addresses the driver's error
+ * (and the errors it gathers) says it tried, the hosts of `NoHostFits`, and any IP address.
+ * PostgreSQL's own words (a SQLSTATE's message) name no host of the store's.
+ */
+export function withoutWhere(message: string, cause: unknown): string {
+  const names = new Set<string>();
+  gatherWhere(cause, names, 0);
+  let text = message;
+  for (const name of [...names].sort((a, b) => b.length - a.length)) {
+    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    text = text.replace(new RegExp(`(?<![\\w.-])${escaped}(?![\\w-])`, 'g'), hiddenWhere);
+  }
+  return text.replace(addressRe, hiddenWhere).replace(/<store address>:\d+/g, hiddenWhere);
+}
+
+/** The host names and addresses an error of the driver or the network names (a few levels deep). */
+function gatherWhere(error: unknown, names: Set<string>, depth: number): void {
+  if (depth > 3 || typeof error !== 'object' || error === null) return;
+  const fields = error as { address?: unknown; hostname?: unknown; host?: unknown; hosts?: unknown };
+  for (const value of [fields.address, fields.hostname, fields.host]) {
+    if (typeof value === 'string' && value.length > 0) names.add(value);
+  }
+  if (Array.isArray(fields.hosts)) {
+    for (const host of fields.hosts) {
+      if (typeof host !== 'string' || host.length === 0) continue;
+      names.add(host);
+      const bare = host.replace(/:\d+$/, '');
+      if (bare.length > 0) names.add(bare.replace(/^\[(.*)\]$/, '$1'));
+    }
+  }
+  if (error instanceof AggregateError) for (const inner of error.errors) gatherWhere(inner, names, depth + 1);
+  if (error instanceof Error) gatherWhere(error.cause, names, depth + 1);
+}
+
+/** No host of a store.url of several hosts fits (each host's reason in the message). */
+class NoHostFits extends Error {
+  override name = 'NoHostFits';
+
+  constructor(
+    message: string,
+    /** The hosts tried, as written in store.url (`host:port`). */
+    readonly hosts: readonly string[],
+  ) {
+    super(message);
+  }
 }
 
 /**
