@@ -1,0 +1,268 @@
+/**
+ * Answers produced and not yet sent, per connection and per API key. grpc-js
+ * writes a unary call's answer whole to its HTTP/2 stream, where it waits
+ * until the client's flow-control window lets it out: a client that opened
+ * 1,000 GetJob calls for a 900 KB job on one connection with a zero window,
+ * and never read, took a server from 98 to 1,057 MiB (attack5).
+ *
+ * The admission interceptor (admission.ts) counts each unary QueueService
+ * answer's bytes from the moment its handler answers until its status goes
+ * out (grpc-js sends a unary call's status once the answer's last byte was
+ * taken by HTTP/2) or its stream closes, in a budget of its connection and
+ * one of its caller, as large as the request budgets
+ * (`grpc.max_bytes_in_flight_per_connection`, `_per_key`):
+ *
+ * - a call runs only when both budgets have room for its answer, whose size
+ *   is guessed as that of the last answer of the same method (the largest
+ *   size, `grpc.max_message_bytes`, until one was sent); else it waits,
+ *   before it runs, until they have (its client's deadline or the end of
+ *   its connection ends the wait). From when it runs until it answers, the
+ *   guess is kept for it, so calls let in together do not overrun the
+ *   budgets when the guess holds; a connection that reads its answers has
+ *   small calls (an enqueue's answer is a few bytes) never wait;
+ * - an answer that does not fit (calls that came together, before any was
+ *   answered) is not sent: its call ends RESOURCE_EXHAUSTED (`sepp-retry:
+ *   later`) instead. Every budget holds at least one answer of the largest
+ *   size (config checks it), so an answer always fits an empty budget, and
+ *   no budget ever holds more than its limit.
+ *
+ * Waiters are let in in the order they came, each budget's first before any
+ * later one; a waiter joins the queues of its connection and its key at
+ * once, so two waiters are in the same order in every queue they share.
+ *
+ * Streams are left to their own bounds: Work sends jobs only against its
+ * worker's credit, Events and Backup wait for each message to be written.
+ */
+import { SeppError } from '../engine/errors.ts';
+import type { Connection } from './connections.ts';
+
+export interface UnsentAnswersLimits {
+  readonly maxBytesInFlightPerConnection: number;
+  readonly maxBytesInFlightPerKey: number;
+  /** The largest answer the server sends (grpc.max_message_bytes). */
+  readonly maxMessageBytes: number;
+}
+
+export interface UnsentAnswersStats {
+  /** Per caller: bytes held now, the most ever held at once. */
+  readonly byKey: Readonly<Record<string, { usedBytes: number; peakBytes: number }>>;
+  /** Over all connections: bytes held now, the most one connection ever held. */
+  readonly connections: { readonly usedBytes: number; readonly peakBytes: number };
+  /** Answers held now, over the whole server. */
+  readonly held: number;
+  /** Calls waiting for room now, before they run. */
+  readonly waiting: number;
+  /** Calls that waited for room before they ran, since the start. */
+  readonly waited: number;
+  /** Answers not sent because a budget was full, since the start. */
+  readonly refused: number;
+}
+
+/** One unary call's answer, as the admission interceptor reports it. */
+export interface FollowedAnswer {
+  /** Runs `run` (the call) now if both budgets have room for its answer (a guess), else once they have. */
+  admit(run: () => void): void;
+  /** Holds an answer of `bytes` until `finished`; or says why it is not sent. */
+  hold(bytes: number): SeppError | null;
+  /** The answer went out, or the call ended without it (a wait too): what it holds goes back. */
+  finished(): void;
+}
+
+/** The answers of one connection, or of one caller. */
+class AnswerBudget {
+  /** Bytes of answers held now. */
+  used = 0;
+  /** The most ever held at once. */
+  peak = 0;
+  /** Room kept for calls that run and have not answered yet: the guess of each one's answer. */
+  promised = 0;
+  readonly waiters: Waiter[] = [];
+
+  constructor(
+    /** Whose budget it is, for messages: `this connection`, `key producer`. */
+    readonly owner: string,
+    readonly limitBytes: number,
+    /** The setting that sets its limit. */
+    readonly setting: string,
+  ) {}
+
+  fits(bytes: number): boolean {
+    return this.used + this.promised + bytes <= this.limitBytes;
+  }
+}
+
+interface Waiter {
+  readonly budgets: readonly AnswerBudget[];
+  /** The method's path: its last answer's size is the guess. */
+  readonly method: string;
+  /** Runs the call, keeping `guessBytes` for it. */
+  readonly run: (guessBytes: number) => void;
+}
+
+const MiB = 1024 * 1024;
+
+export class UnsentAnswers {
+  private readonly byConnection = new WeakMap<Connection, AnswerBudget>();
+  private readonly byKey = new Map<string, AnswerBudget>();
+  /** The size of each method's last answer, by path. */
+  private readonly lastAnswerBytes = new Map<string, number>();
+  private connectionsUsedBytes = 0;
+  private connectionsPeakBytes = 0;
+  private held = 0;
+  private waiting = 0;
+  private waited = 0;
+  private refused = 0;
+
+  constructor(private readonly limits: UnsentAnswersLimits) {}
+
+  /** Follows a call of `method` (its path) on `connection` by `caller`. */
+  follow(connection: Connection | undefined, caller: string, method: string): FollowedAnswer {
+    const key = this.keyBudget(caller);
+    const perConnection = connection === undefined ? undefined : this.connectionBudget(connection);
+    const budgets = perConnection === undefined ? [key] : [key, perConnection];
+    /** The answer's bytes while it is held. */
+    let heldBytes: number | undefined;
+    let waiter: Waiter | undefined;
+    /** The room kept for the answer while the call runs. */
+    let keptBytes = 0;
+    const giveBackKept = () => {
+      for (const b of budgets) b.promised -= keptBytes;
+      keptBytes = 0;
+    };
+    return {
+      admit: (run) => {
+        const guess = this.guess(method);
+        if (budgets.every((b) => b.waiters.length === 0 && b.fits(guess))) {
+          for (const b of budgets) b.promised += guess;
+          keptBytes = guess;
+          run();
+          return;
+        }
+        this.waited++;
+        this.waiting++;
+        waiter = {
+          budgets,
+          method,
+          run: (kept) => {
+            waiter = undefined;
+            this.waiting--;
+            keptBytes = kept;
+            run();
+          },
+        };
+        for (const b of budgets) b.waiters.push(waiter);
+      },
+      hold: (bytes) => {
+        giveBackKept();
+        this.lastAnswerBytes.set(method, bytes);
+        const full = budgets.find((b) => b.used + bytes > b.limitBytes);
+        if (full !== undefined) {
+          this.refused++;
+          for (const b of budgets) this.letIn(b);
+          return new SeppError(
+            'resource_exhausted',
+            `the answer (${bytes} bytes) was not sent, though the call was carried out: answers not yet read ` +
+              `by the client hold ${mib(full.used)} of ${full.owner}'s ${mib(full.limitBytes)} (${full.setting}); ` +
+              'read the answers of earlier calls, then try again',
+          );
+        }
+        for (const b of budgets) {
+          b.used += bytes;
+          b.peak = Math.max(b.peak, b.used);
+        }
+        heldBytes = bytes;
+        this.held++;
+        if (perConnection !== undefined) {
+          this.connectionsUsedBytes += bytes;
+          this.connectionsPeakBytes = Math.max(this.connectionsPeakBytes, perConnection.used);
+        }
+        for (const b of budgets) this.letIn(b);
+        return null;
+      },
+      finished: () => {
+        if (waiter !== undefined) {
+          const gone = waiter;
+          waiter = undefined;
+          this.waiting--;
+          for (const b of budgets) b.waiters.splice(b.waiters.indexOf(gone), 1);
+        }
+        giveBackKept();
+        if (heldBytes !== undefined) {
+          for (const b of budgets) {
+            b.used -= heldBytes;
+            if (b.used < 0) throw new Error(`bug: ${b.owner} gave back more answer bytes than it held`);
+          }
+          this.held--;
+          if (perConnection !== undefined) this.connectionsUsedBytes -= heldBytes;
+          heldBytes = undefined;
+        }
+        for (const b of budgets) this.letIn(b);
+      },
+    };
+  }
+
+  stats(): UnsentAnswersStats {
+    const byKey: Record<string, { usedBytes: number; peakBytes: number }> = {};
+    for (const [name, b] of this.byKey) byKey[name] = { usedBytes: b.used, peakBytes: b.peak };
+    return {
+      byKey,
+      connections: { usedBytes: this.connectionsUsedBytes, peakBytes: this.connectionsPeakBytes },
+      held: this.held,
+      waiting: this.waiting,
+      waited: this.waited,
+      refused: this.refused,
+    };
+  }
+
+  /** The guess of an answer of `method`: its last answer's size, the largest size until there was one. */
+  private guess(method: string): number {
+    return this.lastAnswerBytes.get(method) ?? this.limits.maxMessageBytes;
+  }
+
+  /** Lets in the first waiters of `budget` while each is first in all its queues and all its budgets have room. */
+  private letIn(budget: AnswerBudget): void {
+    for (;;) {
+      const next = budget.waiters[0];
+      if (next === undefined) return;
+      const guess = this.guess(next.method);
+      if (!next.budgets.every((b) => b.waiters[0] === next && b.fits(guess))) return;
+      for (const b of next.budgets) {
+        b.waiters.shift();
+        b.promised += guess;
+      }
+      next.run(guess);
+      // The other budget it left may have waiters with room now.
+      for (const b of next.budgets) if (b !== budget) this.letIn(b);
+    }
+  }
+
+  private keyBudget(caller: string): AnswerBudget {
+    let budget = this.byKey.get(caller);
+    if (budget === undefined) {
+      budget = new AnswerBudget(
+        `key ${caller}`,
+        this.limits.maxBytesInFlightPerKey,
+        'grpc.max_bytes_in_flight_per_key',
+      );
+      this.byKey.set(caller, budget);
+    }
+    return budget;
+  }
+
+  private connectionBudget(connection: Connection): AnswerBudget {
+    let budget = this.byConnection.get(connection);
+    if (budget === undefined) {
+      budget = new AnswerBudget(
+        'this connection',
+        this.limits.maxBytesInFlightPerConnection,
+        'grpc.max_bytes_in_flight_per_connection',
+      );
+      this.byConnection.set(connection, budget);
+    }
+    return budget;
+  }
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / MiB).toFixed(1)} MiB`;
+}
