@@ -255,6 +255,7 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
           bytes = method.responseSerialize(message);
         } catch {
           // grpc-js serializes it again and answers INTERNAL, as without this interceptor.
+          sendHeaders();
           next(message);
           return;
         }

@@ -20,15 +20,17 @@
  *   guess is kept for it, so calls let in together do not overrun the
  *   budgets when the guess holds; a connection that reads its answers has
  *   small calls (an enqueue's answer is a few bytes) never wait;
- * - an answer that does not fit (calls that came together, before any was
- *   answered) is not sent: its call ends RESOURCE_EXHAUSTED (`sepp-retry:
+ * - an answer that does not fit (calls let in together whose answers came
+ *   out larger than guessed) is not sent: its call ends RESOURCE_EXHAUSTED (`sepp-retry:
  *   later`) instead. Every budget holds at least one answer of the largest
  *   size (config checks it), so an answer always fits an empty budget, and
  *   no budget ever holds more than its limit.
  *
- * Waiters are let in in the order they came, each budget's first before any
- * later one; a waiter joins the queues of its connection and its key at
- * once, so two waiters are in the same order in every queue they share.
+ * A waiting call waits first for its connection's budget, in the order the
+ * connection's calls came, and only then, with the room of its connection
+ * kept, for its key's, in the order of the key's calls: a connection whose
+ * client reads nothing holds up its own calls, not those of the key's other
+ * connections (until the key's budget itself is full).
  *
  * Streams are left to their own bounds: Work sends jobs only against its
  * worker's credit, Events and Backup wait for each message to be written.
@@ -92,11 +94,10 @@ class AnswerBudget {
 }
 
 interface Waiter {
-  readonly budgets: readonly AnswerBudget[];
   /** The method's path: its last answer's size is the guess. */
   readonly method: string;
-  /** Runs the call, keeping `guessBytes` for it. */
-  readonly run: (guessBytes: number) => void;
+  /** Lets the call past the budget it waits in, keeping `guessBytes` there for it. */
+  readonly pass: (guessBytes: number) => void;
 }
 
 const MiB = 1024 * 1024;
@@ -119,46 +120,79 @@ export class UnsentAnswers {
   follow(connection: Connection | undefined, caller: string, method: string): FollowedAnswer {
     const key = this.keyBudget(caller);
     const perConnection = connection === undefined ? undefined : this.connectionBudget(connection);
-    const budgets = perConnection === undefined ? [key] : [key, perConnection];
+    /** The budgets a call passes before it runs, in this order. */
+    const stages = perConnection === undefined ? [key] : [perConnection, key];
+    /** The room kept for the answer in each stage's budget while the call runs. */
+    const keptBytes = stages.map(() => 0);
     /** The answer's bytes while it is held. */
     let heldBytes: number | undefined;
-    let waiter: Waiter | undefined;
-    /** The room kept for the answer while the call runs. */
-    let keptBytes = 0;
-    const giveBackKept = () => {
-      for (const b of budgets) b.promised -= keptBytes;
-      keptBytes = 0;
+    /** Where the call waits, and as what. */
+    let waiting: { budget: AnswerBudget; waiter: Waiter } | undefined;
+    let counted = false;
+    let run: (() => void) | undefined;
+    const keep = (stage: number, bytes: number) => {
+      const budget = stages[stage];
+      if (budget === undefined) throw new Error('bug: no such stage');
+      budget.promised += bytes;
+      keptBytes[stage] = bytes;
     };
-    return {
-      admit: (run) => {
+    const giveBackKept = () => {
+      stages.forEach((b, stage) => {
+        b.promised -= keptBytes[stage] ?? 0;
+        keptBytes[stage] = 0;
+      });
+    };
+    const stopCounting = () => {
+      if (!counted) return;
+      counted = false;
+      this.waiting--;
+    };
+    /** Takes the call past the budgets from `first` on, or queues it where one has no room. */
+    const enter = (first: number) => {
+      for (let stage = first; stage < stages.length; stage++) {
+        const budget = stages[stage];
+        if (budget === undefined) break;
         const guess = this.guess(method);
-        if (budgets.every((b) => b.waiters.length === 0 && b.fits(guess))) {
-          for (const b of budgets) b.promised += guess;
-          keptBytes = guess;
-          run();
+        if (budget.waiters.length > 0 || !budget.fits(guess)) {
+          if (!counted) {
+            counted = true;
+            this.waited++;
+            this.waiting++;
+          }
+          const waiter: Waiter = {
+            method,
+            pass: (kept) => {
+              waiting = undefined;
+              keep(stage, kept);
+              enter(stage + 1);
+            },
+          };
+          waiting = { budget, waiter };
+          budget.waiters.push(waiter);
           return;
         }
-        this.waited++;
-        this.waiting++;
-        waiter = {
-          budgets,
-          method,
-          run: (kept) => {
-            waiter = undefined;
-            this.waiting--;
-            keptBytes = kept;
-            run();
-          },
-        };
-        for (const b of budgets) b.waiters.push(waiter);
+        keep(stage, guess);
+      }
+      stopCounting();
+      const go = run;
+      run = undefined;
+      go?.();
+    };
+    const letInAll = () => {
+      for (const b of stages) this.letIn(b);
+    };
+    return {
+      admit: (call) => {
+        run = call;
+        enter(0);
       },
       hold: (bytes) => {
         giveBackKept();
         this.lastAnswerBytes.set(method, bytes);
-        const full = budgets.find((b) => b.used + bytes > b.limitBytes);
+        const full = stages.find((b) => b.used + bytes > b.limitBytes);
         if (full !== undefined) {
           this.refused++;
-          for (const b of budgets) this.letIn(b);
+          letInAll();
           return new SeppError(
             'resource_exhausted',
             `the answer (${bytes} bytes) was not sent, though the call was carried out: answers not yet read ` +
@@ -166,7 +200,7 @@ export class UnsentAnswers {
               'read the answers of earlier calls, then try again',
           );
         }
-        for (const b of budgets) {
+        for (const b of stages) {
           b.used += bytes;
           b.peak = Math.max(b.peak, b.used);
         }
@@ -176,19 +210,21 @@ export class UnsentAnswers {
           this.connectionsUsedBytes += bytes;
           this.connectionsPeakBytes = Math.max(this.connectionsPeakBytes, perConnection.used);
         }
-        for (const b of budgets) this.letIn(b);
+        letInAll();
         return null;
       },
       finished: () => {
-        if (waiter !== undefined) {
-          const gone = waiter;
-          waiter = undefined;
-          this.waiting--;
-          for (const b of budgets) b.waiters.splice(b.waiters.indexOf(gone), 1);
+        run = undefined;
+        if (waiting !== undefined) {
+          const { budget, waiter } = waiting;
+          waiting = undefined;
+          const at = budget.waiters.indexOf(waiter);
+          if (at >= 0) budget.waiters.splice(at, 1);
         }
+        stopCounting();
         giveBackKept();
         if (heldBytes !== undefined) {
-          for (const b of budgets) {
+          for (const b of stages) {
             b.used -= heldBytes;
             if (b.used < 0) throw new Error(`bug: ${b.owner} gave back more answer bytes than it held`);
           }
@@ -196,7 +232,7 @@ export class UnsentAnswers {
           if (perConnection !== undefined) this.connectionsUsedBytes -= heldBytes;
           heldBytes = undefined;
         }
-        for (const b of budgets) this.letIn(b);
+        letInAll();
       },
     };
   }
@@ -219,20 +255,15 @@ export class UnsentAnswers {
     return this.lastAnswerBytes.get(method) ?? this.limits.maxMessageBytes;
   }
 
-  /** Lets in the first waiters of `budget` while each is first in all its queues and all its budgets have room. */
+  /** Lets the first waiters of `budget` past it while it has room for each one's answer. */
   private letIn(budget: AnswerBudget): void {
     for (;;) {
       const next = budget.waiters[0];
       if (next === undefined) return;
       const guess = this.guess(next.method);
-      if (!next.budgets.every((b) => b.waiters[0] === next && b.fits(guess))) return;
-      for (const b of next.budgets) {
-        b.waiters.shift();
-        b.promised += guess;
-      }
-      next.run(guess);
-      // The other budget it left may have waiters with room now.
-      for (const b of next.budgets) if (b !== budget) this.letIn(b);
+      if (!budget.fits(guess)) return;
+      budget.waiters.shift();
+      next.pass(guess);
     }
   }
 

@@ -84,6 +84,9 @@ test('calls whose answers are never read hold at most the budgets; the rest wait
   assert.ok(answers().held >= 2, `some answers are held (${answers().held})`);
   assert.ok(answers().connections.usedBytes <= perConnection, `${answers().connections.usedBytes}`);
 
+  // The reader's waiting calls hold up its own connection only: another of the key's is served.
+  assert.equal((await call(t.client, t.client.getJob, { jobId }, withKey())).job?.jobId, jobId);
+
   // Two more connections of the same key: together they hold at most the key's budget.
   const others = [unreadCalls(12), unreadCalls(12)];
   await waitFor(() => answers().held + answers().waiting === 36, 'every call answered or waiting', 20_000);
