@@ -188,7 +188,8 @@ export class UnsentAnswers {
       },
       hold: (bytes) => {
         giveBackKept();
-        this.lastAnswerBytes.set(method, bytes);
+        // At most the largest size (grpc-js refuses a larger answer): a guess always fits an empty budget.
+        this.lastAnswerBytes.set(method, Math.min(bytes, this.limits.maxMessageBytes));
         const full = stages.find((b) => b.used + bytes > b.limitBytes);
         if (full !== undefined) {
           this.refused++;
