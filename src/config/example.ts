@@ -166,7 +166,9 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # Request bytes one connection, and all connections of one API key (of all
 # callers, without keys), may have in flight. A message is read only once
 # the bytes its prefix declares fit; until then the call waits, and HTTP/2
-# flow control holds the client back. At least max_message_bytes.
+# flow control holds the client back. The same sizes bound, apart, the unary
+# answers not yet sent (a client that does not read them): a call runs only
+# once its answer has room. At least max_message_bytes.
 # max_bytes_in_flight_per_connection = "16MiB"
 # max_bytes_in_flight_per_key = "64MiB"
 

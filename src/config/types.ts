@@ -120,7 +120,8 @@ export interface GrpcConfig {
   readonly maxEventSubscribersPerKey: number;
   /**
    * Request bytes one connection may have in flight (read and not yet
-   * done with); a message is read on only once its bytes fit. At least
+   * done with); a message is read on only once its bytes fit. Also, apart,
+   * the unary answers not yet sent (rpc/unsent-answers.ts). At least
    * maxMessageBytes.
    */
   readonly maxBytesInFlightPerConnection: number;

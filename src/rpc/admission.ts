@@ -31,7 +31,11 @@
  * connection and its caller (byte-budget.ts): a message is read on only once
  * the bytes its prefix declares are reserved. The key's role is checked by
  * the handler as before; the identity found here is remembered, so the key
- * is hashed once per call.
+ * is hashed once per call. And it holds a unary QueueService call to the
+ * budgets of answers not yet sent (unsent-answers.ts): the call runs once
+ * they have room, and its answer is serialized here (the service's
+ * serializer passes bytes through), so its size is known before it is
+ * written.
  */
 import {
   type Metadata,
@@ -45,6 +49,7 @@ import type { Authenticator } from './auth.ts';
 import type { BytesInFlight } from './bytes-in-flight.ts';
 import type { Connection, Connections } from './connections.ts';
 import { toServiceError } from './status.ts';
+import type { FollowedAnswer, UnsentAnswers } from './unsent-answers.ts';
 
 export const keylessCallsPerConnection = 4;
 export const keylessCallsPerServer = 8;
@@ -62,6 +67,8 @@ export interface AdmissionOptions {
   observeRefusal: (rpc: string, code: status) => void;
   /** The budgets of request bytes in flight, per connection and per caller. */
   bytesInFlight: BytesInFlight;
+  /** The budgets of unary answers not yet sent, per connection and per caller. */
+  unsentAnswers: UnsentAnswers;
 }
 
 export function admissionInterceptor(options: AdmissionOptions): ServerInterceptor {
@@ -71,6 +78,7 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
     const connection = connections.of(call.getPeer());
     connection?.callOpened();
     const keyed = method.path.startsWith(keyedPrefix);
+    const unary = keyed && !method.requestStream && !method.responseStream;
     /** Set while this call counts as an open call without a key. */
     let holding: { connection: Connection | undefined; timer: NodeJS.Timeout } | undefined;
     const release = () => {
@@ -138,6 +146,15 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
     };
     /** The call's request bytes, once admitted. */
     let budgeted: ReturnType<BytesInFlight['follow']> | undefined;
+    /** A unary call's answer, once admitted. */
+    let answer: FollowedAnswer | undefined;
+    /** Sends the answer's headers, held until its answer may go. */
+    let heldHeaders: (() => void) | undefined;
+    const sendHeaders = () => {
+      const send = heldHeaders;
+      heldHeaders = undefined;
+      send?.();
+    };
     /** Until the first message arrives (an admitted call with no keyless deadline). */
     let firstMessageTimer: NodeJS.Timeout | undefined;
     const stopFirstMessageTimer = () => {
@@ -171,6 +188,13 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
       }, options.firstMessageTimeoutMs);
       firstMessageTimer.unref();
     };
+    /** Everything the call holds goes back: it ended, or was answered. */
+    const finish = () => {
+      stopFirstMessageTimer();
+      release();
+      budgeted?.finished();
+      answer?.finished();
+    };
 
     return new ServerInterceptingCall(call, {
       start: (next) =>
@@ -180,14 +204,22 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
             let refusal: SeppError | null;
             try {
               refusal = admit(metadata);
+              if (refusal === null) {
+                budgeted = options.bytesInFlight.follow(call, connection, callerName, method.requestStream);
+                if (unary) answer = options.unsentAnswers.follow(connection, callerName, method.path);
+              }
             } catch (error) {
               refusal = toSeppError(error);
             }
             if (refusal === null) {
-              budgeted = options.bytesInFlight.follow(call, connection, callerName, method.requestStream);
-              // A call without a key has its own, shorter deadline for its request (admitKeyless).
-              if (holding === undefined) expectFirstMessage();
-              forward(metadata);
+              const run = () => {
+                // A call without a key has its own, shorter deadline for its request (admitKeyless).
+                if (holding === undefined) expectFirstMessage();
+                forward(metadata);
+              };
+              // A unary call runs once its answer has room (its wait is the server's, not its first message's).
+              if (answer === undefined) run();
+              else answer.admit(run);
               return;
             }
             const code = refuse(call, refusal);
@@ -205,16 +237,43 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
             budgeted?.delivered();
             forward(message);
           },
-          onCancel: () => {
-            stopFirstMessageTimer();
-            release();
-            budgeted?.finished();
-          },
+          onCancel: finish,
         }),
+      // A unary answer's headers wait for its decision: a refused answer then goes as trailers only,
+      // which no flow-control window holds back (after headers, the trailers wait behind the window).
+      sendMetadata: (metadata: Metadata, next: (metadata: Metadata) => void) => {
+        if (answer === undefined) next(metadata);
+        else heldHeaders = () => next(metadata);
+      },
+      sendMessage: (message: unknown, next: (message: unknown) => void) => {
+        if (answer === undefined) {
+          next(message);
+          return;
+        }
+        let bytes: Buffer;
+        try {
+          bytes = method.responseSerialize(message);
+        } catch {
+          // grpc-js serializes it again and answers INTERNAL, as without this interceptor.
+          sendHeaders();
+          next(message);
+          return;
+        }
+        const refusal = answer.hold(bytes.length);
+        if (refusal === null) {
+          sendHeaders();
+          next(bytes);
+          return;
+        }
+        heldHeaders = undefined;
+        connections.refusedCalls.unread_answers++;
+        finish();
+        refuse(call, refusal);
+      },
+      // A unary call's status goes out once its answer was taken by HTTP/2 (grpc-js waits for the write).
       sendStatus: (sent, next) => {
-        stopFirstMessageTimer();
-        release();
-        budgeted?.finished();
+        finish();
+        sendHeaders();
         next(sent);
       },
     });

@@ -16,6 +16,7 @@
 import { type BudgetWaiter, ByteBudget, cancel, force, release, reserve } from './byte-budget.ts';
 import type { Connection } from './connections.ts';
 import { MessageFrames } from './message-frames.ts';
+import type { UnsentAnswersStats } from './unsent-answers.ts';
 
 export interface BytesInFlightLimits {
   readonly maxBytesInFlightPerConnection: number;
@@ -29,11 +30,16 @@ export interface BudgetStats {
   readonly waited: number;
 }
 
-export interface BytesInFlightStats {
+export interface RequestBytesInFlightStats {
   /** Per caller: key name, `anonymous` (no keys), `(no key)` (health checks and reflection without one). */
   readonly byKey: Readonly<Record<string, BudgetStats>>;
   /** Over every connection's budget: bytes now, the highest one connection ever held, waits. */
   readonly connections: BudgetStats;
+}
+
+/** The server's figures: requests' bytes in flight, and unary answers not yet sent (unsent-answers.ts). */
+export interface BytesInFlightStats extends RequestBytesInFlightStats {
+  readonly answers: UnsentAnswersStats;
 }
 
 /** The parts of a Node HTTP/2 stream the budget uses. */
@@ -147,7 +153,7 @@ export class BytesInFlight {
     };
   }
 
-  stats(): BytesInFlightStats {
+  stats(): RequestBytesInFlightStats {
     const byKey: Record<string, BudgetStats> = {};
     for (const [name, b] of this.byKey)
       byKey[name] = { usedBytes: b.used, peakBytes: b.peak, waited: b.waited };

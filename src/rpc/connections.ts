@@ -25,8 +25,8 @@ export interface ConnectionLimits {
 
 /** Why a connection was closed by sepp rather than by its client. */
 export type ConnectionRejection = 'max_connections' | 'handshake_timeout';
-/** Why a call was refused when its headers arrived, before its body was read. */
-export type CallRefusal = 'unauthenticated' | 'keyless_limit' | 'first_message_timeout';
+/** Why admission.ts refused a call: mostly when its headers arrived, before its body was read. */
+export type CallRefusal = 'unauthenticated' | 'keyless_limit' | 'first_message_timeout' | 'unread_answers';
 
 export interface ConnectionStats {
   /** Connections open now. */
@@ -74,6 +74,7 @@ export class Connections {
     unauthenticated: 0,
     keyless_limit: 0,
     first_message_timeout: 0,
+    unread_answers: 0,
   };
 
   constructor(

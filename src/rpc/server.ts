@@ -23,6 +23,7 @@ import { createProduceHandler } from './produce-stream.ts';
 import { addReflection } from './reflection.ts';
 import { MalformedRequest, type RpcContext, type RpcLog, type ServerFacts } from './rpc-context.ts';
 import { createUnaryHandlers } from './unary-handlers.ts';
+import { UnsentAnswers } from './unsent-answers.ts';
 import { Utf8Fields } from './utf8-fields.ts';
 import { decodeWorkRequestDirect } from './work-request-codec.ts';
 import { encodeWorkResponse } from './work-response-codec.ts';
@@ -48,7 +49,7 @@ export interface RpcServer {
   listen(host: string, port: number): Promise<number>;
   /** Connections open, and what the limits refused, for metrics. */
   connectionStats(): ConnectionStats;
-  /** Request bytes in flight per API key and per connection (grpc.max_bytes_in_flight_*). */
+  /** Request bytes in flight, and unary answers not yet sent, per API key and per connection (grpc.max_bytes_in_flight_*). */
   bytesInFlightStats(): BytesInFlightStats;
   /**
    * Graceful stop: refuse new calls, end open streams, answer waiting
@@ -111,6 +112,23 @@ function withMalformedRequests<T extends grpc.ServiceDefinition>(
   return wrapped as T;
 }
 
+/**
+ * Lets each method's answer serializer take bytes the admission interceptor
+ * serialized already (it counts an answer's bytes before they are written:
+ * unsent-answers.ts), so an answer is serialized once.
+ */
+function withSerializedAnswers<T extends grpc.ServiceDefinition>(definition: T): T {
+  const wrapped: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  for (const [name, method] of Object.entries(definition)) {
+    wrapped[name] = {
+      ...method,
+      responseSerialize: (answer: unknown) =>
+        Buffer.isBuffer(answer) ? answer : method.responseSerialize(answer),
+    };
+  }
+  return wrapped as T;
+}
+
 export function createRpcServer(options: RpcServerOptions): RpcServer {
   const { facts } = options;
   const { grpcLimits } = facts;
@@ -127,6 +145,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   let injector: grpc.ConnectionInjector | undefined;
   const connections = new Connections(grpcLimits, (socket) => injector?.injectConnection(socket));
   const bytesInFlight = new BytesInFlight(grpcLimits);
+  const unsentAnswers = new UnsentAnswers({ ...grpcLimits, maxMessageBytes: facts.maxMessageBytes });
   const server = new grpc.Server({
     'grpc.max_receive_message_length': facts.maxMessageBytes,
     'grpc.max_send_message_length': facts.maxMessageBytes,
@@ -149,6 +168,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
         requestTimeoutMs: grpcLimits.handshakeTimeoutMs,
         firstMessageTimeoutMs: grpcLimits.firstMessageTimeoutMs,
         bytesInFlight,
+        unsentAnswers,
         observeRefusal: (method, code) =>
           options.observer?.callStarted({ method, parent: undefined }).end(code, undefined),
       }),
@@ -167,7 +187,9 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     options.log?.error('rpc.internal_error', { rpc, error: error.message });
   const descriptorSet = Buffer.from(descriptorSetBase64, 'base64');
   const utf8 = new Utf8Fields(descriptorSet, serviceName);
-  const queueService = withMalformedRequests(QueueServiceService, utf8, { work: decodeWorkRequestDirect });
+  const queueService = withSerializedAnswers(
+    withMalformedRequests(QueueServiceService, utf8, { work: decodeWorkRequestDirect }),
+  );
   server.addService(
     // The streams' answers by their own encoders: the generated one's bytes, less CPU per job.
     {
@@ -194,7 +216,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   return {
     listen: (host, port) => connections.listen(host, port),
     connectionStats: () => connections.stats(),
-    bytesInFlightStats: () => bytesInFlight.stats(),
+    bytesInFlightStats: () => ({ ...bytesInFlight.stats(), answers: unsentAnswers.stats() }),
     replaceApiKeys(keys) {
       ctx.auth.replaceKeys(keys);
       for (const stream of [...ctx.streams]) {

@@ -30,7 +30,7 @@ export function observeConnections(meter: Meter, read: () => ConnectionCounts | 
   const refused = meter.createObservableCounter('sepp.grpc.calls.refused', {
     unit: '{call}',
     description:
-      'gRPC calls refused, by reason: unauthenticated (no valid API key) or keyless_limit (too many calls without a key open), both when their headers arrived, before any of their body was read; first_message_timeout (no first message within grpc.first_message_timeout_ms)',
+      'gRPC calls refused, by reason: unauthenticated (no valid API key) or keyless_limit (too many calls without a key open), both when their headers arrived, before any of their body was read; first_message_timeout (no first message within grpc.first_message_timeout_ms); unread_answers (a unary answer not sent: the answers its client has not read filled grpc.max_bytes_in_flight_per_connection or _per_key)',
   });
   meter.addBatchObservableCallback(
     (result) => {

@@ -1,0 +1,300 @@
+/**
+ * Answers produced and not yet sent, per connection and per API key. grpc-js
+ * writes a unary call's answer whole to its HTTP/2 stream, where it waits
+ * until the client's flow-control window lets it out: a client that opened
+ * 1,000 GetJob calls for a 900 KB job on one connection with a zero window,
+ * and never read, took a server from 98 to 1,057 MiB (attack5).
+ *
+ * The admission interceptor (admission.ts) counts each unary QueueService
+ * answer's bytes from the moment its handler answers until its status goes
+ * out (grpc-js sends a unary call's status once the answer's last byte was
+ * taken by HTTP/2) or its stream closes, in a budget of its connection and
+ * one of its caller, as large as the request budgets
+ * (`grpc.max_bytes_in_flight_per_connection`, `_per_key`):
+ *
+ * - a call runs only when both budgets have room for its answer, whose size
+ *   is guessed as that of the last answer of the same method (the largest
+ *   size, `grpc.max_message_bytes`, until one was sent); else it waits,
+ *   before it runs, until they have (its client's deadline or the end of
+ *   its connection ends the wait). From when it runs until it answers, the
+ *   guess is kept for it, so calls let in together do not overrun the
+ *   budgets when the guess holds; a connection that reads its answers has
+ *   small calls (an enqueue's answer is a few bytes) never wait;
+ * - an answer that does not fit (calls let in together whose answers came
+ *   out larger than guessed) is not sent: its call ends RESOURCE_EXHAUSTED (`sepp-retry:
+ *   later`) instead. Every budget holds at least one answer of the largest
+ *   size (config checks it), so an answer always fits an empty budget, and
+ *   no budget ever holds more than its limit.
+ *
+ * A waiting call waits first for its connection's budget, in the order the
+ * connection's calls came, and only then, with the room of its connection
+ * kept, for its key's, in the order of the key's calls: a connection whose
+ * client reads nothing holds up its own calls, not those of the key's other
+ * connections (until the key's budget itself is full).
+ *
+ * Streams are left to their own bounds: Work sends jobs only against its
+ * worker's credit, Events and Backup wait for each message to be written.
+ */
+import { SeppError } from '../engine/errors.ts';
+import type { Connection } from './connections.ts';
+
+export interface UnsentAnswersLimits {
+  readonly maxBytesInFlightPerConnection: number;
+  readonly maxBytesInFlightPerKey: number;
+  /** The largest answer the server sends (grpc.max_message_bytes). */
+  readonly maxMessageBytes: number;
+}
+
+export interface UnsentAnswersStats {
+  /** Per caller: bytes held now, the most ever held at once. */
+  readonly byKey: Readonly<Record<string, { usedBytes: number; peakBytes: number }>>;
+  /** Over all connections: bytes held now, the most one connection ever held. */
+  readonly connections: { readonly usedBytes: number; readonly peakBytes: number };
+  /** Answers held now, over the whole server. */
+  readonly held: number;
+  /** Calls waiting for room now, before they run. */
+  readonly waiting: number;
+  /** Calls that waited for room before they ran, since the start. */
+  readonly waited: number;
+  /** Answers not sent because a budget was full, since the start. */
+  readonly refused: number;
+}
+
+/** One unary call's answer, as the admission interceptor reports it. */
+export interface FollowedAnswer {
+  /** Runs `run` (the call) now if both budgets have room for its answer (a guess), else once they have. */
+  admit(run: () => void): void;
+  /** Holds an answer of `bytes` until `finished`; or says why it is not sent. */
+  hold(bytes: number): SeppError | null;
+  /** The answer went out, or the call ended without it (a wait too): what it holds goes back. */
+  finished(): void;
+}
+
+/** The answers of one connection, or of one caller. */
+class AnswerBudget {
+  /** Bytes of answers held now. */
+  used = 0;
+  /** The most ever held at once. */
+  peak = 0;
+  /** Room kept for calls that run and have not answered yet: the guess of each one's answer. */
+  promised = 0;
+  readonly waiters: Waiter[] = [];
+
+  constructor(
+    /** Whose budget it is, for messages: `this connection`, `key producer`. */
+    readonly owner: string,
+    readonly limitBytes: number,
+    /** The setting that sets its limit. */
+    readonly setting: string,
+  ) {}
+
+  fits(bytes: number): boolean {
+    return this.used + this.promised + bytes <= this.limitBytes;
+  }
+}
+
+interface Waiter {
+  /** The method's path: its last answer's size is the guess. */
+  readonly method: string;
+  /** Lets the call past the budget it waits in, keeping `guessBytes` there for it. */
+  readonly pass: (guessBytes: number) => void;
+}
+
+const MiB = 1024 * 1024;
+
+export class UnsentAnswers {
+  private readonly byConnection = new WeakMap<Connection, AnswerBudget>();
+  private readonly byKey = new Map<string, AnswerBudget>();
+  /** The size of each method's last answer, by path. */
+  private readonly lastAnswerBytes = new Map<string, number>();
+  private connectionsUsedBytes = 0;
+  private connectionsPeakBytes = 0;
+  private held = 0;
+  private waiting = 0;
+  private waited = 0;
+  private refused = 0;
+
+  constructor(private readonly limits: UnsentAnswersLimits) {}
+
+  /** Follows a call of `method` (its path) on `connection` by `caller`. */
+  follow(connection: Connection | undefined, caller: string, method: string): FollowedAnswer {
+    const key = this.keyBudget(caller);
+    const perConnection = connection === undefined ? undefined : this.connectionBudget(connection);
+    /** The budgets a call passes before it runs, in this order. */
+    const stages = perConnection === undefined ? [key] : [perConnection, key];
+    /** The room kept for the answer in each stage's budget while the call runs. */
+    const keptBytes = stages.map(() => 0);
+    /** The answer's bytes while it is held. */
+    let heldBytes: number | undefined;
+    /** Where the call waits, and as what. */
+    let waiting: { budget: AnswerBudget; waiter: Waiter } | undefined;
+    let counted = false;
+    let run: (() => void) | undefined;
+    const keep = (stage: number, bytes: number) => {
+      const budget = stages[stage];
+      if (budget === undefined) throw new Error('bug: no such stage');
+      budget.promised += bytes;
+      keptBytes[stage] = bytes;
+    };
+    const giveBackKept = () => {
+      stages.forEach((b, stage) => {
+        b.promised -= keptBytes[stage] ?? 0;
+        keptBytes[stage] = 0;
+      });
+    };
+    const stopCounting = () => {
+      if (!counted) return;
+      counted = false;
+      this.waiting--;
+    };
+    /** Takes the call past the budgets from `first` on, or queues it where one has no room. */
+    const enter = (first: number) => {
+      for (let stage = first; stage < stages.length; stage++) {
+        const budget = stages[stage];
+        if (budget === undefined) break;
+        const guess = this.guess(method);
+        if (budget.waiters.length > 0 || !budget.fits(guess)) {
+          if (!counted) {
+            counted = true;
+            this.waited++;
+            this.waiting++;
+          }
+          const waiter: Waiter = {
+            method,
+            pass: (kept) => {
+              waiting = undefined;
+              keep(stage, kept);
+              enter(stage + 1);
+            },
+          };
+          waiting = { budget, waiter };
+          budget.waiters.push(waiter);
+          return;
+        }
+        keep(stage, guess);
+      }
+      stopCounting();
+      const go = run;
+      run = undefined;
+      go?.();
+    };
+    const letInAll = () => {
+      for (const b of stages) this.letIn(b);
+    };
+    return {
+      admit: (call) => {
+        run = call;
+        enter(0);
+      },
+      hold: (bytes) => {
+        giveBackKept();
+        // At most the largest size (grpc-js refuses a larger answer): a guess always fits an empty budget.
+        this.lastAnswerBytes.set(method, Math.min(bytes, this.limits.maxMessageBytes));
+        const full = stages.find((b) => b.used + bytes > b.limitBytes);
+        if (full !== undefined) {
+          this.refused++;
+          letInAll();
+          return new SeppError(
+            'resource_exhausted',
+            `the answer (${bytes} bytes) was not sent, though the call was carried out: answers not yet read ` +
+              `by the client hold ${mib(full.used)} of ${full.owner}'s ${mib(full.limitBytes)} (${full.setting}); ` +
+              'read the answers of earlier calls, then try again',
+          );
+        }
+        for (const b of stages) {
+          b.used += bytes;
+          b.peak = Math.max(b.peak, b.used);
+        }
+        heldBytes = bytes;
+        this.held++;
+        if (perConnection !== undefined) {
+          this.connectionsUsedBytes += bytes;
+          this.connectionsPeakBytes = Math.max(this.connectionsPeakBytes, perConnection.used);
+        }
+        letInAll();
+        return null;
+      },
+      finished: () => {
+        run = undefined;
+        if (waiting !== undefined) {
+          const { budget, waiter } = waiting;
+          waiting = undefined;
+          const at = budget.waiters.indexOf(waiter);
+          if (at >= 0) budget.waiters.splice(at, 1);
+        }
+        stopCounting();
+        giveBackKept();
+        if (heldBytes !== undefined) {
+          for (const b of stages) {
+            b.used -= heldBytes;
+            if (b.used < 0) throw new Error(`bug: ${b.owner} gave back more answer bytes than it held`);
+          }
+          this.held--;
+          if (perConnection !== undefined) this.connectionsUsedBytes -= heldBytes;
+          heldBytes = undefined;
+        }
+        letInAll();
+      },
+    };
+  }
+
+  stats(): UnsentAnswersStats {
+    const byKey: Record<string, { usedBytes: number; peakBytes: number }> = {};
+    for (const [name, b] of this.byKey) byKey[name] = { usedBytes: b.used, peakBytes: b.peak };
+    return {
+      byKey,
+      connections: { usedBytes: this.connectionsUsedBytes, peakBytes: this.connectionsPeakBytes },
+      held: this.held,
+      waiting: this.waiting,
+      waited: this.waited,
+      refused: this.refused,
+    };
+  }
+
+  /** The guess of an answer of `method`: its last answer's size, the largest size until there was one. */
+  private guess(method: string): number {
+    return this.lastAnswerBytes.get(method) ?? this.limits.maxMessageBytes;
+  }
+
+  /** Lets the first waiters of `budget` past it while it has room for each one's answer. */
+  private letIn(budget: AnswerBudget): void {
+    for (;;) {
+      const next = budget.waiters[0];
+      if (next === undefined) return;
+      const guess = this.guess(next.method);
+      if (!budget.fits(guess)) return;
+      budget.waiters.shift();
+      next.pass(guess);
+    }
+  }
+
+  private keyBudget(caller: string): AnswerBudget {
+    let budget = this.byKey.get(caller);
+    if (budget === undefined) {
+      budget = new AnswerBudget(
+        `key ${caller}`,
+        this.limits.maxBytesInFlightPerKey,
+        'grpc.max_bytes_in_flight_per_key',
+      );
+      this.byKey.set(caller, budget);
+    }
+    return budget;
+  }
+
+  private connectionBudget(connection: Connection): AnswerBudget {
+    let budget = this.byConnection.get(connection);
+    if (budget === undefined) {
+      budget = new AnswerBudget(
+        'this connection',
+        this.limits.maxBytesInFlightPerConnection,
+        'grpc.max_bytes_in_flight_per_connection',
+      );
+      this.byConnection.set(connection, budget);
+    }
+    return budget;
+  }
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / MiB).toFixed(1)} MiB`;
+}

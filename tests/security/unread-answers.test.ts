@@ -1,0 +1,155 @@
+/**
+ * Answers nobody reads (task h2budget18, found by attack5 on 2026-12-07). A client that opens
+ * many GetJob calls for a large job on one HTTP/2 connection with a zero flow-control window,
+ * and never reads, made the server hold every answer: 1,000 calls for a 900 KB job took it from
+ * 98 to 1,057 MiB, with a producer key. Unary answers not yet sent are now held to budgets per
+ * connection and per key (grpc.max_bytes_in_flight_*, src/rpc/unsent-answers.ts): more calls
+ * wait before they run. Here at a small scale, asserted on the bytes the server counts; real
+ * server on port 0, raw HTTP/2.
+ */
+import assert from 'node:assert/strict';
+import { type ClientHttp2Session, connect } from 'node:http2';
+import { after, before, test } from 'node:test';
+import { Metadata } from '@grpc/grpc-js';
+import { GetJobRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { toServiceError } from '../../src/rpc/status.ts';
+import { UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
+import { apiKeyToml } from '../helpers/access-table.ts';
+import { grpcFrame } from '../helpers/raw-grpc.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { waitFor } from '../helpers/steady-load.ts';
+
+const KiB = 1024;
+const key = 'h2budget-reader-key-0123456789abcdef';
+const perConnection = 640 * KiB;
+const perKey = 1024 * KiB;
+let t: TestServer;
+let jobId = '';
+
+before(async () => {
+  t = await startTestServer({
+    toml: `${apiKeyToml('reader', 'producer', key)}
+[queue_defaults]
+max_payload_bytes = "200KiB"
+[grpc]
+max_message_bytes = "320KiB"
+max_bytes_in_flight_per_connection = "640KiB"
+max_bytes_in_flight_per_key = "1MiB"
+`,
+  });
+  const payload = Buffer.alloc(190 * KiB, 0x61);
+  ({ jobId } = await call(t.client, t.client.enqueue, { job: testJob('big', { payload }) }, withKey()));
+});
+after(() => t?.dispose());
+
+function withKey(): Metadata {
+  const metadata = new Metadata();
+  metadata.set('authorization', `Bearer ${key}`);
+  return metadata;
+}
+
+/** A connection that reads nothing (a zero window), with `calls` GetJob calls; records the statuses it got. */
+function unreadCalls(calls: number): { session: ClientHttp2Session; statuses: string[] } {
+  const session = connect(`http://${t.address}`, { settings: { initialWindowSize: 0 } });
+  session.on('error', () => {});
+  const statuses: string[] = [];
+  const body = grpcFrame(GetJobRequest.encode({ jobId }).finish());
+  for (let i = 0; i < calls; i++) {
+    const request = session.request({
+      ':method': 'POST',
+      ':path': '/sepp.v1.QueueService/GetJob',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      authorization: `Bearer ${key}`,
+    });
+    const take = (headers: Record<string, unknown>) => {
+      if (headers['grpc-status'] === undefined) return;
+      statuses.push(String(headers['grpc-status']));
+    };
+    request.on('response', take);
+    request.on('trailers', take);
+    request.on('error', () => {});
+    request.pause();
+    request.end(body);
+  }
+  return { session, statuses };
+}
+
+const answers = () => t.server.bytesInFlight().answers;
+
+test('calls whose answers are never read hold at most the budgets; the rest wait before they run', async () => {
+  // 12 answers of ~190 KiB on one connection: 2.3 MiB held before, at most 640 KiB now.
+  const first = unreadCalls(12);
+  await waitFor(() => answers().held + answers().waiting === 12, 'every call answered or waiting', 20_000);
+  assert.ok(answers().held >= 2, `some answers are held (${answers().held})`);
+  assert.ok(answers().connections.usedBytes <= perConnection, `${answers().connections.usedBytes}`);
+
+  // The reader's waiting calls hold up its own connection only: another of the key's is served.
+  assert.equal((await call(t.client, t.client.getJob, { jobId }, withKey())).job?.jobId, jobId);
+
+  // Two more connections of the same key: together they hold at most the key's budget.
+  const others = [unreadCalls(12), unreadCalls(12)];
+  await waitFor(() => answers().held + answers().waiting === 36, 'every call answered or waiting', 20_000);
+  const reader = answers().byKey.reader;
+  assert.ok(reader !== undefined && reader.peakBytes <= perKey, JSON.stringify(reader));
+  assert.ok(answers().connections.peakBytes <= perConnection, JSON.stringify(answers().connections));
+  assert.ok(
+    [first, ...others].every((c) => c.statuses.length === 0),
+    'nothing refused: the calls wait',
+  );
+
+  // A call of the key on a connection that reads waits too (nothing of it runs), until the reader goes.
+  const waiting = answers().waiting;
+  const honest = call(t.client, t.client.getJob, { jobId }, withKey());
+  await waitFor(() => answers().waiting === waiting + 1, 'the honest call waiting', 10_000);
+  for (const c of [first, ...others]) c.session.destroy();
+  assert.equal((await honest).job?.jobId, jobId);
+  await waitFor(() => answers().held === 0 && answers().waiting === 0, 'everything given back', 10_000);
+  assert.equal(answers().byKey.reader?.usedBytes, 0);
+  assert.equal(answers().connections.usedBytes, 0);
+});
+
+test('answers of calls let in together that do not fit are refused, later; the budget never overruns', () => {
+  const answersOf = new UnsentAnswers({
+    maxBytesInFlightPerConnection: 640 * KiB,
+    maxBytesInFlightPerKey: 1024 * KiB,
+    maxMessageBytes: 320 * KiB,
+  });
+  const ran: number[] = [];
+  const calls = [0, 1, 2].map((i) => {
+    const answer = answersOf.follow(undefined, 'k', '/m');
+    answer.admit(() => ran.push(i));
+    return answer;
+  });
+  assert.deepEqual(ran, [0, 1, 2], 'all three ran at once: nothing was held yet');
+  assert.equal(calls[0]?.hold(400 * KiB), null);
+  assert.equal(calls[1]?.hold(400 * KiB), null);
+  const refusal = calls[2]?.hold(300 * KiB);
+  assert.equal(refusal?.code, 'resource_exhausted');
+  assert.match(
+    refusal?.message ?? '',
+    /was not sent, though the call was carried out.*grpc\.max_bytes_in_flight_per_key/,
+  );
+  assert.equal(toServiceError(refusal).metadata?.get('sepp-retry')[0], 'later');
+  assert.deepEqual(answersOf.stats().byKey.k, { usedBytes: 800 * KiB, peakBytes: 800 * KiB });
+  // A fourth waits (no room for an answer of 320 KiB) and runs once an answer went out.
+  const fourth = answersOf.follow(undefined, 'k', '/m');
+  fourth.admit(() => ran.push(3));
+  assert.equal(answersOf.stats().waiting, 1);
+  calls[0]?.finished();
+  assert.deepEqual(ran, [0, 1, 2, 3]);
+  for (const c of [...calls, fourth]) c.finished();
+  assert.equal(answersOf.stats().byKey.k?.usedBytes, 0);
+});
+
+test('a client that reads gets every answer of many large calls at once', async () => {
+  const client = t.connect();
+  try {
+    const jobs = await Promise.all(
+      Array.from({ length: 12 }, () => call(client, client.getJob, { jobId }, withKey())),
+    );
+    assert.ok(jobs.every((j) => j.job?.jobId === jobId));
+  } finally {
+    client.close();
+  }
+});
