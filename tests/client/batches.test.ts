@@ -139,7 +139,8 @@ describe('batches over gRPC', () => {
         { queue: 'b2-parts', type: 'part' },
         { queue: 'b2-parts', type: 'part' },
       ],
-      { fromMember: fanOut.id },
+      // Outside a handler the SDK knows no running attempt: the caller passes its lease's.
+      { fromMember: fanOut.id, fromMemberAttempt: fanOut.attempt },
     );
     assert.equal(more.batch.members, 3);
     await served.client.ack(fanOut);

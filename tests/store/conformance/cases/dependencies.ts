@@ -16,6 +16,7 @@ import type {
   LeasedJob,
 } from '../../../../src/engine/types.ts';
 import { just } from '../../../../src/store/op.ts';
+import { expectCode } from '../../../helpers/engine.ts';
 import type { StoreCase } from '../harness.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -595,7 +596,10 @@ export const dependencyCases: StoreCase[] = [
       );
       // A member fans out into its own sealed batch with the id its lease carried.
       const first = leased.find((j) => j.id === plain)!;
-      const added = await engine.addToBatch(first.batchId!, [member()], { fromMember: first.id });
+      const added = await engine.addToBatch(first.batchId!, [member()], {
+        fromMember: first.id,
+        memberAttempt: first.attempt,
+      });
       const [child] = added.results.map((r) => (r.ok ? r.jobId : assert.fail(r.message)));
       // A member's next attempt carries it too.
       await engine.nack({
@@ -612,6 +616,14 @@ export const dependencyCases: StoreCase[] = [
           [child!, id],
         ]),
       );
+      // Only the current lease adds from the member: its stale attempt is refused (task batchguard18).
+      const stale = await expectCode(
+        engine.addToBatch(id, [member()], { fromMember: first.id, memberAttempt: first.attempt }),
+        'failed_precondition',
+      );
+      assert.match(stale.message, /runs attempt 2, not 1 \(from_member_attempt\)/);
+      const again = await engine.addToBatch(id, [member()], { fromMember: first.id, memberAttempt: 2 });
+      assert.equal(again.batch.members, 4);
     },
   },
   {
