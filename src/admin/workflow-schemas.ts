@@ -46,9 +46,14 @@ export const flowGraph: JsonSchema = {
         required: ['jobId', 'dependsOn', 'state', 'name'],
       },
     },
-    truncated: { type: 'boolean', description: 'the flow has more jobs than the answer holds' },
+    truncated: { type: 'boolean', description: 'the flow has more jobs than the answer holds (or may have)' },
+    edgesLimited: {
+      type: 'boolean',
+      description:
+        'the walk read as many edges as one read may (100,000) and stopped: a flow that dense is shown in part, whatever `limit` asks',
+    },
   },
-  required: ['jobs', 'edges', 'truncated'],
+  required: ['jobs', 'edges', 'truncated', 'edgesLimited'],
 };
 
 export const batchList: JsonSchema = {

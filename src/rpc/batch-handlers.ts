@@ -125,6 +125,7 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
           name: e.name ?? '',
         })),
         truncated: flow.truncated,
+        edgesLimited: flow.edgesLimited,
       };
     }),
 

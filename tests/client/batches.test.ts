@@ -181,6 +181,7 @@ describe('batches over gRPC', () => {
     assert.deepEqual(flow.edges, [
       { jobId: ids.load!.id, dependsOn: ids.extract!.id, state: 'pending', name: 'extract' },
     ]);
+    assert.deepEqual([flow.truncated, flow.edgesLimited], [false, false]);
     assert.deepEqual(await served.client.cancelFlow(ids.extract!.id), { cancelled: 2, cancelRequested: 0 });
     assert.equal((await served.client.getJob(ids.load!.id)).state, 'cancelled');
 

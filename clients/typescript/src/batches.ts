@@ -295,8 +295,13 @@ export interface FlowEdge {
 export interface FlowGraph {
   jobs: FlowNode[];
   edges: FlowEdge[];
-  /** More jobs than `limit`. */
+  /** More jobs than `limit` (or the answer's 4 MiB) holds, or may be: `edgesLimited`. */
   truncated: boolean;
+  /**
+   * The server's walk read as many edges as one read may (100,000) and stopped: a flow
+   * that dense is shown in part, whatever `limit` asks.
+   */
+  edgesLimited: boolean;
 }
 
 export async function getFlowCall(
@@ -324,6 +329,7 @@ export async function getFlowCall(
       name: e.name || null,
     })),
     truncated: answer.truncated,
+    edgesLimited: answer.edgesLimited,
   };
 }
 

@@ -19,6 +19,7 @@ import type { FlowEdge, FlowGraph, WorkflowCancelResult } from '../workflow-type
 export type { WorkflowCancelResult };
 
 import type { Canceller } from './cancel.ts';
+import { maxFlowWalkEdges, walkFlow } from './flow-walk.ts';
 
 /**
  * Jobs one flow read or cancel reaches (the ids its walk met, jobs swept since included); a
@@ -62,11 +63,15 @@ export class WorkflowActs {
     return this.ctx.write(
       function* (this: WorkflowActs, tx: StoreTx): Op<WorkflowCancelResult> {
         const deps = capability(tx.dependencies, this.ctx.store.kind) as Dependencies;
-        const jobs = yield* deps.flowJobs({ jobId, limit: maxFlowGraphJobs + 1 });
+        const walk = yield* walkFlow(deps, jobId, maxFlowGraphJobs);
+        const jobs = walk.rows;
         if (jobs.length === 0) throw noFlow(jobId);
-        if (jobs.length > maxFlowGraphJobs) {
+        if (walk.jobsLimited || walk.edgesLimited) {
+          const why = walk.jobsLimited
+            ? `has more than ${maxFlowGraphJobs} jobs`
+            : `has more than ${maxFlowWalkEdges} edges to walk (limits one walk reads)`;
           throw SeppError.tooLarge(
-            `the flow of job ${jobId} has more than ${maxFlowGraphJobs} jobs, more than one call cancels; ` +
+            `the flow of job ${jobId} ${why}, more than one call cancels; ` +
               'cancel its jobs in several calls, by id or with CancelJobs',
           );
         }
@@ -118,10 +123,11 @@ function capability<T extends DependencyReads>(deps: T | undefined, kind: string
 
 /** Ids, names and states are ASCII (their rules), so a string's length is its bytes. */
 function* readFlow(deps: DependencyReads, jobId: string, bound: number, bytesMax: number): Op<FlowGraph> {
-  const rows = yield* deps.flowJobs({ jobId, limit: bound + 1 });
+  const walk = yield* walkFlow(deps, jobId, bound);
+  const { rows, edgesLimited } = walk;
   if (rows.length === 0) throw noFlow(jobId);
-  let truncated = rows.length > bound;
-  const candidates = rows.sort((a, b) => a.seq - b.seq).slice(0, bound);
+  let truncated = walk.jobsLimited || edgesLimited;
+  const candidates = rows.sort((a, b) => a.seq - b.seq);
   const jobs: typeof candidates = [];
   const edges: FlowEdge[] = [];
   let bytes = 0;
@@ -160,5 +166,6 @@ function* readFlow(deps: DependencyReads, jobId: string, bound: number, bytesMax
     })),
     edges,
     truncated,
+    edgesLimited,
   };
 }

@@ -118,7 +118,8 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       summary: "A job's flow: the jobs connected to it through dependencies, either way, and their edges",
       description:
         'In enqueue order, at most `limit` jobs (default and most 20,000) and about 4 MiB of answer, each job ' +
-        'with all its edges; `truncated` when there are more.',
+        'with all its edges; `truncated` when there are more, `edgesLimited` when the walk stopped at the ' +
+        '100,000 edges one read may read.',
       pathParams: jobIdParam,
       query: {
         limit: {
@@ -142,6 +143,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           })),
           edges: flow.edges,
           truncated: flow.truncated,
+          edgesLimited: flow.edgesLimited,
         };
       },
     },

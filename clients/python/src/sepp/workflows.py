@@ -187,7 +187,10 @@ class FlowGraph:
     jobs: Sequence[FlowNode]
     edges: Sequence[FlowEdge]
     truncated: bool
-    """More jobs than the limit."""
+    """More jobs than the limit (or the answer's 4 MiB) holds, or may be: `edges_limited`."""
+    edges_limited: bool = False
+    """The server's walk read as many edges as one read may (100,000) and stopped: a flow that
+    dense is shown in part, whatever the limit asks."""
 
 
 def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline_ms: int | None) -> dict[str, Enqueued]:
@@ -303,6 +306,7 @@ def get_flow(conn: Connection, job_id: str, limit: int, deadline_ms: int | None)
         jobs=tuple(FlowNode(j.job_id, j.queue, j.type, job_state_name(j.state), j.name or None) for j in answer.jobs),
         edges=tuple(FlowEdge(e.job_id, e.depends_on, edge_state_name(e.state), e.name or None) for e in answer.edges),
         truncated=answer.truncated,
+        edges_limited=answer.edges_limited,
     )
 
 
