@@ -291,16 +291,21 @@ const markQueue = statement(
   'UPDATE queues SET has_dependencies = true WHERE name = $1 AND NOT has_dependencies',
 );
 /**
- * A step of a flow's walk, both ways: the parents through the children's edges, the children
- * through the parent index, each id looked up by index; the LIMIT bounds the edges it reads.
- * (Joined to a view of every edge instead, each step read the whole job_dependencies table: a
- * chain of 1,000 jobs took 1.4 s, steps × every edge stored.)
+ * A step of a flow's walk, both ways: the parents through each id's edges, the children through
+ * the parent index, one id at a time (a LATERAL subquery on one value, kept apart by OFFSET 0:
+ * index probes whatever the planner estimates, as edgesOfSeqs); the LIMIT bounds the edges it
+ * reads. (Joined to a view of every edge instead, each step read the whole job_dependencies
+ * table: a chain of 1,000 jobs took 1.4 s, steps × every edge stored.)
  */
 const flowNeighbours = statement(
-  `SELECT d.parent_id AS id FROM jobs c JOIN job_dependencies d ON d.child_seq = c.seq WHERE c.id = ANY($1::text[])
-   UNION ALL
-   SELECT c.id FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq WHERE d.parent_id = ANY($1::text[])
-   LIMIT $2`,
+  `SELECT n.id FROM unnest($1::text[]) AS f(id),
+          LATERAL (SELECT d.parent_id AS id FROM jobs c JOIN job_dependencies d ON d.child_seq = c.seq
+                    WHERE c.id = f.id
+                   UNION ALL
+                   SELECT c.id FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
+                    WHERE d.parent_id = f.id
+                   OFFSET 0) AS n
+    LIMIT $2`,
 );
 const flowRows = statement(
   'SELECT id, seq, queue, type, state, flow_name FROM jobs WHERE id = ANY($1::text[])',
