@@ -2,7 +2,13 @@
  * JSON Schemas of workflows in the API (issue 33): a job's links, a flow's graph, a batch's
  * members (a link, a batch and a member are src/api-schema/workflow.ts, the HTTP API's too).
  */
-import { batchMemberSchema, edgeState, flowNodeSchema, jobLinkSchema } from '../api-schema/workflow.ts';
+import {
+  batchMemberSchema,
+  edgeState,
+  flowMarkers,
+  flowNodeSchema,
+  jobLinkSchema,
+} from '../api-schema/workflow.ts';
 import type { JsonSchema } from './route-spec.ts';
 import { strOrNull, uuid } from './schema-primitives.ts';
 
@@ -46,12 +52,7 @@ export const flowGraph: JsonSchema = {
         required: ['jobId', 'dependsOn', 'state', 'name'],
       },
     },
-    truncated: { type: 'boolean', description: 'the flow has more jobs than the answer holds (or may have)' },
-    edgesLimited: {
-      type: 'boolean',
-      description:
-        'the walk read as many edges as one read may (100,000) and stopped: a flow that dense is shown in part, whatever `limit` asks',
-    },
+    ...flowMarkers,
   },
   required: ['jobs', 'edges', 'truncated', 'edgesLimited'],
 };

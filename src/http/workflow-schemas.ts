@@ -7,6 +7,7 @@ import {
   batchMemberSchema,
   batchSchema,
   edgeState,
+  flowMarkers,
   flowNodeSchema,
   jobLinkSchema,
   jobStateOrNull,
@@ -107,12 +108,7 @@ export const flowResponse: JsonSchema = {
         required: ['jobId', 'dependsOn', 'state', 'name'],
       },
     },
-    truncated: { type: 'boolean', description: 'the flow has more jobs than the answer holds (or may have)' },
-    edgesLimited: {
-      type: 'boolean',
-      description:
-        'the walk read as many edges as one read may (100,000) and stopped: a flow that dense is shown in part, whatever `limit` asks',
-    },
+    ...flowMarkers,
   },
   required: ['jobs', 'edges', 'truncated', 'edgesLimited'],
 };
