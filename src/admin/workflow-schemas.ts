@@ -2,7 +2,13 @@
  * JSON Schemas of workflows in the API (issue 33): a job's links, a flow's graph, a batch's
  * members (a link, a batch and a member are src/api-schema/workflow.ts, the HTTP API's too).
  */
-import { batchMemberSchema, edgeState, flowNodeSchema, jobLinkSchema } from '../api-schema/workflow.ts';
+import {
+  batchMemberSchema,
+  edgeState,
+  flowMarkers,
+  flowNodeSchema,
+  jobLinkSchema,
+} from '../api-schema/workflow.ts';
 import type { JsonSchema } from './route-spec.ts';
 import { strOrNull, uuid } from './schema-primitives.ts';
 
@@ -46,9 +52,9 @@ export const flowGraph: JsonSchema = {
         required: ['jobId', 'dependsOn', 'state', 'name'],
       },
     },
-    truncated: { type: 'boolean', description: 'the flow has more jobs than the answer holds' },
+    ...flowMarkers,
   },
-  required: ['jobs', 'edges', 'truncated'],
+  required: ['jobs', 'edges', 'truncated', 'edgesLimited'],
 };
 
 export const batchList: JsonSchema = {

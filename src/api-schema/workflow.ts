@@ -3,7 +3,7 @@
  * state, a link to a job it depends on or that depends on it, a batch (the engine's BatchInfo,
  * field for field) and a batch's member.
  */
-import { maxFlowGraphJobs } from '../engine/control/index.ts';
+import { maxFlowGraphJobs, maxFlowWalkEdges } from '../engine/control/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import { jobStates } from '../engine/types.ts';
 import { type BatchState, batchStates } from '../engine/workflow-types.ts';
@@ -51,6 +51,15 @@ export const flowNodeSchema = (idField: 'id' | 'jobId'): JsonSchema => ({
   },
   required: [idField, 'queue', 'type', 'state', 'name'],
 });
+
+/** What says a flow's answer is partial, in both JSON APIs' flow answers. */
+export const flowMarkers: Record<'truncated' | 'edgesLimited', JsonSchema> = {
+  truncated: { type: 'boolean', description: 'the flow has more jobs than the answer holds (or may have)' },
+  edgesLimited: {
+    type: 'boolean',
+    description: `the walk read as many edges as one read may (${maxFlowWalkEdges.toLocaleString('en-US')}) and stopped: a flow that dense is shown in part, whatever \`limit\` asks`,
+  },
+};
 
 export const batchMemberSchema: JsonSchema = {
   type: 'object',

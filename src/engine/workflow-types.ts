@@ -135,7 +135,13 @@ export interface FlowEdge {
 export interface FlowGraph {
   jobs: FlowNode[];
   edges: FlowEdge[];
+  /** The flow has more jobs than the answer holds (or may have: `edgesLimited`). */
   truncated: boolean;
+  /**
+   * The walk read as many edges as one read may (maxFlowWalkEdges) and stopped: a flow
+   * that dense is shown in part, whatever `limit` asks (`truncated` is true too).
+   */
+  edgesLimited: boolean;
 }
 
 /** What a cancel of a flow or a batch did. */

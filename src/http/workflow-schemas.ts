@@ -7,6 +7,7 @@ import {
   batchMemberSchema,
   batchSchema,
   edgeState,
+  flowMarkers,
   flowNodeSchema,
   jobLinkSchema,
   jobStateOrNull,
@@ -107,9 +108,9 @@ export const flowResponse: JsonSchema = {
         required: ['jobId', 'dependsOn', 'state', 'name'],
       },
     },
-    truncated: { type: 'boolean', description: 'the flow has more jobs than the answer holds' },
+    ...flowMarkers,
   },
-  required: ['jobs', 'edges', 'truncated'],
+  required: ['jobs', 'edges', 'truncated', 'edgesLimited'],
 };
 
 export const workflowCancelResponse: JsonSchema = {
@@ -153,7 +154,15 @@ export const addToBatchRequest: JsonSchema = {
     seal: { type: 'boolean', description: 'seal the batch after these jobs' },
     fromMember: {
       type: 'string',
-      description: 'the id of a member that has not ended: it may add to its own sealed batch',
+      description:
+        'the id of a member running now: it may add to its own sealed batch (with fromMemberAttempt)',
+    },
+    fromMemberAttempt: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        "with fromMember: the attempt of the member's current lease (the job's `attempt` as leased), which only its worker was handed; " +
+        'the add is refused (409) unless the member is leased under it',
     },
   },
   required: ['jobs'],

@@ -66,7 +66,9 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
       const fallback = observation.context ?? metadataTraceContext(call.metadata);
       const { batch, results } = await engine.addToBatch(req.batchId, requests(req.jobs, fallback), {
         seal: req.seal,
-        ...(req.fromMember === '' ? {} : { fromMember: req.fromMember }),
+        ...(req.fromMember === ''
+          ? {}
+          : { fromMember: req.fromMember, memberAttempt: req.fromMemberAttempt }),
         caller: batchCaller(caller),
       });
       return { batch: batchToProto(batch), results: results.map(enqueueResultToProto) };
@@ -124,6 +126,7 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
           name: e.name ?? '',
         })),
         truncated: flow.truncated,
+        edgesLimited: flow.edgesLimited,
       };
     }),
 

@@ -194,10 +194,14 @@ export interface FlowJobRow {
 
 export interface DependencyReads {
   /**
-   * The jobs connected to `jobId` through dependencies, either way (the job itself
-   * first, then in no particular order), up to `limit`; jobs swept are left out.
+   * One step of a flow's walk (the engine's flow-walk.ts): the jobs next to `ids` through
+   * dependencies, either way, once per edge met (repeats, and parents swept since,
+   * included), at most `limit` of them. Each id's edges are read by index, so the step
+   * costs the edges it returns, whatever the table holds.
    */
-  flowJobs(p: { jobId: string; limit: number }): Op<FlowJobRow[]>;
+  flowNeighbours(p: { ids: readonly string[]; limit: number }): Op<string[]>;
+  /** The jobs among `ids` that are stored (those swept are left out), in no particular order. */
+  flowRows(ids: readonly string[]): Op<FlowJobRow[]>;
   /** Up to `limit` members of a batch that have not ended, in the order added. */
   pendingMembers(p: { batchId: string; limit: number }): Op<string[]>;
   /** A batch by id. */

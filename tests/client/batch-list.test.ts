@@ -4,7 +4,8 @@
  * key lists every key's batches, a producer key only its own (another key's is
  * PERMISSION_DENIED / 403), a key scoped to queues none; GetServerInfo names the retention.
  * Changing a batch follows its owner too: only the key that created it, or an admin key, adds
- * to it or seals it; a pending member adds with from_member whoever calls.
+ * to it or seals it; a running member adds with from_member and its lease's attempt whoever
+ * calls, and another key holding only the member's id is refused (the attack of task attack5).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -152,9 +153,8 @@ describe('listing batches', () => {
     assert.match(bad.text, /state: \\"done\\" is no batch state/);
   });
 
-  test('only the owner or an admin adds to or seals a batch; a pending member adds with fromMember', async () => {
+  test('only the owner or an admin adds to or seals a batch; a running member adds with fromMember', async () => {
     const { batch } = await client('etl').createBatch({ jobs: [{ queue: 'bl', type: 't' }] });
-    const member = (await client('admin').getBatch(batch.id)).members[0]!.jobId;
     const job = { queue: 'bl', type: 't' };
     for (const call of [
       client('billing').addToBatch(batch.id, [job]),
@@ -176,11 +176,70 @@ describe('listing batches', () => {
     const seal = await apiCall(url, `/v1/batches/${batch.id}/seal`, { method: 'POST', key: keys.billing });
     assert.equal(seal.status, 403, seal.text);
     assert.equal((await client('admin').getBatch(batch.id)).batch.members, 1);
-
     await client('etl').addToBatch(batch.id, [job]);
-    await client('billing').addToBatch(batch.id, [job], { fromMember: member });
-    const sealed = await client('admin').sealBatch(batch.id);
-    assert.equal(sealed.state, 'sealed');
-    assert.equal(sealed.members, 3);
+    assert.equal((await client('etl').sealBatch(batch.id)).members, 2);
+  });
+
+  test('another key with a member’s id cannot fill a sealed batch; the member’s handler adds, it ends', async () => {
+    const { batch } = await client('etl').createBatch({
+      jobs: [{ queue: 'bl-fan', type: 'fan' }],
+      seal: true,
+    });
+    const url = server.httpUrl;
+    // The attack: any key reads the batch, takes a pending member's id and adds "from" it.
+    const member = (await client('billing').getBatch(batch.id)).members[0]!.jobId;
+    const attack = (fromMemberAttempt: number) =>
+      apiCall(url, `/v1/batches/${batch.id}/jobs`, {
+        method: 'POST',
+        key: keys.billing,
+        body: { jobs: [{ queue: 'bl-fan', type: 'junk' }], fromMember: member, fromMemberAttempt },
+      });
+    const ready = await attack(1);
+    assert.equal(ready.status, 409, ready.text);
+    assert.match(ready.text, /is not running \(it is ready\)/);
+    const noAttempt = await apiCall(url, `/v1/batches/${batch.id}/jobs`, {
+      method: 'POST',
+      key: keys.billing,
+      body: { jobs: [{ queue: 'bl-fan', type: 'junk' }], fromMember: member },
+    });
+    assert.equal(noAttempt.status, 400, noAttempt.text);
+    assert.match(noAttempt.text, /fromMemberAttempt: required with fromMember/);
+    await assert.rejects(
+      client('billing').addToBatch(batch.id, [{ queue: 'bl-fan', type: 'junk' }], { fromMember: member }),
+      {
+        code: 'invalid_argument',
+      },
+    );
+
+    // The member's own handler adds (through another key's Client: the SDK passes its lease's attempt),
+    // while the attacker's guess of a later attempt is refused.
+    const seen: string[] = [];
+    let guessed: Awaited<ReturnType<typeof attack>> | undefined;
+    let ended!: () => void;
+    const done = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    const worker = client('admin').worker({
+      queues: ['bl-fan'],
+      handlers: {
+        fan: async (job) => {
+          guessed = await attack(job.attempt + 1);
+          await client('billing').addToBatch(job.batchId!, [{ queue: 'bl-fan', type: 'part' }], {
+            fromMember: job.id,
+          });
+        },
+        part: () => {},
+      },
+    });
+    worker.on('completed', (job) => {
+      seen.push(job.type);
+      if (seen.length === 2) ended();
+    });
+    await done;
+    await worker.close();
+    assert.equal(guessed?.status, 409, guessed?.text);
+    assert.match(guessed?.text ?? '', /runs attempt 1, not 2/);
+    const after = (await client('admin').getBatch(batch.id, { membersLimit: 0 })).batch;
+    assert.deepEqual([after.state, after.members, after.completed], ['ended', 2, 2]);
   });
 });

@@ -140,7 +140,8 @@ describe('batches over gRPC', () => {
         { queue: 'b2-parts', type: 'part' },
         { queue: 'b2-parts', type: 'part' },
       ],
-      { fromMember: fanOut.id },
+      // Outside a handler the SDK knows no running attempt: the caller passes its lease's.
+      { fromMember: fanOut.id, fromMemberAttempt: fanOut.attempt },
     );
     assert.equal(more.batch.members, 3);
     await served.client.ack(fanOut);
@@ -191,6 +192,7 @@ describe('batches over gRPC', () => {
         return true;
       });
     }
+    assert.deepEqual([flow.truncated, flow.edgesLimited], [false, false]);
     assert.deepEqual(await served.client.cancelFlow(ids.extract!.id), { cancelled: 2, cancelRequested: 0 });
     assert.equal((await served.client.getJob(ids.load!.id)).state, 'cancelled');
 

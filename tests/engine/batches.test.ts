@@ -204,25 +204,41 @@ test('members ending in every terminal state are counted once; on_success runs o
   });
 });
 
-test('a running member adds jobs to its sealed batch; others cannot', async () => {
+test("a running member adds jobs to its sealed batch with its lease's attempt; others cannot", async () => {
   await withEngine({}, async ({ engine, db }) => {
     const created = await engine.createBatch({ onComplete, jobs: [member()], seal: true });
     const batchId = created.batch.id;
     const [fanOut] = ids(created.results);
     const outsider = await engine.enqueue(member());
     await expectCode(engine.addToBatch(batchId, [member()]), 'failed_precondition');
-    await expectCode(
-      engine.addToBatch(batchId, [member()], { fromMember: outsider.jobId }),
-      'failed_precondition',
-    );
+    const refusal = async (fromMember: string, memberAttempt: number | undefined, message: RegExp) => {
+      const error = await expectCode(
+        engine.addToBatch(batchId, [member()], {
+          fromMember,
+          ...(memberAttempt === undefined ? {} : { memberAttempt }),
+        }),
+        memberAttempt === undefined ? 'invalid_argument' : 'failed_precondition',
+      );
+      assert.match(error.message, message);
+    };
+    await refusal(outsider.jobId, 1, /is no member of batch/);
+    // Its id alone, or a guess of its first attempt, proves nothing while the member waits.
+    await refusal(fanOut!, undefined, /^from_member_attempt: give the attempt of the member's lease/);
+    await refusal(fanOut!, 1, /is not running \(it is ready\)/);
     const leased = await lease(engine, fanOut!);
+    await refusal(fanOut!, leased.attempt + 1, /runs attempt 1, not 2 \(from_member_attempt\)/);
     const more = ids(
-      (await engine.addToBatch(batchId, [member(), member()], { fromMember: fanOut! })).results,
+      (
+        await engine.addToBatch(batchId, [member(), member()], {
+          fromMember: fanOut!,
+          memberAttempt: leased.attempt,
+        })
+      ).results,
     );
     await engine.ack({ jobId: fanOut!, attempt: leased.attempt });
     assert.equal((await engine.getBatch(batchId)).batch.state, 'sealed', 'what the member added is pending');
     // Once the member ended it cannot add any more.
-    await expectCode(engine.addToBatch(batchId, [member()], { fromMember: fanOut! }), 'failed_precondition');
+    await refusal(fanOut!, leased.attempt, /has ended \(completed\)/);
     await complete(engine, more[0]!);
     await complete(engine, more[1]!);
     const { batch } = await engine.getBatch(batchId);
@@ -260,7 +276,10 @@ test('requests are checked: completion jobs, ids, unknown batches; a refused mem
     for (const refused of [
       await expectCode(engine.getBatch(long), 'invalid_argument'),
       await expectCode(
-        engine.addToBatch('01900000-0000-7000-8000-000000000000', [member()], { fromMember: long }),
+        engine.addToBatch('01900000-0000-7000-8000-000000000000', [member()], {
+          fromMember: long,
+          memberAttempt: 1,
+        }),
         'invalid_argument',
       ),
     ]) {

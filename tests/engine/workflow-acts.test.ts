@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { maxFlowWalkEdges } from '../../src/engine/control/index.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import type { FlowJob } from '../../src/engine/types.ts';
 import { bytes, expectCode, withEngine } from '../helpers/engine.ts';
@@ -106,6 +107,56 @@ test('GetJob: the dependencies and dependents of a job with their states, and it
     const member = results[0]!;
     assert.ok(member.ok);
     assert.equal((await engine.getJob(member.jobId)).batchId, batch.id);
+  });
+});
+
+// Task batchguard18: 20 jobs each waited on by the same 5,000 (100,000 edges), made by copying
+// rows (an enqueue each would cost seconds): a read walks at most maxFlowWalkEdges of them.
+test('GetFlow: a dense flow is read up to its edge budget, marked edgesLimited; CancelFlow refuses it', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const parent = await engine.enqueue({ queue: 'wa-dense', type: 'p', payload: bytes('') });
+    const child = await engine.enqueue({
+      queue: 'wa-dense',
+      type: 'c',
+      payload: bytes(''),
+      dependsOn: [parent.jobId],
+    });
+    const columns = (
+      db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('jobs') as string[]
+    ).filter((c) => c !== 'seq');
+    const copy = (id: string, type: string, count: number) =>
+      db
+        .prepare(
+          `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+           INSERT INTO jobs (${columns.join(', ')})
+           SELECT ${columns.map((c) => (c === 'id' ? `'${type}-' || n.i` : c)).join(', ')} FROM n, jobs WHERE jobs.id = ?`,
+        )
+        .run(id);
+    copy(parent.jobId, 'p', 19);
+    copy(child.jobId, 'c', 4_999);
+    db.exec(`INSERT OR IGNORE INTO job_dependencies (child_seq, parent_id, policy)
+             SELECT c.seq, p.id, 'cancel' FROM jobs c, jobs p WHERE c.type = 'c' AND p.type = 'p'`);
+    assert.equal(db.prepare('SELECT count(*) FROM job_dependencies').pluck().get(), 100_000);
+    const started = performance.now();
+    const flow = await engine.getFlow(child.jobId);
+    const readMs = performance.now() - started;
+    // The child's 20 parents, then their children until 100,000 edges were read.
+    assert.deepEqual([flow.truncated, flow.edgesLimited], [true, true]);
+    assert.ok(flow.jobs.length > 20 && flow.jobs.length <= 5_020, `${flow.jobs.length} jobs`);
+    assert.ok(flow.jobs.some((j) => j.id === child.jobId));
+    assert.ok(readMs < 5_000, `the read took ${readMs.toFixed(0)} ms`);
+    const refused = await expectCode(engine.cancelFlow(child.jobId), 'resource_exhausted');
+    assert.match(refused.message, new RegExp(`has more than ${maxFlowWalkEdges} edges to walk`));
+    // The copies go again: the engine's counters (checked after each test) never knew them.
+    db.exec(`DELETE FROM job_dependencies WHERE parent_id GLOB 'p-*'
+               OR child_seq IN (SELECT seq FROM jobs WHERE id GLOB 'c-*');
+             DELETE FROM jobs WHERE id GLOB 'p-*' OR id GLOB 'c-*'`);
+    // A sparse flow is read whole.
+    const alone = await engine.enqueue({ queue: 'wa-dense', type: 'x', payload: bytes('') });
+    assert.deepEqual(
+      [(await engine.getFlow(alone.jobId)).truncated, (await engine.getFlow(alone.jobId)).edgesLimited],
+      [false, false],
+    );
   });
 });
 

@@ -98,7 +98,14 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   },
   AddToBatch: {
     call: (c, md) =>
-      unary(call(c, c.addToBatch, { batchId: missingJobId, jobs: [job], seal: false, fromMember: '' }, md)),
+      unary(
+        call(
+          c,
+          c.addToBatch,
+          { batchId: missingJobId, jobs: [job], seal: false, fromMember: '', fromMemberAttempt: 0 },
+          md,
+        ),
+      ),
     allowedStatus: status.NOT_FOUND,
   },
   SealBatch: {

@@ -50,7 +50,7 @@ def test_a_flow_is_stored_at_once_and_runs_in_order(client: sepp.Client, queue: 
         ("extract", "ready"), ("transform", "waiting"), ("transform", "waiting"), ("transform", "waiting"),
         ("load", "waiting"),
     ]
-    assert len(graph.edges) == 6 and not graph.truncated
+    assert len(graph.edges) == 6 and not graph.truncated and not graph.edges_limited
     # Every job's name in the flow, the final one's too (no edge names it).
     assert [j.name for j in graph.jobs] == ["extract", "transform-0", "transform-1", "transform-2", "load"]
     ran = []
@@ -174,7 +174,12 @@ def test_a_running_member_fans_out_into_its_sealed_batch(client: sepp.Client, qu
     with pytest.raises(sepp.SeppError) as sealed:
         client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")])
     assert sealed.value.code == "failed_precondition"
-    more = client.add_to_batch(fan.batch_id or "", [sepp.JobSpec(queue, "part")] * 2, from_member=fan.id)
+    # Outside a handler the SDK knows no running attempt: the caller passes its lease's.
+    with pytest.raises(sepp.SeppError) as unproven:
+        client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")], from_member=fan.id)
+    assert unproven.value.code == "invalid_argument"
+    more = client.add_to_batch(fan.batch_id or "", [sepp.JobSpec(queue, "part")] * 2, from_member=fan.id,
+                               from_member_attempt=fan.attempt)
     assert more.batch.members == 3
     client.ack(fan)
     for _ in range(2):
@@ -182,6 +187,24 @@ def test_a_running_member_fans_out_into_its_sealed_batch(client: sepp.Client, qu
     batch, _ = client.get_batch(added.batch.id, members_limit=0)
     assert (batch.state, batch.completed) == ("ended", 3)
     assert client.seal_batch(batch.id).state == "ended"
+
+
+def test_a_handler_adds_to_its_batch_through_another_client(server: ServerProcess, client: sepp.Client,
+                                                             queue: str) -> None:
+    added = client.create_batch(jobs=[sepp.JobSpec(queue, "fan")], seal=True)
+    with sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
+        def fan(job: sepp.WorkerJob) -> None:
+            # The SDK passes the attempt of the lease this handler runs under.
+            producer.add_to_batch(job.batch_id or "", [sepp.JobSpec(queue, "part")], from_member=job.id)
+
+        worker = client.worker([queue], handlers={"fan": fan, "part": lambda job: None}).start()
+        try:
+            eventually(lambda: client.get_batch(added.batch.id, members_limit=0)[0].state == "ended",
+                       "the batch to end")
+        finally:
+            worker.close()
+    batch, _ = client.get_batch(added.batch.id, members_limit=0)
+    assert (batch.members, batch.completed) == (2, 2)
 
 
 def test_a_flow_and_a_batch_are_cancelled_as_one_act(client: sepp.Client, queue: str) -> None:

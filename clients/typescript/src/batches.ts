@@ -27,6 +27,7 @@ import {
 import { JobState as ProtoJobState } from './gen/sepp/v1/job.js';
 import type { CallOptions, JobSpec } from './job-types.ts';
 import { edgeStateName, jobStateName } from './jobs.ts';
+import { runningAttempt } from './running-members.ts';
 import type { EnqueueOutcome, JobState } from './types.ts';
 
 /** A new batch: its completion jobs, its first members, and whether it is sealed at once. */
@@ -188,15 +189,19 @@ export async function addToBatchCall(
   conn: Connection,
   batchId: string,
   jobs: readonly JobSpec[],
-  options: CallOptions & { seal?: boolean; fromMember?: string },
+  options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberAttempt?: number },
 ): Promise<BatchAdded> {
+  const fromMember = options.fromMember ?? '';
   const answer = await conn.invoke(
     conn.rpc.addToBatch,
     {
       batchId,
       jobs: jobs.map(jobFromSpec),
       seal: options.seal === true,
-      fromMember: options.fromMember ?? '',
+      fromMember,
+      // A handler of the member running in this process proves it with its lease's attempt.
+      fromMemberAttempt:
+        fromMember === '' ? 0 : (options.fromMemberAttempt ?? runningAttempt(fromMember) ?? 0),
     },
     { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
   );
@@ -290,8 +295,13 @@ export interface FlowEdge {
 export interface FlowGraph {
   jobs: FlowNode[];
   edges: FlowEdge[];
-  /** More jobs than `limit`. */
+  /** More jobs than `limit` (or the answer's 4 MiB) holds, or may be: `edgesLimited`. */
   truncated: boolean;
+  /**
+   * The server's walk read as many edges as one read may (100,000) and stopped: a flow
+   * that dense is shown in part, whatever `limit` asks.
+   */
+  edgesLimited: boolean;
 }
 
 export async function getFlowCall(
@@ -319,6 +329,7 @@ export async function getFlowCall(
       name: e.name || null,
     })),
     truncated: answer.truncated,
+    edgesLimited: answer.edgesLimited,
   };
 }
 

@@ -256,12 +256,14 @@ export class SeppClient {
 
   /**
    * Adds jobs to an open batch; a running member adds to its own sealed batch by
-   * passing its job id as `fromMember`. `seal` seals it after.
+   * passing its job id as `fromMember`: the server also asks for the attempt of its
+   * lease, which this SDK passes itself while the member's handler runs in this process
+   * (through any Client); `fromMemberAttempt` gives it otherwise. `seal` seals it after.
    */
   addToBatch(
     batchId: string,
     jobs: readonly JobSpec[],
-    options: CallOptions & { seal?: boolean; fromMember?: string } = {},
+    options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberAttempt?: number } = {},
   ): Promise<BatchAdded> {
     return addToBatchCall(this.connection, batchId, jobs, options);
   }

@@ -138,8 +138,8 @@ export class LeasedJob implements LeaseRef {
    */
   readonly dependencyResults: readonly DependencyResult[];
   /**
-   * The batch the job is a member of, or null outside batches: a member that has not ended
-   * adds to it with `addToBatch(job.batchId, jobs, { fromMember: job.id })`.
+   * The batch the job is a member of, or null outside batches: its handler adds to it with
+   * `addToBatch(job.batchId, jobs, { fromMember: job.id })` (the SDK passes the lease's attempt).
    */
   readonly batchId: string | null;
 

@@ -35,6 +35,7 @@ import { LeaseKeeper } from './lease-keeper.ts';
 import { ProgressReporter } from './progress-reporter.ts';
 import { ReserveTransport } from './reserve-transport.ts';
 import { encodeResult, isJsonContentType } from './results.ts';
+import { memberRuns } from './running-members.ts';
 import { endJobSpan, runInContext, startJobSpan } from './trace.ts';
 import { WorkStreamTransport } from './work-stream-transport.ts';
 import type { ProgressFields, TransportHost } from './work-transport.ts';
@@ -268,6 +269,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     let failure: unknown;
     let ok = false;
     let value: unknown;
+    // A batch member's handler may add to its sealed batch: the add proves it with this attempt.
+    const memberDone = job.batchId === null ? undefined : memberRuns(job.id, job.attempt);
     try {
       if (active.decodeError !== undefined) throw active.decodeError;
       // Own properties only: a job type such as "toString" must not find Object.prototype's.
@@ -285,6 +288,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } catch (error) {
       failure = error;
     }
+    memberDone?.();
     active.handlerDone = true;
     active.progress?.close();
     let result: ProtoJobResult | undefined;

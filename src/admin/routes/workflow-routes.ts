@@ -43,7 +43,8 @@ export function workflowRoutes({ deps }: AdminServices): RouteSpec[] {
       summary: "A job's flow: the jobs connected to it through dependencies, either way, and their edges",
       description:
         'Jobs in enqueue order, at most `limit` (default and most: 20,000) and about 4 MiB of answer, each job ' +
-        'with all its edges; `truncated` says when the flow has more.',
+        'with all its edges; `truncated` says when the flow has more, `edgesLimited` when its walk stopped at ' +
+        'the 100,000 edges one read may read.',
       pathParams: jobParam,
       query: {
         limit: {

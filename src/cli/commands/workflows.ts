@@ -46,7 +46,12 @@ function describeFlow(flow: FlowGraph): string {
   const counts = new Map<string, number>();
   for (const job of flow.jobs) counts.set(job.state, (counts.get(job.state) ?? 0) + 1);
   const summary = [...counts].map(([state, n]) => `${n} ${state}`).join(', ');
-  lines.push(`${flow.jobs.length} jobs: ${summary}${flow.truncated ? ' (more not shown: --limit)' : ''}`);
+  const more = flow.edgesLimited
+    ? ' (more not shown: the flow has more edges than one read walks, 100,000)'
+    : flow.truncated
+      ? ' (more not shown: --limit)'
+      : '';
+  lines.push(`${flow.jobs.length} jobs: ${summary}${more}`);
   return lines.join('\n');
 }
 

@@ -1,6 +1,7 @@
 /**
  * Who may act on a batch (issue 33): the key that created it (its `owner`) or an admin
- * changes it and lists it; a pending member adds to it through any key that may enqueue.
+ * changes it and lists it; a running member adds to it (with its lease's attempt) through any
+ * key that may enqueue.
  * The gRPC and HTTP handlers pass their caller in; the engine's own calls pass none.
  */
 import type { BatchRow } from '../../store/dependencies.ts';
@@ -18,8 +19,8 @@ export function batchCaller(caller: { readonly name: string; readonly role: stri
 }
 
 /**
- * Only the key that created a batch, or an admin, adds to it (but for a pending member,
- * `from_member`) or seals it: another producer that learned its id could otherwise fill
+ * Only the key that created a batch, or an admin, adds to it (but for a running member,
+ * `from_member` with its lease's attempt) or seals it: another producer that learned its id could otherwise fill
  * it or end it early. No caller (the engine's own calls) is not checked.
  */
 export function checkOwner(row: BatchRow, caller: BatchCaller | undefined, act: string): void {
@@ -27,7 +28,7 @@ export function checkOwner(row: BatchRow, caller: BatchCaller | undefined, act: 
   throw new SeppError(
     'permission_denied',
     `batch ${row.id} was created by ${row.owner === '' ? 'a caller without an API key' : `API key ${row.owner}`}: ` +
-      `only that key or an admin key may ${act} it (a pending member adds with from_member)`,
+      `only that key or an admin key may ${act} it (a running member adds with from_member and from_member_attempt)`,
   );
 }
 

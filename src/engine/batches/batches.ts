@@ -1,6 +1,6 @@
 /**
  * Batches (issue 33): a set of jobs with completion jobs. Jobs are added while the batch
- * is open (and, once sealed, by its own pending members); each member's end is counted in
+ * is open (and, once sealed, by its own running members); each member's end is counted in
  * the unit that ends it (`memberEnded`, through the context's `jobEnded`), and the unit in
  * which the last member of a sealed batch ends — or the seal, when nothing is pending —
  * ends the batch and enqueues its completion jobs. The batch moves to `ended` in one
@@ -87,31 +87,34 @@ export class Batches {
 
   /**
    * Adds jobs to a batch: an open one, or a sealed one when `fromMember` names a member
-   * of it that has not ended (a running job fanning out into its own batch).
+   * of it that has not ended and runs now, `memberAttempt` being the attempt of its lease
+   * (a running job fanning out into its own batch). The lease's attempt is what its worker
+   * was handed: a key that merely learned the member's id cannot add while the member
+   * waits, and must know the attempt it runs under (checkMember).
    */
   async add(
     batchId: string,
     jobs: readonly EnqueueRequest[],
-    options: { seal?: boolean; fromMember?: string; caller?: BatchCaller } = {},
+    options: { seal?: boolean; fromMember?: string; memberAttempt?: number; caller?: BatchCaller } = {},
     audit?: AuditInput,
   ): Promise<BatchAddResult> {
     const id = checkBatchId(batchId);
     const fromMember = options.fromMember === undefined ? undefined : checkMemberId(options.fromMember);
+    const memberAttempt = fromMember === undefined ? undefined : checkMemberAttempt(options.memberAttempt);
     if (jobs.length > 0) this.deps.checkRoom();
     this.checkJobs(jobs.length, 0);
     return this.deps.ctx.write(
       function* (this: Batches, tx: StoreTx): Op<BatchAddResult> {
         const store = this.capability(tx);
         const row = yield* this.find(store, id);
-        const membership = fromMember === undefined ? undefined : yield* store.membership(fromMember);
-        const byPendingMember = membership?.batch_id === id && membership.state === 'pending';
-        if (row.state !== 'open' && !byPendingMember) {
+        if (fromMember !== undefined) yield* checkMember(tx, store, id, fromMember, memberAttempt!);
+        else if (row.state !== 'open') {
           throw new SeppError(
             'failed_precondition',
-            `batch ${id} is ${row.state}: jobs are added to an open batch, or to a sealed one by a member that has not ended (from_member)`,
+            `batch ${id} is ${row.state}: jobs are added to an open batch, or to a sealed one by a running member ` +
+              '(from_member with the attempt of its lease, from_member_attempt)',
           );
-        }
-        if (!byPendingMember) checkOwner(row, options.caller, 'add jobs to');
+        } else checkOwner(row, options.caller, 'add jobs to');
         this.checkJobs(jobs.length, row.members);
         const results = yield* this.addIn(tx, store, id, jobs, audit);
         if (options.seal === true) yield* this.sealIn(tx, store, id);
@@ -120,7 +123,7 @@ export class Batches {
     );
   }
 
-  /** Seals a batch (nothing more is added but by its pending members); ends it at once if nothing is pending. */
+  /** Seals a batch (nothing more is added but by its running members); ends it at once if nothing is pending. */
   async seal(batchId: string, caller?: BatchCaller): Promise<BatchInfo> {
     const id = checkBatchId(batchId);
     return this.deps.ctx.write(
@@ -354,6 +357,59 @@ function checkMemberId(id: string): string {
   if (normal === null)
     throw new SeppError('invalid_argument', `from_member: ${JSON.stringify(id.slice(0, 64))} is no job id`);
   return normal;
+}
+
+function checkMemberAttempt(attempt: number | undefined): number {
+  if (attempt === undefined || !Number.isSafeInteger(attempt) || attempt < 1) {
+    throw new SeppError(
+      'invalid_argument',
+      "from_member_attempt: give the attempt of the member's lease (job.attempt, at least 1) with from_member; " +
+        'the SDKs pass it for a handler adding to its own batch',
+    );
+  }
+  return attempt;
+}
+
+/**
+ * Refuses an add `from_member` unless `jobId` is a pending member of batch `batchId`,
+ * leased now under `attempt`: only the worker running that attempt was handed it, as
+ * ack and extend are fenced (a job ready, scheduled or on another attempt proves nothing).
+ */
+function* checkMember(
+  tx: StoreTx,
+  store: Dependencies,
+  batchId: string,
+  jobId: string,
+  attempt: number,
+): Op<void> {
+  const membership = yield* store.membership(jobId);
+  if (membership?.batch_id !== batchId) {
+    throw new SeppError(
+      'failed_precondition',
+      `from_member: job ${jobId} is no member of batch ${batchId}; only a running member adds to its own batch`,
+    );
+  }
+  if (membership.state !== 'pending') {
+    throw new SeppError(
+      'failed_precondition',
+      `from_member: member ${jobId} of batch ${batchId} has ended (${membership.state}); a member adds only while it runs`,
+    );
+  }
+  const job = yield* tx.jobs.attempt(jobId);
+  if (job?.state !== 'leased') {
+    throw new SeppError(
+      'failed_precondition',
+      `from_member: member ${jobId} is not running (it is ${job?.state ?? 'gone'}); a member adds to its batch ` +
+        'only from the handler running it, with the attempt of its lease',
+    );
+  }
+  if (job.attempt !== attempt) {
+    throw new SeppError(
+      'failed_precondition',
+      `from_member: member ${jobId} runs attempt ${job.attempt}, not ${attempt} (from_member_attempt): ` +
+        'only the worker holding its current lease adds to its batch',
+    );
+  }
 }
 
 function notFound(id: string, retentionMs: number): SeppError {

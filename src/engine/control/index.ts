@@ -7,6 +7,7 @@ export { requestKeyField, requestKeyMaxChars } from './bulk-keys.ts';
 export { type BetweenSlices, BulkOperations, type BulkStart } from './bulk-operations.ts';
 export { type CancelListener, Canceller } from './cancel.ts';
 export { DeadLetters } from './dead-letters.ts';
+export { maxFlowWalkEdges } from './flow-walk.ts';
 export { checkChanges, JobUpdater } from './job-update.ts';
 export { OperatorActions } from './operator-actions.ts';
 export {

@@ -9,6 +9,7 @@ import { batchListQuery, batchStateFilter, flowLimitOf } from '../../api-schema/
 import { refuseDependencies, requireInScope, serverWide } from '../../config/index.ts';
 import type { AuditInput } from '../../engine/admin-types.ts';
 import { batchCaller, ownerToList } from '../../engine/batches/index.ts';
+import { SeppError } from '../../engine/errors.ts';
 import type { FlowJob } from '../../engine/types.ts';
 import { anonymous, type Caller } from '../auth.ts';
 import {
@@ -17,6 +18,7 @@ import {
   indexedRejectionsToJson,
   jobIdFrom,
 } from '../job-json.ts';
+import type { JsonInput } from '../json-input.ts';
 import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
 import {
   addToBatchRequest,
@@ -116,7 +118,8 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       summary: "A job's flow: the jobs connected to it through dependencies, either way, and their edges",
       description:
         'In enqueue order, at most `limit` jobs (default and most 20,000) and about 4 MiB of answer, each job ' +
-        'with all its edges; `truncated` when there are more.',
+        'with all its edges; `truncated` when there are more, `edgesLimited` when the walk stopped at the ' +
+        '100,000 edges one read may read.',
       pathParams: jobIdParam,
       query: {
         limit: {
@@ -140,6 +143,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           })),
           edges: flow.edges,
           truncated: flow.truncated,
+          edgesLimited: flow.edgesLimited,
         };
       },
     },
@@ -205,7 +209,8 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       permission: 'enqueue',
       scope: 'none',
       tag: 'workflows',
-      summary: 'Add jobs to an open batch (or to a sealed one, from a member that has not ended)',
+      summary:
+        "Add jobs to an open batch (or to a sealed one, from a running member with its lease's attempt)",
       pathParams: batchIdParam,
       body: addToBatchRequest,
       response: batchAddResponse,
@@ -218,7 +223,10 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           seal: input.boolean('seal') === true,
           ...(fromMember === undefined || fromMember === ''
             ? {}
-            : { fromMember: jobIdFrom(fromMember, input.name('fromMember')) }),
+            : {
+                fromMember: jobIdFrom(fromMember, input.name('fromMember')),
+                memberAttempt: memberAttemptFrom(input),
+              }),
           caller: batchCaller(request.caller),
         });
         return { batch, results: results.map(enqueueResultToJson) };
@@ -339,4 +347,17 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       },
     },
   ];
+}
+
+/** `fromMemberAttempt`, which goes with `fromMember`: the attempt of the member's lease. */
+function memberAttemptFrom(input: JsonInput): number {
+  const attempt = input.integer('fromMemberAttempt');
+  if (attempt === undefined || attempt < 1) {
+    throw new SeppError(
+      'invalid_argument',
+      `${input.name('fromMemberAttempt')}: required with fromMember, the attempt of the member's current lease ` +
+        '(at least 1): only the worker running the member adds to its sealed batch',
+    );
+  }
+  return attempt;
 }

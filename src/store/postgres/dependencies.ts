@@ -291,25 +291,24 @@ const markQueue = statement(
   'UPDATE queues SET has_dependencies = true WHERE name = $1 AND NOT has_dependencies',
 );
 /**
- * The connected jobs, both ways: a recursive walk, each step looking up the neighbours of
- * the jobs it reached by index, both directions in one LATERAL UNION ALL (PostgreSQL allows
- * one reference to the walk). UNION drops what was seen, so it ends; the LIMIT outside stops
- * the walk early. Joined to a view of every edge instead, each step read the whole
- * job_dependencies table: a chain of 1,000 jobs took 1.4 s, steps × every edge stored.
+ * A step of a flow's walk, both ways: the parents through each id's edges, the children through
+ * the parent index, one id at a time (a LATERAL subquery on one value, kept apart by OFFSET 0:
+ * index probes whatever the planner estimates, as edgesOfSeqs); the LIMIT bounds the edges it
+ * reads. (Joined to a view of every edge instead, each step read the whole job_dependencies
+ * table: a chain of 1,000 jobs took 1.4 s, steps × every edge stored.)
  */
-const flowJobs = statement(
-  `WITH RECURSIVE flow(id) AS (
-     SELECT $1::text COLLATE "C"
-     UNION
-     SELECT n.id FROM flow f CROSS JOIN LATERAL (
-       SELECT d.parent_id AS id FROM jobs c JOIN job_dependencies d ON d.child_seq = c.seq WHERE c.id = f.id
-       UNION ALL
-       SELECT c.id FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq WHERE d.parent_id = f.id
-     ) n
-   )
-   SELECT j.id, j.seq, j.queue, j.type, j.state, j.flow_name
-     FROM (SELECT id FROM flow LIMIT $2) f JOIN jobs j ON j.id = f.id
-    ORDER BY j.id <> $1`,
+const flowNeighbours = statement(
+  `SELECT n.id FROM unnest($1::text[]) AS f(id),
+          LATERAL (SELECT d.parent_id AS id FROM jobs c JOIN job_dependencies d ON d.child_seq = c.seq
+                    WHERE c.id = f.id
+                   UNION ALL
+                   SELECT c.id FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
+                    WHERE d.parent_id = f.id
+                   OFFSET 0) AS n
+    LIMIT $2`,
+);
+const flowRows = statement(
+  'SELECT id, seq, queue, type, state, flow_name FROM jobs WHERE id = ANY($1::text[])',
 );
 
 /**
@@ -482,8 +481,11 @@ export function dependencyOps(c: Connection): Dependencies {
     *markQueue(queue) {
       yield* sendAhead(c, markQueue, [queue]);
     },
-    *flowJobs(p) {
-      return yield* rows<FlowJobRow>(c, flowJobs, [p.jobId, p.limit]);
+    *flowNeighbours(p) {
+      return (yield* rows<{ id: string }>(c, flowNeighbours, [p.ids, p.limit])).map((row) => row.id);
+    },
+    *flowRows(ids) {
+      return yield* rows<FlowJobRow>(c, flowRows, [ids]);
     },
   };
 }

@@ -256,19 +256,21 @@ export function prepareDependencyStatements(db: Preparer) {
       .prepare<[], string>('SELECT name FROM queues WHERE has_dependencies = 1')
       .pluck(),
     markQueue: db.prepare<[string]>('UPDATE queues SET has_dependencies = 1 WHERE name = ?'),
-    // The connected jobs, both ways: the parents through the child's edges (primary key), the children
-    // through the parent index. UNION drops what was seen, so it ends; the LIMIT stops the recursion.
-    flowJobs: db.prepare<[{ jobId: string; limit: number }], FlowJobRow>(
-      `WITH RECURSIVE flow(id) AS (
-         SELECT @jobId
-         UNION
-         SELECT d.parent_id FROM flow f JOIN jobs c ON c.id = f.id JOIN job_dependencies d ON d.child_seq = c.seq
-         UNION
-         SELECT c.id FROM flow f JOIN job_dependencies d INDEXED BY job_dependencies_parent ON d.parent_id = f.id
+    // A step of a flow's walk, both ways: the parents through the child's edges (primary key), the
+    // children through the parent index; the LIMIT bounds the edges it reads.
+    flowNeighbours: db
+      .prepare<[{ idsJson: string; limit: number }], string>(
+        `SELECT d.parent_id FROM json_each(@idsJson) f JOIN jobs c ON c.id = f.value
+           JOIN job_dependencies d ON d.child_seq = c.seq
+         UNION ALL
+         SELECT c.id FROM json_each(@idsJson) f
+           JOIN job_dependencies d INDEXED BY job_dependencies_parent ON d.parent_id = f.value
            JOIN jobs c ON c.seq = d.child_seq
-         LIMIT @limit
-       )
-       SELECT j.id, j.seq, j.queue, j.type, j.state, j.flow_name FROM flow f JOIN jobs j ON j.id = f.id`,
+         LIMIT @limit`,
+      )
+      .pluck(),
+    flowRows: db.prepare<[string], FlowJobRow>(
+      `SELECT id, seq, queue, type, state, flow_name FROM jobs WHERE id IN (SELECT value FROM json_each(?))`,
     ),
     pendingMembers: db
       .prepare<[{ batchId: string; limit: number }], string>(
@@ -494,8 +496,11 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     *leftovers() {
       return leftoverLines(sql.countsLeft.get() ?? 0, sql.edgesLeft.get() ?? 0);
     },
-    *flowJobs(p) {
-      return sql.flowJobs.all(p);
+    *flowNeighbours(p) {
+      return sql.flowNeighbours.all({ idsJson: JSON.stringify(p.ids), limit: p.limit });
+    },
+    *flowRows(ids) {
+      return sql.flowRows.all(JSON.stringify(ids));
     },
     *pendingMembers(p) {
       return sql.pendingMembers.all(p);

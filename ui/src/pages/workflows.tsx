@@ -142,7 +142,11 @@ export function FlowPage({ id, session }: { id: string; session: Session }) {
           <section class="card" aria-labelledby="flow-graph-title">
             <h2 id="flow-graph-title" class="card-title">
               {flow.jobs.length.toLocaleString('en-US')} jobs
-              {flow.truncated && <span class="muted"> (the first of more)</span>}
+              {flow.edgesLimited ? (
+                <span class="muted"> (the first of more: its walk stopped at 100,000 edges)</span>
+              ) : (
+                flow.truncated && <span class="muted"> (the first of more)</span>
+              )}
               <span class="muted"> · {open === 0 ? 'all ended' : `${open} not ended`}</span>
             </h2>
             <StateCountsLine counts={counts} label="jobs by state" />

@@ -14,6 +14,7 @@ import grpc
 from ._connection import backoff_delay_ms
 from ._convert import error_text, is_ms, nack_request
 from ._progress import ProgressReporter
+from ._running_members import member_done, member_runs
 from ._scheduler import Scheduler, Timer
 from ._work_transport import WorkTransport
 from .errors import JobCancelledError, JobTimeoutError, LeaseLostError, SeppError, to_sepp_error
@@ -190,7 +191,14 @@ class JobRunner:
                 known = ", ".join(sorted(self._handlers))
                 raise LookupError(f'no handler for job type "{job.type}" on worker {worker.worker_id} '
                                   f"(handlers: {known})")
-            job.result = handler(job)
+            # A batch member's handler may add to its sealed batch: the add proves it with this attempt.
+            if job.batch_id is not None:
+                member_runs(job.id, job.attempt)
+            try:
+                job.result = handler(job)
+            finally:
+                if job.batch_id is not None:
+                    member_done(job.id, job.attempt)
         except BaseException as error:  # noqa: BLE001 - whatever a handler raises fails the attempt
             failure = error
         if active.progress is not None:

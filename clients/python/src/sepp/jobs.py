@@ -190,8 +190,8 @@ class LeasedJob(_Payload):
     """What each job it depends on ended with, in enqueue order (empty for a job without
     dependencies): docs/workflows.md, "Results passed on"."""
     batch_id: str | None
-    """The batch the job is a member of, or None outside batches: a member that has not ended
-    adds to it with `client.add_to_batch(job.batch_id, jobs, from_member=job.id)`."""
+    """The batch the job is a member of, or None outside batches: its handler adds to it with
+    `client.add_to_batch(job.batch_id, jobs, from_member=job.id)` (the SDK passes the lease's attempt)."""
 
     def __init__(self, job: job_pb2.LeasedJob) -> None:
         self.id = job.job_id

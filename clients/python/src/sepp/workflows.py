@@ -17,6 +17,7 @@ import grpc
 
 from ._convert import approx_encoded_bytes, job_from_spec, outcome_from_proto, rejection_from_proto
 from ._enqueue import OLDER_SERVER_REFUSAL, EnqueueBatcher, answer_of
+from ._running_members import running_attempt
 from .errors import SeppError, rejected
 from .jobs import EdgeState, edge_state_name, job_state_name
 from .models import Enqueued, EnqueueOutcome, JobSpec, JobState
@@ -186,7 +187,10 @@ class FlowGraph:
     jobs: Sequence[FlowNode]
     edges: Sequence[FlowEdge]
     truncated: bool
-    """More jobs than the limit."""
+    """More jobs than the limit (or the answer's 4 MiB) holds, or may be: `edges_limited`."""
+    edges_limited: bool = False
+    """The server's walk read as many edges as one read may (100,000) and stopped: a flow that
+    dense is shown in part, whatever the limit asks."""
 
 
 def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline_ms: int | None) -> dict[str, Enqueued]:
@@ -238,9 +242,13 @@ def create_batch(conn: Connection, on_complete: JobSpec | None, on_success: JobS
 
 
 def add_to_batch(conn: Connection, batch_id: str, jobs: Sequence[JobSpec], seal: bool, from_member: str | None,
-                 deadline_ms: int | None) -> BatchAdded:
+                 from_member_attempt: int | None, deadline_ms: int | None) -> BatchAdded:
+    attempt = 0
+    if from_member:
+        # A handler of the member running in this process proves it with its lease's attempt.
+        attempt = from_member_attempt or running_attempt(from_member) or 0
     request = batch_pb2.AddToBatchRequest(batch_id=batch_id, jobs=[job_from_spec(j) for j in jobs], seal=seal,
-                                          from_member=from_member or "")
+                                          from_member=from_member or "", from_member_attempt=attempt)
     return _added(conn.invoke(conn.stub.AddToBatch, request, deadline_ms=deadline_ms, retry_safe=False))
 
 
@@ -298,6 +306,7 @@ def get_flow(conn: Connection, job_id: str, limit: int, deadline_ms: int | None)
         jobs=tuple(FlowNode(j.job_id, j.queue, j.type, job_state_name(j.state), j.name or None) for j in answer.jobs),
         edges=tuple(FlowEdge(e.job_id, e.depends_on, edge_state_name(e.state), e.name or None) for e in answer.edges),
         truncated=answer.truncated,
+        edges_limited=answer.edges_limited,
     )
 
 

@@ -6,6 +6,7 @@
  * in the unit that ends its last member after the seal.
  */
 import assert from 'node:assert/strict';
+import { walkFlow } from '../../../../src/engine/control/flow-walk.ts';
 import type { Engine } from '../../../../src/engine/engine.ts';
 import { SeppError } from '../../../../src/engine/errors.ts';
 import { defaultEngineLimits } from '../../../../src/engine/settings.ts';
@@ -16,6 +17,7 @@ import type {
   LeasedJob,
 } from '../../../../src/engine/types.ts';
 import { just } from '../../../../src/store/op.ts';
+import { expectCode } from '../../../helpers/engine.ts';
 import type { StoreCase } from '../harness.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -93,6 +95,33 @@ function committed(result: FlowResult): Record<string, string> {
 }
 
 export const dependencyCases: StoreCase[] = [
+  {
+    name: "flows: a flow's walk stops at its job and edge bounds, saying which (task batchguard18)",
+    async run(h) {
+      const { engine } = await h.engine();
+      const parents = [await add(engine), await add(engine), await add(engine)];
+      const children: Job[] = [];
+      for (let i = 0; i < 10; i++) children.push(await after(engine, parents));
+      const start = children[0]!.id;
+      const walk = (jobsMax: number, edgesMax: number, jobId = start) =>
+        h.store.read((view) => walkFlow(view.dependencies!, jobId, jobsMax, edgesMax));
+      const whole = await walk(100, 1000);
+      assert.deepEqual([whole.rows.length, whole.jobsLimited, whole.edgesLimited], [13, false, false]);
+      assert.equal(whole.rows[0]!.id, start, 'the job itself first');
+      assert.deepEqual(
+        new Set(whole.rows.map((r) => r.id)),
+        new Set([...parents, ...children].map((j) => j.id)),
+      );
+      // 3 edges to the parents, then 7 of their 30: the jobs they reached, no more.
+      const dense = await walk(100, 10);
+      assert.deepEqual([dense.jobsLimited, dense.edgesLimited], [false, true]);
+      assert.ok(dense.rows.length >= 4 && dense.rows.length <= 11, `${dense.rows.length} jobs`);
+      const few = await walk(5, 1000);
+      assert.deepEqual([few.rows.length, few.jobsLimited, few.edgesLimited], [5, true, false]);
+      const none = await walk(100, 1000, '01900000-0000-7000-8000-000000000000');
+      assert.deepEqual(none.rows, []);
+    },
+  },
   {
     name: 'dependencies: a waiting job is released in the ack of the last one, unseen by leases before',
     async run(h) {
@@ -595,7 +624,10 @@ export const dependencyCases: StoreCase[] = [
       );
       // A member fans out into its own sealed batch with the id its lease carried.
       const first = leased.find((j) => j.id === plain)!;
-      const added = await engine.addToBatch(first.batchId!, [member()], { fromMember: first.id });
+      const added = await engine.addToBatch(first.batchId!, [member()], {
+        fromMember: first.id,
+        memberAttempt: first.attempt,
+      });
       const [child] = added.results.map((r) => (r.ok ? r.jobId : assert.fail(r.message)));
       // A member's next attempt carries it too.
       await engine.nack({
@@ -612,6 +644,14 @@ export const dependencyCases: StoreCase[] = [
           [child!, id],
         ]),
       );
+      // Only the current lease adds from the member: its stale attempt is refused (task batchguard18).
+      const stale = await expectCode(
+        engine.addToBatch(id, [member()], { fromMember: first.id, memberAttempt: first.attempt }),
+        'failed_precondition',
+      );
+      assert.match(stale.message, /runs attempt 2, not 1 \(from_member_attempt\)/);
+      const again = await engine.addToBatch(id, [member()], { fromMember: first.id, memberAttempt: 2 });
+      assert.equal(again.batch.members, 4);
     },
   },
   {

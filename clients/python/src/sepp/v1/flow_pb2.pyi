@@ -91,11 +91,13 @@ class GetFlowRequest(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class GetFlowResponse(_message.Message):
-    __slots__ = ["edges", "jobs", "truncated"]
+    __slots__ = ["edges", "edges_limited", "jobs", "truncated"]
     EDGES_FIELD_NUMBER: _ClassVar[int]
+    EDGES_LIMITED_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     edges: _containers.RepeatedCompositeFieldContainer[FlowEdge]
+    edges_limited: bool
     jobs: _containers.RepeatedCompositeFieldContainer[FlowNode]
     truncated: bool
-    def __init__(self, jobs: _Optional[_Iterable[_Union[FlowNode, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[FlowEdge, _Mapping]]] = ..., truncated: bool = ...) -> None: ...
+    def __init__(self, jobs: _Optional[_Iterable[_Union[FlowNode, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[FlowEdge, _Mapping]]] = ..., truncated: bool = ..., edges_limited: bool = ...) -> None: ...

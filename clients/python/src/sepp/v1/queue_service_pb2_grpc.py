@@ -464,9 +464,11 @@ class QueueServiceServicer(object):
     raise NotImplementedError('Method not implemented!')
 
   def AddToBatch(self, request, context):
-    """Adds jobs to an open batch, or to a sealed one from a member that has not
-    ended (`from_member`). Role: producer. Errors: NOT_FOUND (no such batch),
-    FAILED_PRECONDITION (sealed or ended), RESOURCE_EXHAUSTED (100,000 members).
+    """Adds jobs to an open batch, or to a sealed one from a member running now
+    (`from_member` and its lease's `from_member_attempt`). Role: producer.
+    Errors: NOT_FOUND (no such batch), FAILED_PRECONDITION (sealed or ended; a
+    from_member not leased under that attempt), RESOURCE_EXHAUSTED (100,000
+    members).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')

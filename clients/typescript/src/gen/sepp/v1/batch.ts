@@ -224,9 +224,17 @@ export interface AddToBatchRequest {
   seal: boolean;
   /**
    * Set by a running member adding jobs to its own batch: a sealed batch
-   * accepts jobs from a member that has not ended.
+   * accepts jobs from a member that runs now, with from_member_attempt.
    */
   fromMember: string;
+  /**
+   * With from_member: the attempt of the member's current lease (LeasedJob.attempt),
+   * which only its worker was handed. The add is refused (FAILED_PRECONDITION) unless
+   * the member is leased under that attempt; below 1 with from_member is
+   * INVALID_ARGUMENT.
+   * The SDKs set it for a handler adding to its own batch.
+   */
+  fromMemberAttempt: number;
 }
 
 export interface AddToBatchResponse {
@@ -1092,7 +1100,7 @@ export const CreateBatchResponse: MessageFns<CreateBatchResponse> = {
 };
 
 function createBaseAddToBatchRequest(): AddToBatchRequest {
-  return { batchId: "", jobs: [], seal: false, fromMember: "" };
+  return { batchId: "", jobs: [], seal: false, fromMember: "", fromMemberAttempt: 0 };
 }
 
 export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
@@ -1108,6 +1116,9 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
     }
     if (message.fromMember !== "") {
       writer.uint32(34).string(message.fromMember);
+    }
+    if (message.fromMemberAttempt !== 0) {
+      writer.uint32(40).int32(message.fromMemberAttempt);
     }
     return writer;
   },
@@ -1157,6 +1168,14 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
             message.fromMember = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.fromMemberAttempt = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1183,6 +1202,11 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
         : isSet(object.from_member)
         ? globalThis.String(object.from_member)
         : "",
+      fromMemberAttempt: isSet(object.fromMemberAttempt)
+        ? globalThis.Number(object.fromMemberAttempt)
+        : isSet(object.from_member_attempt)
+        ? globalThis.Number(object.from_member_attempt)
+        : 0,
     };
   },
 
@@ -1200,6 +1224,9 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
     if (message.fromMember !== "") {
       obj.fromMember = message.fromMember;
     }
+    if (message.fromMemberAttempt !== 0) {
+      obj.fromMemberAttempt = Math.round(message.fromMemberAttempt);
+    }
     return obj;
   },
 
@@ -1212,6 +1239,7 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
     message.jobs = object.jobs?.map((e) => EnqueueJob.fromPartial(e)) || [];
     message.seal = object.seal ?? false;
     message.fromMember = object.fromMember ?? "";
+    message.fromMemberAttempt = object.fromMemberAttempt ?? 0;
     return message;
   },
 };

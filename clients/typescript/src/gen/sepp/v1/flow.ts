@@ -110,8 +110,17 @@ export interface GetFlowResponse {
   /** In enqueue order. */
   jobs: FlowNode[];
   edges: FlowEdge[];
-  /** True when the flow has more jobs than `limit`. */
+  /**
+   * True when the flow has more jobs than `limit` (or the answer's 4 MiB) holds,
+   * or may have: `edges_limited`.
+   */
   truncated: boolean;
+  /**
+   * True when the walk read as many edges as one read may (100,000; an edge counts
+   * at each end it is met from) and stopped: a flow that dense is shown in part,
+   * whatever `limit` asks.
+   */
+  edgesLimited: boolean;
 }
 
 /** Cancel every job of a job's flow that has not ended, as one act. */
@@ -854,7 +863,7 @@ export const FlowEdge: MessageFns<FlowEdge> = {
 };
 
 function createBaseGetFlowResponse(): GetFlowResponse {
-  return { jobs: [], edges: [], truncated: false };
+  return { jobs: [], edges: [], truncated: false, edgesLimited: false };
 }
 
 export const GetFlowResponse: MessageFns<GetFlowResponse> = {
@@ -867,6 +876,9 @@ export const GetFlowResponse: MessageFns<GetFlowResponse> = {
     }
     if (message.truncated !== false) {
       writer.uint32(24).bool(message.truncated);
+    }
+    if (message.edgesLimited !== false) {
+      writer.uint32(32).bool(message.edgesLimited);
     }
     return writer;
   },
@@ -908,6 +920,14 @@ export const GetFlowResponse: MessageFns<GetFlowResponse> = {
             message.truncated = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.edgesLimited = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -925,6 +945,11 @@ export const GetFlowResponse: MessageFns<GetFlowResponse> = {
       jobs: globalThis.Array.isArray(object?.jobs) ? object.jobs.map((e: any) => FlowNode.fromJSON(e)) : [],
       edges: globalThis.Array.isArray(object?.edges) ? object.edges.map((e: any) => FlowEdge.fromJSON(e)) : [],
       truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+      edgesLimited: isSet(object.edgesLimited)
+        ? globalThis.Boolean(object.edgesLimited)
+        : isSet(object.edges_limited)
+        ? globalThis.Boolean(object.edges_limited)
+        : false,
     };
   },
 
@@ -939,6 +964,9 @@ export const GetFlowResponse: MessageFns<GetFlowResponse> = {
     if (message.truncated !== false) {
       obj.truncated = message.truncated;
     }
+    if (message.edgesLimited !== false) {
+      obj.edgesLimited = message.edgesLimited;
+    }
     return obj;
   },
 
@@ -950,6 +978,7 @@ export const GetFlowResponse: MessageFns<GetFlowResponse> = {
     message.jobs = object.jobs?.map((e) => FlowNode.fromPartial(e)) || [];
     message.edges = object.edges?.map((e) => FlowEdge.fromPartial(e)) || [];
     message.truncated = object.truncated ?? false;
+    message.edgesLimited = object.edgesLimited ?? false;
     return message;
   },
 };

@@ -776,9 +776,9 @@ export interface LeasedJob {
    */
   dependencyResults: DependencyResult[];
   /**
-   * The batch the job is a member of (issue 33); empty outside batches. A member
-   * that has not ended may add jobs to it (AddToBatchRequest.from_member) without
-   * reading it with GetJob. It stays with the job after the batch ends, and after
+   * The batch the job is a member of (issue 33); empty outside batches. Its
+   * handler may add jobs to it (AddToBatchRequest.from_member, with this lease's
+   * attempt) without reading it with GetJob. It stays with the job after the batch ends, and after
    * the batch is swept (limits.batch_retention_ms), when GetBatch answers NOT_FOUND.
    */
   batchId: string;

@@ -292,9 +292,11 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): CreateBatchResponse => CreateBatchResponse.decode(value),
   },
   /**
-   * Adds jobs to an open batch, or to a sealed one from a member that has not
-   * ended (`from_member`). Role: producer. Errors: NOT_FOUND (no such batch),
-   * FAILED_PRECONDITION (sealed or ended), RESOURCE_EXHAUSTED (100,000 members).
+   * Adds jobs to an open batch, or to a sealed one from a member running now
+   * (`from_member` and its lease's `from_member_attempt`). Role: producer.
+   * Errors: NOT_FOUND (no such batch), FAILED_PRECONDITION (sealed or ended; a
+   * from_member not leased under that attempt), RESOURCE_EXHAUSTED (100,000
+   * members).
    */
   addToBatch: {
     path: "/sepp.v1.QueueService/AddToBatch" as const,
@@ -1128,9 +1130,11 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   createBatch: handleUnaryCall<CreateBatchRequest, CreateBatchResponse>;
   /**
-   * Adds jobs to an open batch, or to a sealed one from a member that has not
-   * ended (`from_member`). Role: producer. Errors: NOT_FOUND (no such batch),
-   * FAILED_PRECONDITION (sealed or ended), RESOURCE_EXHAUSTED (100,000 members).
+   * Adds jobs to an open batch, or to a sealed one from a member running now
+   * (`from_member` and its lease's `from_member_attempt`). Role: producer.
+   * Errors: NOT_FOUND (no such batch), FAILED_PRECONDITION (sealed or ended; a
+   * from_member not leased under that attempt), RESOURCE_EXHAUSTED (100,000
+   * members).
    */
   addToBatch: handleUnaryCall<AddToBatchRequest, AddToBatchResponse>;
   /**
@@ -1599,9 +1603,11 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: CreateBatchResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Adds jobs to an open batch, or to a sealed one from a member that has not
-   * ended (`from_member`). Role: producer. Errors: NOT_FOUND (no such batch),
-   * FAILED_PRECONDITION (sealed or ended), RESOURCE_EXHAUSTED (100,000 members).
+   * Adds jobs to an open batch, or to a sealed one from a member running now
+   * (`from_member` and its lease's `from_member_attempt`). Role: producer.
+   * Errors: NOT_FOUND (no such batch), FAILED_PRECONDITION (sealed or ended; a
+   * from_member not leased under that attempt), RESOURCE_EXHAUSTED (100,000
+   * members).
    */
   addToBatch(
     request: AddToBatchRequest,
