@@ -38,6 +38,8 @@
 import { SeppError } from '../engine/errors.ts';
 import type { Connection } from './connections.ts';
 
+/** The unary long-poll: its call waits for jobs, so room is not kept for its answer while it waits. */
+const reservePath = '/sepp.v1.QueueService/Reserve';
 export interface UnsentAnswersLimits {
   readonly maxBytesInFlightPerConnection: number;
   readonly maxBytesInFlightPerKey: number;
@@ -251,8 +253,14 @@ export class UnsentAnswers {
     };
   }
 
-  /** The guess of an answer of `method`: its last answer's size, the largest size until there was one. */
+  /**
+   * The guess of an answer of `method`: its last answer's size, the largest size until there was one.
+   * A long-poll (Reserve) waits for jobs, not for room: its guess is 0, so parallel long-polls are
+   * never held back by guesses (1,000 workers each waiting up to a minute), and its answer is checked
+   * against what is held when it comes, as every answer is.
+   */
   private guess(method: string): number {
+    if (method === reservePath) return 0;
     return this.lastAnswerBytes.get(method) ?? this.limits.maxMessageBytes;
   }
 

@@ -260,11 +260,11 @@ export function prepareDependencyStatements(db: Preparer) {
     // children through the parent index; the LIMIT bounds the edges it reads.
     flowNeighbours: db
       .prepare<[{ idsJson: string; limit: number }], string>(
-        `SELECT d.parent_id FROM json_each(@idsJson) f JOIN jobs c ON c.id = f.value
+        `SELECT d.parent_id FROM json_each(@idsJson) JOIN jobs c ON c.id = json_each.value
            JOIN job_dependencies d ON d.child_seq = c.seq
          UNION ALL
-         SELECT c.id FROM json_each(@idsJson) f
-           JOIN job_dependencies d INDEXED BY job_dependencies_parent ON d.parent_id = f.value
+         SELECT c.id FROM json_each(@idsJson)
+           JOIN job_dependencies d INDEXED BY job_dependencies_parent ON d.parent_id = json_each.value
            JOIN jobs c ON c.seq = d.child_seq
          LIMIT @limit`,
       )
