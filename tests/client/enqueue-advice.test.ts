@@ -66,6 +66,7 @@ test('a batch of multi-byte text is cut by its UTF-8 bytes, and every job is sto
 test('a full queue: retry later at once with retries off; with them on, stored once the queue drains', async () => {
   const once = SeppClient.connect(t.address);
   const retried = SeppClient.connect(t.address, { retry });
+  const unary = SeppClient.connect(t.address, { retry, transport: 'unary' });
   try {
     const { id } = await once.enqueue('full', 't', 'first');
     const error = await once.enqueue('full', 't', 'second').then(
@@ -85,16 +86,25 @@ test('a full queue: retry later at once with retries off; with them on, stored o
     assert.equal(atomic.retry, 'later');
     assert.equal(once.stats().batches, 3, 'sent once');
 
-    // Retries on: refused and sent again until a worker takes the first job off the queue.
-    const second = retried.enqueue('full', 't', 'second');
-    await until(() => retried.stats().batches >= 3, 'the enqueue refused and sent again');
-    const [lease] = await once.reserve({ queues: ['full'] });
-    assert.equal(lease?.id, id);
-    await once.ack(lease);
-    const stored = await second;
-    assert.equal((await once.getJob(stored.id)).state, 'ready');
+    // Retries on: refused and sent again until a worker takes the queue's job off it (on the
+    // Produce stream, then as EnqueueBatch calls).
+    let queued = id;
+    for (const client of [retried, unary]) {
+      const next = client.enqueue('full', 't', 'next');
+      await until(() => client.stats().batches >= 3, 'the enqueue refused and sent again');
+      const [lease] = await once.reserve({ queues: ['full'] });
+      assert.equal(lease?.id, queued);
+      await once.ack(lease);
+      const stored = await next;
+      assert.equal((await once.getJob(stored.id)).state, 'ready');
+      queued = stored.id;
+    }
+    const [last] = await once.reserve({ queues: ['full'] });
+    assert.ok(last);
+    await once.ack(last);
   } finally {
     await once.close();
     await retried.close();
+    await unary.close();
   }
 });
