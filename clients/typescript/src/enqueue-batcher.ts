@@ -13,13 +13,14 @@
  * job has an idempotency key — a keyless job that may have been stored is never
  * sent twice. An enqueue refused `queue_full` (refusedForNow: one job, or an
  * atomic batch refused for that alone) stored nothing and is sent again the
- * same way, until the queue has room, the tries run out or its deadline nears. With `retry.unavailable` on, a job
- * given without a key gets one of the SDK's (`sepp-retry:<uuid>`) before it is
- * first sent, so that it too can be retried: an UNAVAILABLE answer may come
- * after the server stored the job (a failover of its database mid-commit), and
- * the repeat then answers the stored job's id instead of storing it again. A job
- * with a debounce key gets no key (the server refuses both) and is retried too: a
- * repeat is absorbed by the job the first send stored while that job waits.
+ * same way, until the queue has room, the tries run out or its deadline nears.
+ * With `retry.unavailable` on, a job given without a key gets one of the SDK's
+ * (`sepp-retry:<uuid>`) before it is first sent, so that it too can be
+ * retried: an UNAVAILABLE answer may come after the server stored the job (a
+ * failover of its database mid-commit), and the repeat then answers the stored
+ * job's id instead of storing it again. A job with a debounce key gets no key
+ * (the server refuses both) and is retried too: a repeat is absorbed by the job
+ * the first send stored while that job waits.
  */
 import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
@@ -33,8 +34,8 @@ import { type EnqueueJob, RejectionReason as ProtoRejectionReason } from './gen/
 /**
  * The entry was refused whole for a reason the server advises `later` for (rejectionsRetry): a
  * single-job entry (an enqueue, or a batch of one) refused `queue_full`, or an atomic one whose
- * every refusal is. Nothing of it was
- * stored, so it may be sent again. A best-effort batch's refused jobs stay outcomes of the batch.
+ * every refusal is. Nothing of it was stored, so it may be sent again. A best-effort batch's
+ * refused jobs stay outcomes of the batch.
  */
 function refusedForNow(entry: Entry, answer: BatchAnswer, offset: number): boolean {
   if (entry.atomic) {
