@@ -208,13 +208,14 @@ export class SeppClient {
 
   /**
    * Enqueues many jobs, best effort: one outcome per job, in order; a refused
-   * job does not stop the others. Batches above the server's limit are split.
+   * job does not stop the others. Batches above the server's `max_batch_jobs` or message size
+   * (`grpc.max_message_bytes`, counted in UTF-8 bytes) go as several messages.
    */
   async enqueueBatch(jobs: readonly JobSpec[], options: CallOptions = {}): Promise<EnqueueOutcome[]> {
     const protoJobs = jobs.map(jobFromSpec);
-    // Split by the smaller of maxBatchJobs and the server's own bound, once it has said it.
+    // Split by the smaller of maxBatchJobs and the server's own bounds, once it has said them.
     await this.connection.learnServerBounds();
-    return submitBatch(this.batcher, this.connection.options.maxBatchJobs, protoJobs, options.deadlineMs);
+    return submitBatch(this.batcher, protoJobs, options.deadlineMs);
   }
 
   /**

@@ -15,7 +15,7 @@ import {
 import { deadlineArgument, deadlineMsMax, serializationFailure } from './arguments.ts';
 import { backoffDelayMs, sleep } from './backoff.ts';
 import { cancelCall } from './cancel-call.ts';
-import { connectionClosedByServer, SeppError, toSeppError } from './errors.ts';
+import { connectionClosedByServer, retriedByClient, SeppError, toSeppError } from './errors.ts';
 import { QueueServiceClient, QueueServiceService } from './gen/sepp/v1/queue_service.js';
 
 /** TLS settings; PEM contents, not file names. */
@@ -30,11 +30,14 @@ export interface TlsOptions {
   serverName?: string;
 }
 
-/** Opt-in retries of calls that failed with UNAVAILABLE. */
+/** Opt-in retries of calls that failed with UNAVAILABLE, or that the server marked `sepp-retry: later`. */
 export interface RetryOptions {
   /**
-   * Retry UNAVAILABLE where repeating is safe, and INTERNAL when the server closed the
-   * connection under the call (a GOAWAY with an error code). Enqueues are repeated only when every job
+   * Retry UNAVAILABLE where repeating is safe, any other answer the server marked `sepp-retry:
+   * later` (a limit reached for now: RESOURCE_EXHAUSTED; an enqueue refused `queue_full`, which
+   * stored nothing, repeated until the queue has room or the call's deadline nears), and INTERNAL
+   * when the server closed the connection under the call (a GOAWAY with an error code); never an
+   * answer marked `never`, nor one marked `operator` outside UNAVAILABLE. Enqueues are repeated only when every job
    * has an idempotency key: with this on, a job enqueued without one gets one from the SDK
    * (`sepp-retry:<uuid>`, remembered by the server for the queue's dedup window like any
    * key), so a retry after the server stored the job returns that job (`deduplicated: true`)
@@ -278,7 +281,11 @@ export class Connection {
     return Date.now() + deadlineArgument(deadlineMs ?? this.options.defaultDeadlineMs, name);
   }
 
-  /** One unary call with deadline, cancellation and (when enabled and safe) retries of UNAVAILABLE and of a connection the server closed (connectionClosedByServer). */
+  /**
+   * One unary call with deadline, cancellation and (when enabled and safe) retries of UNAVAILABLE, of
+   * any answer the server marked `sepp-retry: later` (retriedByClient), and of a connection the server
+   * closed (connectionClosedByServer).
+   */
   async invoke<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, options: InvokeOptions): Promise<Res> {
     if (this.closedFlag) throw new SeppError(status.CANCELLED, 'the sepp client is closed');
     const deadlineAtMs = this.deadline(options.deadlineMs);
@@ -293,7 +300,7 @@ export class Connection {
           (seppError.grpcCode === status.INTERNAL &&
             serializationFailure(rpcNames.get(method) ?? 'the call', seppError.message)) ||
           seppError;
-        const again = error.retryable || connectionClosedByServer(error);
+        const again = retriedByClient(error) || connectionClosedByServer(error);
         if (!again || attempt >= attempts || this.closedFlag) throw error;
         const delayMs = backoffDelayMs(attempt - 1, retry.baseDelayMs, retry.maxDelayMs);
         if (Date.now() + delayMs >= deadlineAtMs || options.signal?.aborted) throw error;

@@ -186,11 +186,23 @@ export function flowJobFromSpec(spec: JobSpec, after: readonly string[]): Enqueu
     : jobFromArgs(spec.queue, spec.type, spec.payload, spec, after);
 }
 
-/** A rough upper bound of a job's encoded size, to keep Produce messages under the server's limit. */
+/** A string's size on the wire: its UTF-8 bytes, as protobuf encodes it (a character may take up to 4). */
+export function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/**
+ * A rough upper bound of a job's encoded size, to keep Produce messages under the server's limit:
+ * strings count by their UTF-8 bytes, not characters, so metadata or keys in é, 中 or emoji do
+ * not make a batch the server refuses for its size.
+ */
 export function approxEncodedBytes(job: EnqueueJob): number {
-  let bytes = job.payload.length + job.queue.length + job.type.length + job.contentType.length + 64;
-  bytes += job.idempotencyKey.length + job.traceparent.length + job.tracestate.length + job.group.length;
-  for (const key in job.metadata) bytes += key.length + (job.metadata[key]?.length ?? 0) + 8;
+  let bytes =
+    job.payload.length + utf8Bytes(job.queue) + utf8Bytes(job.type) + utf8Bytes(job.contentType) + 64;
+  bytes += utf8Bytes(job.idempotencyKey) + utf8Bytes(job.traceparent) + utf8Bytes(job.tracestate);
+  bytes += utf8Bytes(job.group) + utf8Bytes(job.debounceKey);
+  for (const key in job.metadata) bytes += utf8Bytes(key) + utf8Bytes(job.metadata[key] ?? '') + 8;
+  for (const id of job.dependsOn) bytes += utf8Bytes(id) + 4;
   return bytes;
 }
 

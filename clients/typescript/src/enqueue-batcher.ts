@@ -8,15 +8,19 @@
  * Each enqueue is an entry; a batch's answer is split back into the entries'
  * results in order. An atomic enqueue is always a batch of its own.
  *
- * Retries: only with `retry.unavailable`, only after UNAVAILABLE, and only for
- * entries whose every job has an idempotency key — a keyless job that may
- * have been stored is never sent twice. With `retry.unavailable` on, a job
- * given without a key gets one of the SDK's (`sepp-retry:<uuid>`) before it is
- * first sent, so that it too can be retried: an UNAVAILABLE answer may come
- * after the server stored the job (a failover of its database mid-commit), and
- * the repeat then answers the stored job's id instead of storing it again. A job
- * with a debounce key gets no key (the server refuses both) and is retried too: a
- * repeat is absorbed by the job the first send stored while that job waits.
+ * Retries: only with `retry.unavailable`, only after UNAVAILABLE or an answer
+ * marked `sepp-retry: later` (retriedByClient), and only for entries whose every
+ * job has an idempotency key — a keyless job that may have been stored is never
+ * sent twice. An enqueue refused `queue_full` (refusedForNow: one job, or an
+ * atomic batch refused for that alone) stored nothing and is sent again the
+ * same way, until the queue has room, the tries run out or its deadline nears.
+ * With `retry.unavailable` on, a job given without a key gets one of the SDK's
+ * (`sepp-retry:<uuid>`) before it is first sent, so that it too can be
+ * retried: an UNAVAILABLE answer may come after the server stored the job (a
+ * failover of its database mid-commit), and the repeat then answers the stored
+ * job's id instead of storing it again. A job with a debounce key gets no key
+ * (the server refuses both) and is retried too: a repeat is absorbed by the job
+ * the first send stored while that job waits.
  */
 import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
@@ -24,11 +28,30 @@ import { backoffDelayMs } from './backoff.ts';
 import type { BatchAnswer, BatchSender } from './batch-senders.ts';
 import type { Connection } from './connection.ts';
 import { approxEncodedBytes } from './convert.ts';
-import { closedError, SeppError } from './errors.ts';
-import type { EnqueueJob } from './gen/sepp/v1/job.js';
+import { closedError, retriedByClient, SeppError } from './errors.ts';
+import { type EnqueueJob, RejectionReason as ProtoRejectionReason } from './gen/sepp/v1/job.js';
+
+/**
+ * The entry was refused whole for a reason the server advises `later` for (rejectionsRetry): a
+ * single-job entry (an enqueue, or a batch of one) refused `queue_full`, or an atomic one whose
+ * every refusal is. Nothing of it was stored, so it may be sent again. A best-effort batch's
+ * refused jobs stay outcomes of the batch.
+ */
+function refusedForNow(entry: Entry, answer: BatchAnswer, offset: number): boolean {
+  if (entry.atomic) {
+    const atomic = answer.atomic;
+    if (atomic === undefined || atomic.committed || atomic.rejections.length === 0) return false;
+    return atomic.rejections.every((r) => r.reason === ProtoRejectionReason.QUEUE_FULL);
+  }
+  if (entry.jobs.length !== 1 || answer.atomic !== undefined) return false;
+  const outcome = answer.results[offset]?.outcome;
+  return outcome?.$case === 'rejection' && outcome.value.reason === ProtoRejectionReason.QUEUE_FULL;
+}
 
 /** The prefix of the idempotency keys the SDK gives keyless jobs when it may retry them. */
 export const sdkRetryKeyPrefix = 'sepp-retry:';
+/** The bytes such a key adds to a job: the prefix, a UUID, and the field's tag and length. */
+const sdkRetryKeyBytes = sdkRetryKeyPrefix.length + 36 + 2;
 
 /** How an entry learns its outcome: an error, or the batch answer and where its jobs start in it. */
 type Done = (error: SeppError | undefined, answer: BatchAnswer | undefined, offset: number) => void;
@@ -60,6 +83,31 @@ export class EnqueueBatcher {
     private readonly conn: Connection,
     private readonly sender: BatchSender,
   ) {}
+
+  /**
+   * A best-effort batch cut into parts the server takes in one message each: at most `maxBatchJobs`
+   * jobs and `maxMessageBytes` (by approxEncodedBytes, with the key `submit` gives a keyless job when
+   * retries are on). A job larger than a message alone is a part of its own.
+   */
+  split(jobs: readonly EnqueueJob[]): EnqueueJob[][] {
+    const { maxBatchJobs, maxMessageBytes, retry } = this.conn.options;
+    const parts: EnqueueJob[][] = [];
+    let part: EnqueueJob[] = [];
+    let bytes = 0;
+    for (const job of jobs) {
+      const keyless = retry.unavailable && job.idempotencyKey === '' && job.debounceKey === '';
+      const jobBytes = approxEncodedBytes(job) + (keyless ? sdkRetryKeyBytes : 0);
+      if (part.length > 0 && (part.length >= maxBatchJobs || bytes + jobBytes > maxMessageBytes)) {
+        parts.push(part);
+        part = [];
+        bytes = 0;
+      }
+      part.push(job);
+      bytes += jobBytes;
+    }
+    if (part.length > 0) parts.push(part);
+    return parts;
+  }
 
   /** Queues jobs for the next flush; `done` is called once with their outcome. */
   submit(jobs: EnqueueJob[], atomic: boolean, deadlineMs: number | undefined, done: Done): void {
@@ -180,7 +228,8 @@ export class EnqueueBatcher {
     }
     let offset = 0;
     for (const entry of entries) {
-      entry.done(undefined, answer, offset);
+      if (!(refusedForNow(entry, answer, offset) && this.sendAgainLater(entry)))
+        entry.done(undefined, answer, offset);
       offset += entry.jobs.length;
     }
   }
@@ -190,23 +239,30 @@ export class EnqueueBatcher {
       thrown instanceof SeppError
         ? thrown
         : new SeppError(status.INTERNAL, String(thrown), { cause: thrown });
-    const { retry } = this.conn.options;
     for (const entry of entries) {
-      const delayMs = backoffDelayMs(entry.retries, retry.baseDelayMs, retry.maxDelayMs);
-      const retryable =
-        error.retryable &&
-        retry.unavailable &&
-        entry.keyed &&
-        entry.retries + 1 < retry.maxAttempts &&
-        !this.conn.closed &&
-        Date.now() + delayMs < entry.deadlineAtMs;
-      if (!retryable) {
-        entry.done(error, undefined, 0);
-        continue;
-      }
-      entry.retries++;
-      setTimeout(() => this.push(entry), delayMs);
+      if (!(retriedByClient(error) && this.sendAgainLater(entry))) entry.done(error, undefined, 0);
     }
+  }
+
+  /**
+   * Queues the entry again after a backoff when retries are on, it is safe to repeat (keyed), and
+   * tries and its deadline are left; false (nothing done) otherwise.
+   */
+  private sendAgainLater(entry: Entry): boolean {
+    const { retry } = this.conn.options;
+    const delayMs = backoffDelayMs(entry.retries, retry.baseDelayMs, retry.maxDelayMs);
+    if (
+      !retry.unavailable ||
+      !entry.keyed ||
+      entry.retries + 1 >= retry.maxAttempts ||
+      this.conn.closed ||
+      Date.now() + delayMs >= entry.deadlineAtMs
+    ) {
+      return false;
+    }
+    entry.retries++;
+    setTimeout(() => this.push(entry), delayMs);
+    return true;
   }
 
   /** Sends what is queued, waits for every answer, then closes the sender. */

@@ -1,7 +1,7 @@
 /**
  * Enqueues through the batcher (enqueue-batcher.ts), turned into the SDK's
  * answers: one job, a best-effort batch split by the server's
- * `max_batch_jobs`, or an all-or-nothing batch.
+ * `max_batch_jobs` and message size, or an all-or-nothing batch.
  */
 import { status } from '@grpc/grpc-js';
 import { rejectionName } from './convert.ts';
@@ -59,26 +59,22 @@ export function submitOne(
   });
 }
 
-/** Jobs best effort, in messages of at most `maxBatchJobs`: one outcome per job, in order. */
+/** Jobs best effort, in messages the server takes (EnqueueBatcher.split): one outcome per job, in order. */
 export async function submitBatch(
   batcher: EnqueueBatcher,
-  maxBatchJobs: number,
   protoJobs: EnqueueJob[],
   deadlineMs: number | undefined,
 ): Promise<EnqueueOutcome[]> {
-  const chunks: Promise<EnqueueOutcome[]>[] = [];
-  for (let start = 0; start < protoJobs.length; start += maxBatchJobs) {
-    const chunk = protoJobs.slice(start, start + maxBatchJobs);
-    chunks.push(
-      new Promise((resolve, reject) => {
+  const chunks = batcher.split(protoJobs).map(
+    (chunk) =>
+      new Promise<EnqueueOutcome[]>((resolve, reject) => {
         batcher.submit(chunk, false, deadlineMs, (error, answer, offset) => {
           if (error !== undefined) reject(error);
           else if (answer === undefined || answer.atomic !== undefined) reject(new Error('unreachable'));
           else resolve(chunk.map((_, i) => outcomeOf(answer.results[offset + i])));
         });
       }),
-    );
-  }
+  );
   return (await Promise.all(chunks)).flat();
 }
 

@@ -144,7 +144,12 @@ export function connectionClosedByServer(error: SeppError): boolean {
   return error.grpcCode === status.INTERNAL && /Session closed with error code \d+/.test(error.message);
 }
 
-/** The server refused to enqueue a job (or, for an atomic enqueue, one or more jobs: nothing was stored). */
+/**
+ * The server refused to enqueue a job (or, for an atomic enqueue, one or more jobs: nothing was
+ * stored). `retry` says what the server's `sepp-retry` trailer says of it: `later` for a full
+ * queue (`queue_full`: it may pass once workers drain the queue; with `retry.unavailable` on, the
+ * SDK repeats it within the call's deadline first), undefined for a refusal no repeat changes.
+ */
 export class JobRejectedError extends SeppError {
   override name = 'JobRejectedError';
   /** Why the (first) refused job was refused. */
@@ -152,12 +157,23 @@ export class JobRejectedError extends SeppError {
   /** Every refused job with its index; one entry for a single enqueue. */
   readonly rejections: readonly JobRejection[];
 
-  /** Builds the error from the refusals; the first one's reason and message lead. */
-  constructor(grpcCode: number, rejections: readonly JobRejection[], options: { cause?: unknown } = {}) {
+  /**
+   * Builds the error from the refusals; the first one's reason and message lead. `retry`: the
+   * trailer's advice; without it, what the server advises for these refusals (rejectionsRetry).
+   */
+  constructor(
+    grpcCode: number,
+    rejections: readonly JobRejection[],
+    options: { cause?: unknown; retry?: RetryAdvice } = {},
+  ) {
     const first = rejections[0];
     if (first === undefined) throw new TypeError('JobRejectedError needs at least one rejection');
     const more = rejections.length > 1 ? ` (and ${rejections.length - 1} more refused jobs)` : '';
-    super(grpcCode, `${first.message}${more}`, options);
+    const retry = options.retry ?? rejectionsRetry(rejections);
+    super(grpcCode, `${first.message}${more}`, {
+      ...(options.cause === undefined ? {} : { cause: options.cause }),
+      ...(retry === undefined ? {} : { retry }),
+    });
     this.reason = first.reason;
     this.rejections = rejections;
   }
@@ -203,6 +219,26 @@ export class JobTimeoutError extends LeaseLostError {
   constructor(grpcCode: number, message: string, options: { cause?: unknown } = {}) {
     super(grpcCode, message, { ...options, code: 'job_timed_out' });
   }
+}
+
+/**
+ * The `sepp-retry` advice the server gives refusals of these reasons (a unary Enqueue's trailer;
+ * a batch's per-job rejections carry none, so the SDK applies the same rule): `later` when every
+ * one is `queue_full` — a limit reached for now, which a drained queue lifts — and undefined
+ * otherwise (no repeat of the same job can pass by itself).
+ */
+export function rejectionsRetry(rejections: readonly { reason: RejectionReason }[]): RetryAdvice | undefined {
+  return rejections.length > 0 && rejections.every((r) => r.reason === 'queue_full') ? 'later' : undefined;
+}
+
+/**
+ * Whether the SDK's retries (`retry.unavailable`) may repeat a call that failed with this error,
+ * where repeating it is safe: UNAVAILABLE unless marked `never` (SeppError.retryable), or any
+ * code the server marked `later` (a limit reached for now: a full queue, a rate). Never for
+ * `never` or, outside UNAVAILABLE, `operator` (a repeat passes only once someone fixes the server).
+ */
+export function retriedByClient(error: SeppError): boolean {
+  return error.retryable || error.retry === 'later';
 }
 
 /** sepp's code from its wire form (a trailer or `Settled.error_code`); undefined when unknown or empty. */
@@ -259,7 +295,11 @@ export function toSeppError(error: unknown, leaseCall = false): SeppError {
   const message = sdkMessage(error.code, error.details || error.message);
   const reason = firstValue(error.metadata, rejectionReasonKey);
   if (reason !== undefined && isRejectionReason(reason)) {
-    return new JobRejectedError(error.code, [{ index: 0, reason, message }], { cause: error });
+    const advice = retryAdviceOf(firstValue(error.metadata, retryKey));
+    return new JobRejectedError(error.code, [{ index: 0, reason, message }], {
+      cause: error,
+      ...(advice === undefined ? {} : { retry: advice }),
+    });
   }
   const retry =
     retryAdviceOf(firstValue(error.metadata, retryKey)) ??

@@ -11,7 +11,7 @@
 import { status } from '@grpc/grpc-js';
 import type { BatchSender } from './batch-senders.ts';
 import type { Connection } from './connection.ts';
-import { approxEncodedBytes, flowJobFromSpec, rejectionName } from './convert.ts';
+import { approxEncodedBytes, flowJobFromSpec, rejectionName, utf8Bytes } from './convert.ts';
 import { JobRejectedError, SeppError, statusOfRejection } from './errors.ts';
 import type { CallOptions, Enqueued, JobSpec } from './job-types.ts';
 
@@ -49,8 +49,8 @@ export async function enqueueFlowCall(
     jobs: jobs.map((spec) => {
       const after = [...(spec.after ?? [])];
       const job = flowJobFromSpec(spec, after);
-      bytes += approxEncodedBytes(job) + spec.name.length + 8;
-      for (const name of [...after, ...job.dependsOn]) bytes += name.length + 4;
+      bytes += approxEncodedBytes(job) + utf8Bytes(spec.name) + 8;
+      for (const name of after) bytes += utf8Bytes(name) + 4;
       return { name: spec.name, job, after };
     }),
   };

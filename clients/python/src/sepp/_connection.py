@@ -12,7 +12,7 @@ from typing import Any, Callable, Literal, TypeVar
 
 import grpc
 
-from .errors import SeppError, closed_error, connection_closed_by_server, from_status, to_sepp_error
+from .errors import SeppError, closed_error, connection_closed_by_server, from_status, retried_by_client, to_sepp_error
 from .v1 import admin_pb2, queue_service_pb2_grpc
 
 Transport = Literal["stream", "unary"]
@@ -46,7 +46,11 @@ SERVER_BOUNDS_AGAIN_S = 30.0
 
 @dataclass(frozen=True)
 class RetryOptions:
-    """Retries of calls that failed with UNAVAILABLE, where repeating is safe. Enqueues are
+    """Retries of calls that failed with UNAVAILABLE, or any other answer the server marked
+    `sepp-retry: later` (a limit reached for now: RESOURCE_EXHAUSTED; an enqueue refused
+    `queue_full`, which stored nothing, repeated until the queue has room or the call's deadline
+    nears), where repeating is safe; never an answer marked "never", nor one marked "operator"
+    outside UNAVAILABLE. Enqueues are
     repeated only when every job has an idempotency key: with retries on, a job enqueued
     without one gets one from the SDK (`sepp-retry:<uuid>`, remembered by the server for the
     queue's dedup window like any key), so a retry after the server stored the job returns
@@ -206,8 +210,9 @@ class Connection:
         retry_safe: bool,
         lease_call: bool = False,
     ) -> Response:
-        """One unary call with a deadline and, when enabled and safe, retries of UNAVAILABLE and of a
-        connection the server closed (connection_closed_by_server)."""
+        """One unary call with a deadline and, when enabled and safe, retries of UNAVAILABLE, of any
+        answer the server marked `sepp-retry: later` (retried_by_client), and of a connection the
+        server closed (connection_closed_by_server)."""
         if self.closed:
             raise closed_error("call")
         deadline_at = time.monotonic() + self.timeout_s(deadline_ms)
@@ -218,7 +223,7 @@ class Connection:
                 return method(request, metadata=self.metadata, timeout=max(0.0, deadline_at - time.monotonic()))
             except grpc.RpcError as thrown:
                 error = to_sepp_error(thrown, lease_call)
-            again = error.retryable or connection_closed_by_server(error)
+            again = retried_by_client(error) or connection_closed_by_server(error)
             if not again or attempt >= attempts or self.closed:
                 raise error
             assert self.retry is not None

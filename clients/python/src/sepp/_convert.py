@@ -156,12 +156,23 @@ _POLICY_TO_PROTO: dict[str, job_pb2.DependencyFailurePolicy] = {
 }
 
 
+def utf8_bytes(text: str) -> int:
+    """A string's size on the wire: its UTF-8 bytes, as protobuf encodes it (a character may take
+    up to 4); ASCII, the common case, without encoding it."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
 def approx_encoded_bytes(job: job_pb2.EnqueueJob) -> int:
-    """A rough upper bound of a job's encoded size, to keep Produce messages under the server's limit."""
-    size = len(job.payload) + len(job.queue) + len(job.type) + len(job.content_type) + 64
-    size += len(job.idempotency_key) + len(job.traceparent) + len(job.tracestate) + len(job.group)
+    """A rough upper bound of a job's encoded size, to keep Produce messages under the server's
+    limit: strings count by their UTF-8 bytes, not characters, so metadata or keys in é, 中 or
+    emoji do not make a batch the server refuses for its size."""
+    size = len(job.payload) + utf8_bytes(job.queue) + utf8_bytes(job.type) + utf8_bytes(job.content_type) + 64
+    size += utf8_bytes(job.idempotency_key) + utf8_bytes(job.traceparent) + utf8_bytes(job.tracestate)
+    size += utf8_bytes(job.group) + utf8_bytes(job.debounce_key)
     for key, value in job.metadata.items():
-        size += len(key) + len(value) + 8
+        size += utf8_bytes(key) + utf8_bytes(value) + 8
+    for job_id in job.depends_on:
+        size += utf8_bytes(job_id) + 4
     return size
 
 

@@ -8,9 +8,12 @@ group commit per round, not one each; a lone caller still waits for no one.
 Each enqueue is an entry with a future; a batch's answer is split back into
 the entries' results in order. An atomic enqueue is always a batch of its own.
 
-Retries: only with the client's `retry`, only after UNAVAILABLE, and only for
-entries whose every job has an idempotency key: a keyless job that may have
-been stored is never sent twice. With `retry` set, a job given without a key
+Retries: only with the client's `retry`, only after UNAVAILABLE or an answer
+marked `sepp-retry: later` (retried_by_client), and only for entries whose every
+job has an idempotency key: a keyless job that may have been stored is never
+sent twice. An enqueue refused `queue_full` (_refused_for_now: one job, or an
+atomic batch refused for that alone) stored nothing and is sent again the same
+way, until the queue has room, the tries run out or its deadline nears. With `retry` set, a job given without a key
 gets one of the SDK's (`sepp-retry:<uuid>`) before it is first sent, so that
 it too can be retried: an UNAVAILABLE answer may come after the server stored
 the job (a failover of its database mid-commit), and the repeat then answers
@@ -53,7 +56,16 @@ import grpc
 
 from ._connection import Connection, backoff_delay_ms
 from ._convert import approx_encoded_bytes, rejection_from_proto
-from .errors import JobRejection, SeppError, closed_error, from_status, rejected, status_from_number, to_sepp_error
+from .errors import (
+    JobRejection,
+    SeppError,
+    closed_error,
+    from_status,
+    rejected,
+    retried_by_client,
+    status_from_number,
+    to_sepp_error,
+)
 from .models import ClientStats, Enqueued
 from .v1 import flow_pb2, job_pb2, produce_pb2
 
@@ -80,6 +92,9 @@ field it does not know and refuses a message of no jobs; a newer one never says 
 
 SDK_RETRY_KEY_PREFIX = "sepp-retry:"
 """The prefix of the idempotency keys the SDK gives keyless jobs when it may retry them."""
+
+SDK_RETRY_KEY_BYTES = len(SDK_RETRY_KEY_PREFIX) + 36 + 2
+"""The bytes such a key adds to a job: the prefix, a UUID, and the field's tag and length."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +160,27 @@ class EnqueueBatcher:
         self.flows_singly = False
         """The server answered several flows as a message without jobs: it predates `flows`
         (each flow goes as a message of its own from then on)."""
+
+    def split(self, jobs: Sequence[job_pb2.EnqueueJob]) -> list[list[job_pb2.EnqueueJob]]:
+        """A best-effort batch cut into parts the server takes in one message each: at most
+        `max_batch_jobs` jobs and `max_message_bytes` (by approx_encoded_bytes, with the key
+        `submit` gives a keyless job when retries are on). A job larger than a message alone is a
+        part of its own."""
+        parts: list[list[job_pb2.EnqueueJob]] = []
+        part: list[job_pb2.EnqueueJob] = []
+        size = 0
+        retried = self._conn.retry is not None
+        for job in jobs:
+            keyless = retried and not job.idempotency_key and not job.debounce_key
+            job_size = approx_encoded_bytes(job) + (SDK_RETRY_KEY_BYTES if keyless else 0)
+            if part and (len(part) >= self._conn.max_batch_jobs or size + job_size > self._conn.max_message_bytes):
+                parts.append(part)
+                part, size = [], 0
+            part.append(job)
+            size += job_size
+        if part:
+            parts.append(part)
+        return parts
 
     def submit(self, jobs: list[job_pb2.EnqueueJob], atomic: bool, deadline_ms: float | None) -> Future[tuple[Answer, int]]:
         """Queues jobs for the next batch; the future resolves with the batch's answer and the
@@ -421,24 +457,31 @@ class EnqueueBatcher:
             return
         offset = 0
         for entry in batch:
-            if not entry.future.done():
+            if not entry.future.done() and not (_refused_for_now(entry, answer, offset) and self._send_again_later(entry)):
                 entry.future.set_result((answer, offset))
             offset += len(entry.jobs)
 
     def _fail(self, entries: list[_Entry], error: SeppError) -> None:
-        retry = self._conn.retry
         for entry in entries:
             if entry.future.done():
                 continue
-            if retry is not None and error.retryable and entry.keyed:
-                delay_s = backoff_delay_ms(entry.retries, retry.base_delay_ms, retry.max_delay_ms) / 1000
-                if entry.retries + 1 < retry.max_attempts and not self._closing and time.monotonic() + delay_s < entry.deadline_at:
-                    entry.retries += 1
-                    timer = threading.Timer(delay_s, self._repush, (entry,))
-                    timer.daemon = True
-                    timer.start()
-                    continue
-            entry.future.set_exception(error)
+            if not (retried_by_client(error) and self._send_again_later(entry)):
+                entry.future.set_exception(error)
+
+    def _send_again_later(self, entry: _Entry) -> bool:
+        """Queues the entry again after a backoff when retries are on, it is safe to repeat
+        (keyed), and tries and its deadline are left; False (nothing done) otherwise."""
+        retry = self._conn.retry
+        if retry is None or not entry.keyed or self._closing:
+            return False
+        delay_s = backoff_delay_ms(entry.retries, retry.base_delay_ms, retry.max_delay_ms) / 1000
+        if entry.retries + 1 >= retry.max_attempts or time.monotonic() + delay_s >= entry.deadline_at:
+            return False
+        entry.retries += 1
+        timer = threading.Timer(delay_s, self._repush, (entry,))
+        timer.daemon = True
+        timer.start()
+        return True
 
     def _repush(self, entry: _Entry) -> None:
         with self._lock:
@@ -467,6 +510,24 @@ class EnqueueBatcher:
             stream.reader.join(max(0.0, deadline - time.monotonic()))
             if stream.reader.is_alive() and stream.call is not None:
                 stream.call.cancel()
+
+
+def _refused_for_now(entry: _Entry, answer: Answer, offset: int) -> bool:
+    """The entry was refused whole for a reason the server advises "later" for (rejections_retry):
+    a single-job entry (an enqueue, or a batch of one) refused `queue_full`, or an atomic one whose
+    every refusal is. Nothing of it was stored, so it may be sent again. A best-effort batch's
+    refused jobs stay outcomes of the batch."""
+    if entry.flow is not None:
+        return False
+    if entry.atomic:
+        atomic = answer.atomic
+        if atomic is None or atomic.committed or not atomic.rejections:
+            return False
+        return all(r.reason == job_pb2.REJECTION_REASON_QUEUE_FULL for r in atomic.rejections)
+    if len(entry.jobs) != 1 or answer.atomic is not None:
+        return False
+    result = answer.results[offset]
+    return result.WhichOneof("outcome") == "rejection" and result.rejection.reason == job_pb2.REJECTION_REASON_QUEUE_FULL
 
 
 def enqueued_of(future: Future[tuple[Answer, int]], timeout_s: float) -> Enqueued:

@@ -225,12 +225,12 @@ class Client:
 
     def enqueue_batch(self, jobs: Iterable[JobSpec], *, deadline_ms: int | None = None) -> list[EnqueueOutcome]:
         """Enqueues many jobs, best effort: one outcome per job, in order; a refused job does not
-        stop the others. Batches above `max_batch_jobs` are split."""
+        stop the others. Batches above the server's `max_batch_jobs` or message size
+        (`grpc.max_message_bytes`, counted in UTF-8 bytes) go as several messages."""
         protos = [job_from_spec(spec) for spec in jobs]
-        # Split by the smaller of max_batch_jobs and the server's own bound, once it has said it.
+        # Split by the smaller of max_batch_jobs and the server's own bounds, once it has said them.
         self._conn.learn_server_bounds()
-        size = self._conn.max_batch_jobs
-        chunks = [protos[i:i + size] for i in range(0, len(protos), size)]
+        chunks = self._batcher.split(protos)
         futures = [(chunk, self._batcher.submit(chunk, False, deadline_ms)) for chunk in chunks]
         outcomes: list[EnqueueOutcome] = []
         for chunk, future in futures:

@@ -177,7 +177,10 @@ class JobTimeoutError(LeaseLostError):
 
 class JobRejectedError(SeppError):
     """The server refused to enqueue a job (for an atomic enqueue, one or more jobs: nothing
-    was stored)."""
+    was stored). `retry` says what the server's `sepp-retry` trailer says of it: "later" for a
+    full queue (`queue_full`: it may pass once workers drain the queue; with the client's `retry`
+    set, the SDK repeats it within the call's deadline first), None for a refusal no repeat
+    changes."""
 
     reason: RejectionReason
     """Why the (first) refused job was refused."""
@@ -192,6 +195,7 @@ class JobRejectedError(SeppError):
         super().__init__(STATUS_OF_REJECTION[first.reason], f"{first.message}{more}")
         self.reason = first.reason
         self.rejections = tuple(rejections)
+        self.retry = rejections_retry(rejections)
 
 
 class QueueFullError(JobRejectedError):
@@ -203,6 +207,22 @@ def rejected(rejections: Sequence[JobRejection]) -> JobRejectedError:
     if rejections and rejections[0].reason == "queue_full":
         return QueueFullError(rejections)
     return JobRejectedError(rejections)
+
+
+def rejections_retry(rejections: Sequence[JobRejection]) -> RetryAdvice | None:
+    """The `sepp-retry` advice the server gives refusals of these reasons (a unary Enqueue's
+    trailer; a batch's per-job rejections carry none, so the SDK applies the same rule): "later"
+    when every one is `queue_full` (a limit reached for now, which a drained queue lifts), None
+    otherwise (no repeat of the same job can pass by itself)."""
+    return "later" if rejections and all(r.reason == "queue_full" for r in rejections) else None
+
+
+def retried_by_client(error: SeppError) -> bool:
+    """Whether the client's retries (its `retry`) may repeat a call that failed with this error,
+    where repeating it is safe: UNAVAILABLE unless marked "never" (SeppError.retryable), or any
+    code the server marked "later" (a limit reached for now: a full queue, a rate). Never for
+    "never" or, outside UNAVAILABLE, "operator" (a repeat passes only once someone fixes the server)."""
+    return error.retryable or error.retry == "later"
 
 
 def rejection_reason(value: str) -> RejectionReason:
@@ -271,10 +291,13 @@ def to_sepp_error(error: BaseException, lease_call: bool = False) -> SeppError:
     grpc_code = error.code()
     message = error.details() or grpc_code.name
     reason = _trailer(error, "sepp-rejection-reason")
-    if reason is not None and reason in _REASONS:
-        return rejected([JobRejection(0, rejection_reason(reason), message)])
-    code = error_code_of(_trailer(error, "sepp-error-code"))
     retry = _trailer(error, "sepp-retry")
+    if reason is not None and reason in _REASONS:
+        refused = rejected([JobRejection(0, rejection_reason(reason), message)])
+        if retry in ("never", "operator", "later"):
+            refused.retry = cast(RetryAdvice, retry)
+        return refused
+    code = error_code_of(_trailer(error, "sepp-error-code"))
     if retry is None and code is None and too_large_for_transport(grpc_code, message):
         retry = "never"
     return from_status(grpc_code, message, lease_call, code, retry)

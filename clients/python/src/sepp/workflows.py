@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, Sequence
 
 import grpc
 
-from ._convert import approx_encoded_bytes, job_from_spec, outcome_from_proto, rejection_from_proto
+from ._convert import approx_encoded_bytes, job_from_spec, outcome_from_proto, rejection_from_proto, utf8_bytes
 from ._enqueue import OLDER_SERVER_REFUSAL, EnqueueBatcher, answer_of
 from ._running_members import running_attempt
 from .errors import SeppError, rejected
@@ -201,7 +201,7 @@ def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline
         jobs=[flow_pb2.FlowJob(name=name, job=job_from_spec(spec, after), after=list(after))
               for name, spec, after in flow.jobs]
     )
-    size = sum(approx_encoded_bytes(j.job) + len(j.name) + 8 + sum(len(n) + 4 for n in [*j.after, *j.job.depends_on])
+    size = sum(approx_encoded_bytes(j.job) + utf8_bytes(j.name) + 8 + sum(utf8_bytes(n) + 4 for n in j.after)
                for j in request.jobs)
     future = None if batcher.flows_unary else batcher.submit_flow(request, size, deadline_ms)
     streamed = None
