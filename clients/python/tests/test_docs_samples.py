@@ -137,9 +137,13 @@ def crawl(client: sepp.Client) -> None:
 def test_results_progress_waiting_and_events_as_shown(server: ServerProcess) -> None:
     """The build handler's result reaches enqueue_and_wait; the events loop prints each event of
     the next job until the program closes its client."""
+    ended: list[sepp.SeppError] = []
+
     def run_sample() -> None:
-        with contextlib.suppress(sepp.SeppError):
+        try:
             wait_and_events(client)
+        except sepp.SeppError as error:
+            ended.append(error)
 
     streams: list[sepp.EventStream] = []
 
@@ -157,10 +161,11 @@ def test_results_progress_waiting_and_events_as_shown(server: ServerProcess) -> 
         job = client.enqueue("reports", "build", json={"week": 50})
         eventually(lambda: f"completed {job.id}" in out.getvalue(), "the second job's events")
         worker.close()
-        client.close()  # Ends the sample's loop (its iteration raises SeppError `cancelled`).
+        client.close()  # Ends the sample's loop: its iteration raises, saying why.
         sample.join(10)
         lines = out.getvalue().splitlines()
     assert not sample.is_alive()
+    assert [(e.code, e.message) for e in ended] == [("cancelled", "events: the sepp client is closed")]
     assert lines == ["https://files.example.com/report-49.pdf"] + [
         f"{kind} {job.id}" for kind in ("enqueued", "leased", "progress", "completed")
     ]
