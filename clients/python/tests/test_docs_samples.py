@@ -49,6 +49,15 @@ def test_every_sample_of_the_pages_is_a_region_here() -> None:
             f"docs/{page}'s samples differ from their regions here (each is checked by mypy --strict and run below)")
 
 
+def test_the_readme_installs_as_docs_python_md_says() -> None:
+    """A user with pyenv's or another python3 first on the PATH gets a venv without Debian's grpc."""
+    docs = (REPO / "docs" / "python.md").read_text()
+    install = re.search(r"<!-- python.md#install -->\n```sh\n([\s\S]*?)```", docs)
+    assert install is not None
+    readme = (REPO / "clients" / "python" / "README.md").read_text()
+    assert textwrap.indent(install.group(1), "    ") in readme
+
+
 @contextlib.contextmanager
 def printed() -> Iterator[io.StringIO]:
     with contextlib.redirect_stdout(io.StringIO()) as out:
