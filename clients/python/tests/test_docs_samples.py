@@ -1,7 +1,8 @@
 """The Python samples of docs/python.md and docs/workflows.md as a user runs them: each sample is
 a region of this file (so `mypy --strict`, which checks the tests, checks the samples as written),
-the page's block equals its region, and each region runs against a real server. The producer's
-and the worker's quickstarts are examples/python's (tests/interop/python-client.test.ts)."""
+the page's block equals its region, and each region runs against a real server (the job-control
+one in test_job_control.py). The producer's and the worker's quickstarts are examples/python's
+(tests/interop/python-client.test.ts)."""
 from __future__ import annotations
 
 import contextlib
@@ -190,7 +191,8 @@ def test_export_uploads_every_chunk_and_stops_when_cancelled(client: sepp.Client
         eventually(lambda: uploaded == [1, 2], "the first chunk of the second export")
         client.cancel_job(stopped.id)
         assert client.wait_for(stopped.id, timeout_ms=30_000).state == "cancelled"
-        assert uploaded == [1, 2]
+        # Stopped in its pause after chunk 2 (or, on a slow machine, after chunk 3), not run to the end.
+        assert uploaded in ([1, 2], [1, 2, 3]), uploaded
     finally:
         worker.close()
 
