@@ -275,7 +275,8 @@ class EventStream:
                             return
                 error = SeppError(grpc.StatusCode.UNAVAILABLE, "the server ended the Events stream")
             except grpc.RpcError as thrown:
-                error = to_sepp_error(thrown)
+                # The client closed under the subscription: grpc says "Channel closed!".
+                error = closed_error("events") if self._conn.closed else to_sepp_error(thrown)
             if self._closed.is_set():
                 return
             # Only a subscription that was up resumes: one that never got through says so. A
