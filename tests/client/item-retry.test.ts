@@ -78,6 +78,10 @@ test('grpc-js refusing a message over the server max_message_bytes: never, sent 
     assert.ok(error instanceof SeppError);
     assert.equal(error.grpcCode, status.RESOURCE_EXHAUSTED);
     assert.match(error.message, /^Received message larger than max/);
+    assert.match(
+      error.message,
+      /larger than the server's grpc\.max_message_bytes .*send fewer jobs or smaller payloads/,
+    );
     assert.equal(error.retry, 'never', "read as the server's never: no sepp trailer");
     assert.equal(client.stats().batches, 1, 'sent once, not repeated');
 

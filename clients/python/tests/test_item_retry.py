@@ -89,6 +89,8 @@ def test_a_message_over_the_server_message_size_is_never_repeated_and_a_result_t
             client.enqueue_atomic([sepp.JobSpec("q", "t", "x" * (500 * 1024)) for _ in range(3)])
         assert refused.value.grpc_code == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert refused.value.message.startswith("Received message larger than max")
+        assert "larger than the server's grpc.max_message_bytes" in refused.value.message
+        assert "send fewer jobs or smaller payloads" in refused.value.message
         assert refused.value.retry == "never", "read as the server's never: no sepp trailer"
         assert client.stats().batches == 1, "sent once, not repeated"
 

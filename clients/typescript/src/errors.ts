@@ -313,6 +313,12 @@ export function toSeppError(error: unknown, leaseCall = false): SeppError {
  * with no sepp trailer, which the SDK reads as `retry: 'never'` — the same message can never
  * pass — as the server says it of a call over a per-call bound.
  */
+/** What to do about grpc-js's own size refusal, whose words say only the two sizes. */
+const tooLargeHint =
+  ": a message of this call is larger than the server's grpc.max_message_bytes (the second number, " +
+  'in bytes); send fewer jobs or smaller payloads at once, and keep large data in storage with a ' +
+  'reference in the job';
+
 export function tooLargeForTransport(grpcCode: number, message: string): boolean {
   return grpcCode === status.RESOURCE_EXHAUSTED && /^(Received|Sent) message larger than max\b/.test(message);
 }
@@ -333,6 +339,7 @@ export function sdkMessage(grpcCode: number, message: string): string {
     }
     return `the server refused the API key (${message}): check apiKey of SeppClient.connect(), or SEPP_API_KEY`;
   }
+  if (tooLargeForTransport(grpcCode, message)) return `${message}${tooLargeHint}`;
   return message
     .replace(/(?: \(\d{4}-\d\d-\d\dT[^)]*\))?\.?\s*Resolution note:\s*$/s, '')
     .replace('Last error: Error: ', 'Last error: ');

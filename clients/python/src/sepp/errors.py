@@ -300,8 +300,14 @@ def to_sepp_error(error: BaseException, lease_call: bool = False) -> SeppError:
     code = error_code_of(_trailer(error, "sepp-error-code"))
     if retry is None and code is None and too_large_for_transport(grpc_code, message):
         retry = "never"
+        message += _TOO_LARGE_HINT
     return from_status(grpc_code, message, lease_call, code, retry)
 
+
+# What to do about the gRPC library's own size refusal, whose words say only the two sizes.
+_TOO_LARGE_HINT = (": a message of this call is larger than the server's grpc.max_message_bytes (the second"
+                   " number, in bytes); send fewer jobs or smaller payloads at once, and keep large data in"
+                   " storage with a reference in the job")
 
 _TOO_LARGE_FOR_TRANSPORT = re.compile(r"^(Received|Sent) message larger than max\b")
 
