@@ -223,7 +223,12 @@ function answerClientError(error: ClientError, socket: Duplex, tls: boolean): vo
             `malformed HTTP request: ${error.reason ?? error.code ?? 'unreadable'}`,
             'Bad Request',
           ];
-  const body = errorJson(code, message);
+  // An answer to HEAD has no body, and a client reading one would take the body for the next answer.
+  // The packet the parser failed on may begin with an earlier request (pipelined, or the rest of its
+  // body), so a HEAD anywhere in it, not only at its start, means no body (and a length of 0). A
+  // deadline that passed has no packet: its answer says why.
+  const withBody = error.rawPacket === undefined || !error.rawPacket.toString('latin1').includes('HEAD ');
+  const body = withBody ? errorJson(code, message) : '';
   const headers = [
     ['Content-Type', 'application/json'],
     ['Content-Length', String(Buffer.byteLength(body))],
@@ -231,9 +236,7 @@ function answerClientError(error: ClientError, socket: Duplex, tls: boolean): vo
     ['Connection', 'close'],
     ...securityHeaderEntries(tls),
   ];
-  // An answer to HEAD has no body, and a client reading one would take the body for the next answer.
-  const head = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
   socket.end(
-    `HTTP/1.1 ${httpStatusOf[code]} ${reason}\r\n${headers.map(([n, v]) => `${n}: ${v}`).join('\r\n')}\r\n\r\n${head ? '' : body}`,
+    `HTTP/1.1 ${httpStatusOf[code]} ${reason}\r\n${headers.map(([n, v]) => `${n}: ${v}`).join('\r\n')}\r\n\r\n${body}`,
   );
 }
