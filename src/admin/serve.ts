@@ -36,6 +36,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { answerClientError, type ClientError, clientErrorWords } from '../platform/client-error-answer.ts';
 import { admitRequest } from '../platform/pipelined-requests.ts';
 import { dropUnreadBody } from '../platform/unread-body.ts';
 import { type AdminErrorCode, errorBody, httpStatusOf } from './http-errors.ts';
@@ -144,7 +145,7 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
     response.setHeader('Connection', 'close');
     handler(request, response);
   });
-  server.on('clientError', (error: ClientError, socket: Duplex) => answerClientError(error, socket, tls));
+  server.on('clientError', (error: ClientError, socket: Duplex) => answerUnparsed(error, socket, tls));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -163,9 +164,6 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
     });
   });
 }
-
-/** What Node's parser hands to 'clientError': llhttp's code and reason, and the bytes it read. */
-type ClientError = Error & { code?: string; reason?: string; rawPacket?: Buffer };
 
 function errorJson(code: AdminErrorCode, message: string): string {
   return JSON.stringify(errorBody(code, message));
@@ -202,41 +200,13 @@ function writeOutsideApp(
   response.end(response.req.method === 'HEAD' ? undefined : body);
 }
 
-/**
- * Node's parser gave up on the bytes: answer on the raw socket (as Node's
- * default handler would, with a body that says why) and close it.
- */
-function answerClientError(error: ClientError, socket: Duplex, tls: boolean): void {
-  // A response already under way on this socket cannot be followed by another.
-  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
-    socket.destroy();
-    return;
-  }
-  const [code, message, reason]: [AdminErrorCode, string, string] =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? ['headers_too_large', 'the request headers are too large', 'Request Header Fields Too Large']
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? ['request_timeout', 'the request took too long to arrive', 'Request Timeout']
-        : [
-            'invalid_argument',
-            `malformed HTTP request: ${error.reason ?? error.code ?? 'unreadable'}`,
-            'Bad Request',
-          ];
-  // An answer to HEAD has no body, and a client reading one would take the body for the next answer.
-  // The packet the parser failed on may begin with an earlier request (pipelined, or the rest of its
-  // body), so a HEAD anywhere in it, not only at its start, means no body (and a length of 0). A
-  // deadline that passed has no packet: its answer says why.
-  const withBody = error.rawPacket === undefined || !error.rawPacket.toString('latin1').includes('HEAD ');
-  const body = withBody ? errorJson(code, message) : '';
-  const headers = [
-    ['Content-Type', 'application/json'],
-    ['Content-Length', String(Buffer.byteLength(body))],
-    ['Cache-Control', 'no-store'],
-    ['Connection', 'close'],
-    ...securityHeaderEntries(tls),
-  ];
-  socket.end(
-    `HTTP/1.1 ${httpStatusOf[code]} ${reason}\r\n${headers.map(([n, v]) => `${n}: ${v}`).join('\r\n')}\r\n\r\n${body}`,
-  );
+/** Node's parser gave up on the bytes: the API's JSON error on the raw socket, then it closes. */
+function answerUnparsed(error: ClientError, socket: Duplex, tls: boolean): void {
+  const { code, message, reason } = clientErrorWords(error);
+  answerClientError(error, socket, {
+    status: httpStatusOf[code],
+    reason,
+    json: errorJson(code, message),
+    headers: securityHeaderEntries(tls),
+  });
 }

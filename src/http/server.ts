@@ -50,11 +50,12 @@ import {
 import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
+import { answerClientError, type ClientError, clientErrorWords } from '../platform/client-error-answer.ts';
 import { admitRequest, type OnRequestEnd } from '../platform/pipelined-requests.ts';
 import { dropUnreadBody } from '../platform/unread-body.ts';
 import { ApiNames } from './api-names.ts';
 import { anonymous, type Caller, KeyTable } from './auth.ts';
-import { type ErrorBody, errorAnswer, type HttpErrorCode, httpStatusOf, invalid } from './errors.ts';
+import { type ErrorBody, errorAnswer, httpStatusOf, invalid } from './errors.ts';
 import { jobIdFrom } from './job-json.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
 import { stringifyWithRaw } from './raw-json.ts';
@@ -440,7 +441,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         );
   server.maxConnections = limits.maxConnections;
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => handler(req, res, true));
-  server.on('clientError', (error: ClientError, socket: Duplex) => answerClientError(error, socket));
+  server.on('clientError', (error: ClientError, socket: Duplex) => answerUnparsed(error, socket));
 
   return {
     openApi: document,
@@ -481,34 +482,12 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   };
 }
 
-/** What Node's parser hands to 'clientError': llhttp's code and reason. */
-type ClientError = Error & { code?: string; reason?: string; rawPacket?: Buffer };
-
-/** Node's parser gave up on the bytes (or the request took too long): answer in JSON on the raw socket and close it. */
-function answerClientError(error: ClientError, socket: Duplex): void {
-  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
-    socket.destroy();
-    return;
-  }
-  const [code, message, reason]: [HttpErrorCode, string, string] =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? ['headers_too_large', 'the request headers are too large', 'Request Header Fields Too Large']
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [
-            'request_timeout',
-            'the request took too long to arrive (http.request_timeout_ms)',
-            'Request Timeout',
-          ]
-        : [
-            'invalid_argument',
-            `malformed HTTP request: ${error.reason ?? error.code ?? 'unreadable'}`,
-            'Bad Request',
-          ];
-  const body = JSON.stringify({ error: { code, message } } satisfies ErrorBody);
-  const head = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
-  socket.end(
-    `HTTP/1.1 ${httpStatusOf[code]} ${reason}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${head ? '' : body}`,
-  );
+/** Node's parser gave up on the bytes (or the request took too long): the API's JSON error on the raw socket. */
+function answerUnparsed(error: ClientError, socket: Duplex): void {
+  const { code, message, reason } = clientErrorWords(error, 'http.request_timeout_ms');
+  answerClientError(error, socket, {
+    status: httpStatusOf[code],
+    reason,
+    json: JSON.stringify({ error: { code, message } } satisfies ErrorBody),
+  });
 }

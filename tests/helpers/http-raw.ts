@@ -223,3 +223,39 @@ function answerLength(bytes: Buffer): number | null {
   const total = end + 4 + Number(length?.[1] ?? 0);
   return bytes.length >= total ? total : null;
 }
+
+/**
+ * A GET with a 10-byte body and, in the same write, a HEAD whose target Node cannot parse (a raw
+ * ü): the packet the parser fails on begins with the GET. Resolves with what follows the header
+ * block of the last answer (the HEAD's 400), which must be nothing, and that answer's headers.
+ */
+export function headAfterAnotherRequest(
+  port: number,
+  getPath: string,
+): Promise<{ head: string; after: string }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => {});
+    const timer = setTimeout(() => socket.destroy(), 2000);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('latin1');
+      const at = text.lastIndexOf('HTTP/1.1 400 ');
+      const end = text.indexOf('\r\n\r\n', at);
+      resolve(
+        at < 0 || end < 0
+          ? { head: text, after: '' }
+          : { head: text.slice(at, end), after: text.slice(end + 4) },
+      );
+    });
+    socket.write(
+      Buffer.from(
+        `GET ${getPath} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nxxxxxxxxxx` +
+          'HEAD /?q=\xfc HTTP/1.1\r\nHost: localhost\r\n\r\n',
+        'latin1',
+      ),
+    );
+  });
+}
