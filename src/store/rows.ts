@@ -409,4 +409,11 @@ export type JobEndRow = Pick<
   | 'completed_at_ms'
   | 'failed_at_ms'
   | 'cancelled_at_ms'
->;
+> & {
+  /**
+   * Which write of the row this is, where the store can say (PostgreSQL: the row version's
+   * `xmin`, which every UPDATE changes): two reads of one end give the same, a later end of the
+   * same state and attempt (a dead letter requeued and dead-lettered again) another.
+   */
+  version?: string;
+};

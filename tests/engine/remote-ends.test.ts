@@ -168,7 +168,7 @@ test('an end this server committed is not told again when read; more named jobs 
   const waits = ['a', 'b', 'c'].map((id) => subscribe([id]));
   log.append({
     sequence: 0,
-    atMs: 1,
+    atMs: 5,
     jobId: 'c',
     queue: 'q',
     type: 't',
@@ -222,6 +222,54 @@ test('a job that ends again (a dead letter requeued, then completed elsewhere) i
     stream.events.map((e) => e.kind),
     ['dead_lettered', 'completed'],
     'the second end, committed through another server, reached the stream naming the job',
+  );
+});
+
+test('an end repeated elsewhere in the same state and attempt within a look is told, after one read or committed here', async () => {
+  // A dead letter requeued and dead-lettered again through another server, without a lease,
+  // before the next look: the same state and attempt, a later row (multi19).
+  const { log, stored, ends, look, subscribe } = setUp();
+  const read = subscribe(['r']);
+  const dead = { last_error: 'boom', dead_reason: 'dead_lettered' };
+  stored.set('r', row('r', 'dead', { ...dead, failed_at_ms: 7, version: '100' }));
+  await look();
+  // The same millisecond: only the row's version tells the two ends apart.
+  stored.set('r', row('r', 'dead', { ...dead, failed_at_ms: 7, version: '104' }));
+  await look();
+  await look();
+
+  const committed = subscribe(['c']);
+  log.append({
+    sequence: 0,
+    atMs: 10,
+    jobId: 'c',
+    queue: 'q',
+    type: 't',
+    attempt: 1,
+    kind: 'dead_lettered',
+    reason: 'dead_lettered',
+    error: 'boom',
+  });
+  stored.set('c', row('c', 'dead', { ...dead, failed_at_ms: 12, version: '210' }));
+  await look();
+  await look();
+  ends.stop();
+  for (const s of [read, committed]) s.subscription.close();
+  assert.deepEqual(
+    read.events.map((e) => [e.kind, e.fromStore]),
+    [
+      ['dead_lettered', true],
+      ['dead_lettered', true],
+    ],
+    'each version of the end read is told once',
+  );
+  assert.deepEqual(
+    committed.events.map((e) => [e.kind, e.fromStore, e.atMs]),
+    [
+      ['dead_lettered', undefined, 10],
+      ['dead_lettered', true, 12],
+    ],
+    'the end committed here, then the one made elsewhere after it (it ended later)',
   );
 });
 

@@ -11,8 +11,9 @@
  * state whose end is not told here yet becomes the event this server would have published had
  * it settled the job itself (`completed` with its result, `dead_lettered` with its error and
  * reason, `cancelled`), marked `fromStore` so that only subscriptions naming it see it. Each
- * end is told once (known by its state, attempt and time): a job that ends again later (a dead
- * letter requeued and then settled) is told again, so a job stays asked for while named.
+ * end is told once (known by its row version: `isTold`): a job that ends again later (a dead
+ * letter requeued and then settled, even within one look's interval and in the same state and
+ * attempt) is told again, so a job stays asked for while named.
  * A job seen here not ended (by a read, or by a GetJob of this server's) and then gone from
  * the store on two looks in a row ended where its queue keeps no jobs in that state, and its
  * outcome is in the settling server's memory only: the subscriptions naming it alone, and
@@ -78,11 +79,17 @@ function goneError(jobId: string): SeppError {
   );
 }
 
-/** An end as a look or a commit of this server's knows it; `atMs` null: told by a commit here. */
+/**
+ * An end as this server knows it: `read` by a look (the row's version, where the store gives
+ * one, and its end time), or committed here and not read back since (`read` null;
+ * `committedAtMs`, the time of its event, which this server's clock read at or after the time
+ * it wrote in the row).
+ */
 interface End {
   state: string;
   attempt: number;
-  atMs: number | null;
+  committedAtMs: number | null;
+  read: { version: string | undefined; atMs: number | null } | null;
 }
 
 /** When `row`, a job in a final state, ended (as its row says). */
@@ -92,18 +99,20 @@ function endedAtMs(row: JobEndRow): number | null {
 }
 
 /**
- * Whether `row` is the end `told`. An end this server committed is known by its state and
- * attempt only (its event's time is read from the clock apart from the row's): the first row
- * of that state and attempt is taken for it. Missed so: an end of the same state and attempt
- * made elsewhere before the next look reads this server's own (a dead letter requeued and
- * dead-lettered again, without a lease, within a look's interval).
+ * Whether `row` is the end `told`. An end read before is known by its row version (each end
+ * writes the row anew: a later end of the same state and attempt, such as a dead letter
+ * requeued and dead-lettered again without a lease, is another version however soon it
+ * came), or by its end time on a store that gives no version. An end committed here is the
+ * first row of its state and attempt that ended no later than its event: an end of that state
+ * and attempt made elsewhere after it (before the next look read this server's own) ended
+ * later, and is told. Only a server whose clock is behind this one's by more than the time
+ * between the two ends could make one that is taken for this server's own.
  */
 function isTold(told: End, row: JobEndRow): boolean {
-  return (
-    told.state === row.state &&
-    told.attempt === row.attempt &&
-    (told.atMs === null || told.atMs === endedAtMs(row))
-  );
+  if (told.state !== row.state || told.attempt !== row.attempt) return false;
+  if (told.read === null) return (endedAtMs(row) ?? 0) <= (told.committedAtMs ?? 0);
+  if (told.read.version !== undefined && row.version !== undefined) return told.read.version === row.version;
+  return told.read.atMs === endedAtMs(row);
 }
 
 const stateOfKind: Readonly<Record<string, string>> = {
@@ -147,7 +156,10 @@ export class RemoteEnds {
       ended: (event) => {
         const state = stateOfKind[event.kind];
         if (state !== undefined) {
-          this.known.set(event.jobId, { at: 'told', end: { state, attempt: event.attempt, atMs: null } });
+          this.known.set(event.jobId, {
+            at: 'told',
+            end: { state, attempt: event.attempt, committedAtMs: event.atMs, read: null },
+          });
         }
       },
     });
@@ -158,7 +170,7 @@ export class RemoteEnds {
     if (this.stopped || !this.log.names(job.id) || finalStates.has(job.state)) return;
     const known = this.known.get(job.id);
     // Gone stays gone; an end told by a commit here is newer than a read that raced it.
-    if (known?.at === 'gone' || (known?.at === 'told' && known.end.atMs === null)) return;
+    if (known?.at === 'gone' || (known?.at === 'told' && known.end.read === null)) return;
     this.known.set(job.id, { at: 'running', queue: job.queue, goneOnce: false });
   }
 
@@ -222,18 +234,19 @@ export class RemoteEnds {
       const event = endEventOf(row, nowMs);
       if (event === null) {
         // Not ended (again): a look read before a commit of this server's told its end keeps it told.
-        if (known?.at !== 'told' || known.end.atMs !== null) {
+        if (known?.at !== 'told' || known.end.read !== null) {
           this.known.set(id, { at: 'running', queue: row.queue, goneOnce: false });
         }
         continue;
       }
+      const read = { version: row.version, atMs: endedAtMs(row) };
       if (known?.at === 'told' && isTold(known.end, row)) {
-        known.end.atMs = endedAtMs(row);
+        known.end.read = read;
         continue;
       }
       this.known.set(id, {
         at: 'told',
-        end: { state: row.state, attempt: row.attempt, atMs: endedAtMs(row) },
+        end: { state: row.state, attempt: row.attempt, committedAtMs: null, read },
       });
       this.log.append(event);
     }

@@ -1,7 +1,9 @@
 /**
  * JobReads.ends on PostgreSQL: where waited-for jobs are, and how the ended ones ended, in
  * one statement by the ids' unique index (at most limits.max_waiters ids, distinct). No
- * payload, metadata or error history: only what an outcome wait answers with.
+ * payload, metadata or error history: only what an outcome wait answers with, and the row
+ * version's `xmin` (the transaction that wrote it: each end writes the row anew), by which a
+ * later end of the same state and attempt is told from one read before.
  */
 import type { Op } from '../op.ts';
 import type { JobEndRow } from '../rows.ts';
@@ -9,7 +11,7 @@ import { type Connection, rows, statement } from './sql.ts';
 
 const endsByIds = statement(
   `SELECT id, queue, type, state, attempt, result, result_content_type, last_error, dead_reason,
-          completed_at_ms, failed_at_ms, cancelled_at_ms
+          completed_at_ms, failed_at_ms, cancelled_at_ms, xmin::text AS version
      FROM jobs WHERE id = ANY($1::text[])`,
 );
 
