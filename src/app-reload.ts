@@ -32,6 +32,7 @@ import {
 } from './config/index.ts';
 import type { Engine } from './engine/engine.ts';
 import type { ReconcileReport } from './engine/schedules/types.ts';
+import type { EngineLimits } from './engine/settings.ts';
 import type { HttpApi } from './http/index.ts';
 import type { PushService } from './push/index.ts';
 import type { ApiKey, ReloadReport, RpcServer } from './rpc/index.ts';
@@ -52,6 +53,11 @@ export interface ReloadParts {
   setLogLevel: ((level: LogLevel) => void) | undefined;
   /** The addresses the servers listen on, with the ports they bound: a new address waits for a restart. */
   listening: { grpc: ListenAddress; admin: ListenAddress; http: ListenAddress | null };
+  /**
+   * On PostgreSQL: records the limits a reload applied as this server's, for sepp.enqueue
+   * (store/postgres/server-limits.ts); undefined on SQLite.
+   */
+  recordLimits?: ((limits: Readonly<EngineLimits>) => Promise<void>) | undefined;
 }
 
 export interface ReloadRequest {
@@ -207,6 +213,12 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       parts.engine.reconfigureLimits(previousLimits);
       throw error;
     }
+    // A failed write is tried again by the store's next look at its limits (within 10 s).
+    await parts.recordLimits?.(config.engine.limits).catch((error: unknown) =>
+      parts.logger.warn('store.limits_unrecorded', {
+        detail: `the reloaded limits are not recorded for sepp.enqueue yet (${error instanceof Error ? error.message : String(error)}); the server tries again within 10 s (docs/postgres.md)`,
+      }),
+    );
     parts.rpc.replaceApiKeys(apiKeysOf(config));
     parts.http?.replaceApiKeys(config.grpc.apiKeys);
     parts.push.reconfigure(config.push);

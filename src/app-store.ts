@@ -8,6 +8,7 @@
  */
 import { redactUrl, type SeppConfig } from './config/index.ts';
 import type { Clock } from './engine/clock.ts';
+import type { EngineLimits } from './engine/settings.ts';
 import { RepeatThrottle } from './platform/repeat-throttle.ts';
 import { removeStaleBackups } from './rpc/index.ts';
 import { defaultConnectTimeoutMs } from './store/postgres/connect.ts';
@@ -73,6 +74,13 @@ export async function openConfiguredStore(config: SeppConfig, deps: StoreDeps): 
   return store;
 }
 
+/** How a reload records the limits it applied for sepp.enqueue: on PostgreSQL only (store/postgres/server-limits.ts). */
+export function limitsRecorder(
+  store: Store,
+): ((limits: Readonly<EngineLimits>) => Promise<void>) | undefined {
+  return store instanceof PostgresStore ? (limits) => store.recordLimits(limits) : undefined;
+}
+
 /** What a failover to a standby of each replication mode keeps (docs/replication.md), for the log. */
 const replicationMeaning = {
   synchronous: 'commits wait for a standby: a failover to it loses nothing acknowledged',
@@ -96,6 +104,8 @@ async function openPostgres(
     maxWaitingReads,
     maxWaitingReadsPerKey,
     statementTimeoutMs,
+    // sepp.enqueue follows them (store/postgres/server-limits.ts); a reload records its own.
+    limits: config.engine.limits,
     onMigrated,
     onReadsRefused: readsRefusedLog(logger, clock, maxWaitingReads, poolSize),
     onStatisticsFailed: (error) =>

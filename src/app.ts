@@ -24,7 +24,7 @@ import {
 import { startAdmin, type TlsPem } from './app-admin.ts';
 import { listenProblem } from './app-listen-probe.ts';
 import { apiKeysOf, createReloader, logReconciled, type ReloadRequest } from './app-reload.ts';
-import { openConfiguredStore, StoreStartupError } from './app-store.ts';
+import { limitsRecorder, openConfiguredStore, StoreStartupError } from './app-store.ts';
 import { StoreOutage } from './app-store-outage.ts';
 import {
   boundAddress,
@@ -337,6 +337,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       logger,
       setLogLevel: deps.setLogLevel,
       listening,
+      recordLimits: limitsRecorder(store),
     });
   }
   logger.info('server.started', {

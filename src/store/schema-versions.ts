@@ -7,5 +7,5 @@
  */
 export const schemaVersions: Readonly<{ sqlite: number; postgres: number }> = Object.freeze({
   sqlite: 30,
-  postgres: 19,
+  postgres: 20,
 });

@@ -331,19 +331,18 @@ async function refusal(c: pg.Client, sql: string, values: unknown[] = []) {
 }
 
 /**
- * A refusal over one of the engine's limits, which the function keeps at their defaults whatever
- * the servers' [limits] say (schema/postgres/0019): the limit is the function's own, and gRPC or
- * HTTP has the configured one.
+ * A refusal over one of the engine's limits, which the function takes from the one server running
+ * on the schema (schema/postgres/0020): the message names the limit, the setting and how to raise it.
  */
-function overOwnLimit(answer: string, problem: string, limit: string, setting: string): RegExp {
+function overServerLimit(answer: string, problem: string, limit: string, setting: string): RegExp {
   const text =
-    `${answer}: sepp.enqueue: ${problem}, over this function's own limit of ${limit} (the default of ` +
-    `limits.${setting}: sepp.toml does not change it here); enqueue over gRPC or HTTP for the limit sepp.toml sets`;
+    `${answer}: sepp.enqueue: ${problem}, over the limit of ${limit} (limits.${setting} of the one sepp ` +
+    'server running on this schema: raise it in its sepp.toml and reload it)';
   return new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
 }
 
 test("the function's refusals: a SQLSTATE, sepp's reason and a message that names the problem", async () => {
-  // Engine limits above the defaults: the function keeps its own (the defaults), and says so.
+  // Engine limits above the defaults: the function follows the server's, and says whose they are.
   const t = await server('refusals', {
     toml: '[limits]\nmax_idempotency_key_bytes = 1024\nmax_name_length = 200\nmax_metadata_entries = 100\n',
   });
@@ -358,10 +357,10 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
       ["'mail', 'a b', ''::bytea", /^22023 invalid_name: .*type "a b" may use only letters/],
       [
         `'mail', '${'t'.repeat(201)}', ''::bytea`,
-        overOwnLimit(
+        overServerLimit(
           '22023 invalid_name',
           'type is 201 characters long',
-          '128 characters',
+          '200 characters',
           'max_name_length',
         ),
       ],
@@ -404,7 +403,7 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
       ["'mail', 't', '', '{\"delay_ms\": -1}'", /^22023 invalid_job: .*delay_ms is -1/],
       [
         "'mail', 't', '', '{\"delay_ms\": 40000000000}'",
-        overOwnLimit(
+        overServerLimit(
           '22023 scheduled_too_far',
           'the job is scheduled 463 days ahead',
           '365 days',
@@ -421,20 +420,20 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
         /^22023 invalid_job: .*unique_while_active needs an idempotency_key/,
       ],
       [
-        `'mail', 't', '', '{"idempotency_key": "${'k'.repeat(300)}"}'`,
-        overOwnLimit(
+        `'mail', 't', '', '{"idempotency_key": "${'k'.repeat(1025)}"}'`,
+        overServerLimit(
           '22023 invalid_job',
-          'idempotency_key is 300 bytes',
-          '256 bytes',
+          'idempotency_key is 1025 bytes',
+          '1024 bytes',
           'max_idempotency_key_bytes',
         ),
       ],
       [
-        `'mail', 't', '', '{"metadata": ${JSON.stringify(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])))}}'`,
-        overOwnLimit(
+        `'mail', 't', '', '{"metadata": ${JSON.stringify(Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, 'v'])))}}'`,
+        overServerLimit(
           '54000 metadata_too_large',
-          'metadata has 65 entries',
-          '64 entries',
+          'metadata has 101 entries',
+          '100 entries',
           'max_metadata_entries',
         ),
       ],
@@ -465,11 +464,17 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
       /^22021 /,
     );
     assert.equal((await counts(t, 'mail'))?.ready, 0, 'a refusal stored a job');
-    // What the refusals over the function's own limits advise: over gRPC, the configured ones hold.
-    const overGrpc = await call(t.client, t.client.enqueue, {
-      job: testJob('mail', { idempotencyKey: 'k'.repeat(300) }),
-    });
-    assert.equal(await jobExists(t, overGrpc.jobId), true);
+    // Within the server's limits, above the defaults: taken, as over gRPC.
+    const { rows } = await app.query<{ job_id: string }>(
+      "SELECT job_id FROM refusals.enqueue('mail', 't', '', $1)",
+      [
+        {
+          idempotency_key: 'k'.repeat(300),
+          metadata: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])),
+        },
+      ],
+    );
+    assert.equal(await jobExists(t, rows[0]!.job_id), true);
   } finally {
     await app.end();
     await t.dispose();
@@ -531,7 +536,14 @@ test('a role with EXECUTE on sepp.enqueue only: enqueues, and reads or writes no
       await admin.query('GRANT EXECUTE ON FUNCTION roles.enqueue(text, text, bytea, jsonb) TO app_roles');
       const { id } = await enqueueInTransaction(app, { queue: 'mail', type: 't' }, { schema: 'roles' });
       assert.equal(await jobExists(t, id), true);
-      for (const table of ['jobs', 'queues', 'queue_counts', 'idempotency_keys', 'admin_sessions']) {
+      for (const table of [
+        'jobs',
+        'queues',
+        'queue_counts',
+        'idempotency_keys',
+        'admin_sessions',
+        'server_limits',
+      ]) {
         assert.match(await refusal(app, `SELECT 1 FROM roles.${table} LIMIT 1`), /^42501 /, table);
       }
       assert.match(await refusal(app, "DELETE FROM roles.jobs WHERE queue = 'mail'"), /^42501 /);
@@ -540,8 +552,8 @@ test('a role with EXECUTE on sepp.enqueue only: enqueues, and reads or writes no
         /^42501 .*permission denied for function enqueue_refuse/,
       );
       assert.match(
-        await refusal(app, "SELECT roles.enqueue_over_limit('x', 'y', 'z')"),
-        /^42501 .*permission denied for function enqueue_over_limit/,
+        await refusal(app, "SELECT roles.enqueue_over_server_limit('x', 'y', 'z', 1)"),
+        /^42501 .*permission denied for function enqueue_over_server_limit/,
       );
       // The fixed search_path: a table the caller's own path puts first is not used.
       await admin.query(

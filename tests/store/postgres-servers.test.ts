@@ -12,10 +12,12 @@
  * two servers release each waiting job once and enqueue each completion job once.
  * Counts and rows agree at the end of each. What a user of several servers meets
  * (docs/postgres.md): a reload applies the file of the server it reaches only, and
- * sepp.enqueue checks by the settings the last server recorded and the default limits; an
+ * sepp.enqueue checks by the settings the last server recorded and the lowest limits of the
+ * servers running (the defaults when none recorded theirs in the last minute); an
  * outcome wait on one server ends when another settles the job (at the waiting server's next
- * look at the store), and the first grouped job of a queue is leased through a server that had
- * seen no group there on the signal of the one that enqueued it.
+ * look at the store, also an end repeated there in the same state and attempt), and the first
+ * grouped job of a queue is leased through a server that had seen no group there on the signal
+ * of the one that enqueued it.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -845,10 +847,10 @@ const codeOf = (p: Promise<unknown>) =>
     (e: ServiceError) => e.code,
   );
 
-test('the config file is each server’s own: a reload applies where it is sent; sepp.enqueue follows the server that recorded last, with the default limits', async () => {
+test('the config file is each server’s own: a reload applies where it is sent; sepp.enqueue follows the queue settings recorded last and the lowest limits of the servers running', async () => {
   const schema = 'reloads';
-  const settings = (maxPayloadBytes: number) =>
-    `[queues.mail]\nmax_payload_bytes = ${maxPayloadBytes}\n[limits]\nmax_idempotency_key_bytes = 1024\n`;
+  const settings = (maxPayloadBytes: number, maxKeyBytes = 1024) =>
+    `[queues.mail]\nmax_payload_bytes = ${maxPayloadBytes}\n[limits]\nmax_idempotency_key_bytes = ${maxKeyBytes}\n`;
   const [a, b] = await servers(2, schema, settings(1000));
   const pgClient = await postgres.client();
   const enqueueOn = (t: TestServer, fields: Parameters<typeof testJob>[1]) =>
@@ -882,12 +884,34 @@ test('the config file is each server’s own: a reload applies where it is sent;
     await reload(b!);
     assert.equal(await enqueueOn(b!, big), status.INVALID_ARGUMENT, 'b refuses them once reloaded too');
 
-    // Both servers take keys of up to 1024 bytes; the function takes the default, 256.
-    const key = 'k'.repeat(300);
+    // Both servers take keys of up to 1024 bytes, and so does the function (the default is 256).
+    const keyed = (bytes: number) => ({ idempotency_key: 'k'.repeat(bytes) });
     assert.deepEqual(
-      [await enqueueOn(a!, { idempotencyKey: key }), await enqueueInSql(1, { idempotency_key: key })],
-      [status.OK, '22023'],
+      [await enqueueInSql(1, keyed(300)), await enqueueInSql(1, keyed(1025))],
+      ['ok', '22023'],
     );
+    // a reloaded to 512: the lowest of the two servers' limits holds, named as such.
+    a!.writeConfig(`${settings(100, 512)}${storeToml(schema)}`);
+    assert.deepEqual((await reload(a!)).changed, ['limits.max_idempotency_key_bytes']);
+    assert.deepEqual([await enqueueInSql(1, keyed(512)), await enqueueInSql(1, keyed(513))], ['ok', '22023']);
+    await assert.rejects(pgClient.query(`SELECT ${schema}.enqueue('mail', 't', '', $1)`, [keyed(600)]), {
+      message:
+        'sepp.enqueue: idempotency_key is 600 bytes, over the limit of 512 bytes (limits.max_idempotency_key_bytes, ' +
+        'the lowest among the 2 sepp servers running on this schema: raise it in the sepp.toml of each and reload them)',
+    });
+    // Rows not recorded in the last minute do not count: none left, the defaults hold. (In a
+    // transaction of the test's, which holds the rows: the servers' next records wait for it.)
+    await pgClient.query('BEGIN');
+    try {
+      await pgClient.query(`UPDATE ${schema}.server_limits SET recorded_at_ms = recorded_at_ms - 61000`);
+      await assert.rejects(pgClient.query(`SELECT ${schema}.enqueue('mail', 't', '', $1)`, [keyed(300)]), {
+        message:
+          'sepp.enqueue: idempotency_key is 300 bytes, over the default limit of 256 bytes (limits.max_idempotency_key_bytes: ' +
+          'no sepp server running on this schema recorded its limits in the last minute; sepp.enqueue follows those of the servers running)',
+      });
+    } finally {
+      await pgClient.query('ROLLBACK');
+    }
   } finally {
     await disposeAll([a!, b!]);
   }
@@ -957,6 +981,26 @@ test('an outcome wait on one server ends when another server settles the job, at
     return wait;
   };
   try {
+    // A dead letter of a's own, requeued and dead-lettered again through b (no lease: the same
+    // state and attempt) before a's next look: a subscription naming the job hears both ends.
+    const { id: twice } = await sdk.enqueueJson('kept', 't', {}, { maxAttempts: 1 });
+    const named = collectEvents(a.server.engine, { jobIds: [twice], kinds: ['dead_lettered'] });
+    const [leasedHere] = await a.server.engine.reserve({ queues: ['kept'], waitMs: 0 });
+    assert.equal(leasedHere?.id, twice);
+    await a.server.engine.nack({ jobId: twice, attempt: leasedHere.attempt, error: 'boom' });
+    await b.server.engine.requeueJob(twice);
+    await b.server.engine.deadLetterJob(twice);
+    nextLook();
+    await waitFor(() => named.events.length === 2, 'the end repeated through b told on a', 30_000);
+    named.subscription.close();
+    assert.deepEqual(
+      named.events.map((e) => [e.kind, e.attempt, e.fromStore]),
+      [
+        ['dead_lettered', 1, undefined],
+        ['dead_lettered', 1, true],
+      ],
+    );
+
     // The SDK, without a timeout: the result read from the row once b has acked.
     const kept = await sdk.enqueueJson('kept', 't', {});
     let { looked } = await lookedAt(kept.id);

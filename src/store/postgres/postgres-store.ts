@@ -56,6 +56,14 @@ import {
 import { queueOps } from './queues.ts';
 import { ReadPool } from './readers.ts';
 import { scheduleOps } from './schedules.ts';
+import {
+  defaultLimitsIntervalMs,
+  type EnqueueLimits,
+  recordLimitsSql,
+  recordLimitsValues,
+  type ServerLimitOps,
+  serverLimitOps,
+} from './server-limits.ts';
 import { sessionOps } from './sessions.ts';
 import { settingOps } from './settings.ts';
 import { PostgresSignals } from './signals.ts';
@@ -105,6 +113,13 @@ export interface PostgresStoreOptions extends PostgresConnectOptions {
   readonly schemaCheckIntervalMs?: number;
   /** Told once when it did: from then on every read and write is refused with `why`. */
   readonly onSchemaMigrated?: (why: string) => void;
+  /**
+   * This server's `[limits]` that sepp.enqueue checks, recorded in the schema for it
+   * (server-limits.ts; `recordLimits` after a reload); absent, none are recorded.
+   */
+  readonly limits?: EnqueueLimits;
+  /** How often they are recorded again; default 10 s; 0: only at connect and by `recordLimits`. */
+  readonly limitsIntervalMs?: number;
 }
 
 /** Every capability over one connection. */
@@ -170,8 +185,14 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres';
   private readonly writer: PostgresWriter;
   private readonly readers: ReadPool<
-    Capabilities & { readonly statistics: StatisticsOps; readonly schema: SchemaOps }
+    Capabilities & {
+      readonly statistics: StatisticsOps;
+      readonly schema: SchemaOps;
+      readonly serverLimits: ServerLimitOps;
+    }
   >;
+  /** The limits this server records for sepp.enqueue (the options', then a reload's). */
+  private limits: EnqueueLimits | undefined;
   readonly signals: PostgresSignals;
   /** Reads waiting for a read connection now, each caller's share of them, and the reads refused. */
   readonly readQueue: {
@@ -192,6 +213,7 @@ export class PostgresStore implements Store {
   >;
 
   constructor(private readonly options: PostgresStoreOptions) {
+    this.limits = options.limits;
     this.writer = new PostgresWriter({
       connect: () => this.connectWriter(),
       ...(options.maxBatchOperations === undefined ? {} : { maxBatchOperations: options.maxBatchOperations }),
@@ -207,6 +229,7 @@ export class PostgresStore implements Store {
         ...(postgresCapabilities(c) satisfies StoreView),
         statistics: statisticsOps(c),
         schema: schemaOps(c),
+        serverLimits: serverLimitOps(c),
       }),
     );
     const readers = this.readers;
@@ -333,6 +356,22 @@ export class PostgresStore implements Store {
     this.options.onSchemaMigrated?.(why);
   }
 
+  /**
+   * Records `limits` as this server's for sepp.enqueue (after a reload), and from then on at
+   * each look; resolves once written. Not written while the writer is not connected: its next
+   * connection writes them.
+   */
+  async recordLimits(limits: EnqueueLimits): Promise<void> {
+    this.limits = limits;
+    await this.writeLimits();
+  }
+
+  private async writeLimits(): Promise<void> {
+    const { limits, shard } = this;
+    if (limits === undefined || shard === undefined || this.closing !== undefined) return;
+    await this.readers.read((view) => view.serverLimits.record(shard, limits), true);
+  }
+
   private readonly timers: ReturnType<typeof setInterval>[] = [];
 
   /**
@@ -378,6 +417,7 @@ export class PostgresStore implements Store {
     );
     // A failed look is an outage of the database, which the engine's calls report.
     this.repeat(this.options.schemaCheckIntervalMs ?? 1000, () => this.checkSchema());
+    this.repeat(this.options.limitsIntervalMs ?? defaultLimitsIntervalMs, () => this.writeLimits());
   }
 
   close(): Promise<void> {
@@ -422,6 +462,9 @@ export class PostgresStore implements Store {
       const shard = taken.rows[0]?.shard;
       if (shard === undefined)
         throw new Error(`every one of the ${maxShards} counter shards is held by a server`);
+      // The shard's row is this server's now (server-limits.ts): sepp.enqueue follows it at once.
+      if (this.limits !== undefined)
+        await client.query(recordLimitsSql, recordLimitsValues(shard, this.limits));
       this.replication = await readReplication(client);
       this.options.onConnected?.({ host: `${client.host}:${client.port}`, replication: this.replication });
       session = writerSession(client, shard, postgresCapabilities);

@@ -46,11 +46,15 @@ export class ReadPool<V> {
     private readonly capabilities: (c: Connection) => V,
   ) {}
 
-  /** Runs `unit` in a read-only transaction; a storage failure rejects as a StorageFailure. */
-  async read<T>(unit: (view: V) => Op<T>): Promise<T> {
+  /**
+   * Runs `unit` in a read-only transaction; a storage failure rejects as a StorageFailure.
+   * `writes`: in a transaction that may write (READ COMMITTED), for a small write of the
+   * store's own outside the writer's batches (a server's limits, server-limits.ts).
+   */
+  async read<T>(unit: (view: V) => Op<T>, writes = false): Promise<T> {
     const reader = await this.acquire();
     try {
-      await command(reader.client, 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      await command(reader.client, writes ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
       const value = await resume(unit(reader.view));
       await command(reader.client, 'COMMIT');
       return value;
