@@ -917,6 +917,65 @@ test('the config file is each server’s own: a reload applies where it is sent;
   }
 });
 
+test("a server's limits row: its shard's, written at connect, again at each look and when told, what sepp.enqueue reads", async () => {
+  const schema = 'limit_rows';
+  const limits = {
+    maxNameLength: 100,
+    maxIdempotencyKeyBytes: 300,
+    maxMetadataEntries: 10,
+    maxMetadataBytes: 2048,
+    maxScheduleAheadMs: 86_400_000,
+  };
+  // Looks every 20 ms of the store's own timer (10 s in a server), so the test waits little.
+  const store = new PostgresStore({
+    ...postgres.cluster.storeOptions(postgres.database, schema),
+    limits,
+    limitsIntervalMs: 20,
+  });
+  const pgClient = await postgres.client();
+  const read = async () =>
+    (
+      await pgClient.query(
+        `SELECT shard, max_name_length, recorded_at_ms > 0 AS recorded
+           FROM ${schema}.server_limits ORDER BY shard`,
+      )
+    ).rows;
+  /**
+   * What sepp.enqueue reads now, after `before` in the same transaction (its helper finds the
+   * table by the schema's search_path, as in the function).
+   */
+  const followed = async (before = 'SELECT 1') => {
+    const results = (await pgClient.query(
+      `BEGIN; SET LOCAL search_path = ${schema}; ${before};
+       SELECT * FROM enqueue_limits(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint); COMMIT`,
+    )) as unknown as pg.QueryResult[];
+    return results[3]?.rows[0];
+  };
+  try {
+    await within(store.start(), 'the store started');
+    assert.deepEqual(await read(), [{ shard: store.shard, max_name_length: 100, recorded: true }]);
+    assert.deepEqual(await followed(), {
+      servers: 1,
+      max_name_length: 100,
+      max_idempotency_key_bytes: 300,
+      max_metadata_entries: 10,
+      max_metadata_bytes: 2048,
+      max_schedule_ahead_ms: '86400000',
+    });
+    // In the test's transaction, which holds the row: the store's next look waits for its end.
+    const aged = await followed('UPDATE server_limits SET recorded_at_ms = 0');
+    assert.equal(aged?.servers, 0, 'a row older than a minute does not count');
+    for (let i = 0; i < 500 && !(await read())[0]?.recorded; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal((await followed())?.servers, 1, 'recorded again by the next look');
+    await store.recordLimits({ ...limits, maxNameLength: 64 });
+    assert.equal((await followed())?.max_name_length, 64, 'a reload’s limits, at once');
+  } finally {
+    await store.close();
+  }
+});
+
 test('an outcome wait on one server ends when another server settles the job, at its next look', async () => {
   const schema = 'outcomes';
   // a's clock moves only when the test moves it: its waits' own timeouts (HTTP waitMs) never
