@@ -35,7 +35,8 @@ export interface RetryOptions {
   /**
    * Retry UNAVAILABLE where repeating is safe, any other answer the server marked `sepp-retry:
    * later` (a limit reached for now: RESOURCE_EXHAUSTED; an enqueue refused `queue_full`, which
-   * stored nothing, repeated until the queue has room or the call's deadline nears), and INTERNAL
+   * stored nothing — a job, a batch's refused jobs, an atomic batch, a flow — repeated until the
+   * queue has room or the call's deadline nears), and INTERNAL
    * when the server closed the connection under the call (a GOAWAY with an error code); never an
    * answer marked `never`, nor one marked `operator` outside UNAVAILABLE. Enqueues are repeated only when every job
    * has an idempotency key: with this on, a job enqueued without one gets one from the SDK
