@@ -84,7 +84,8 @@ export const systemTier = {
   'tests/fuzz/stream-fuzz.test.ts': 'a fuzz loop of stream sequences (SEPP_STREAM_FUZZ_RUNS)',
   'tests/http/docs.test.ts': "bash running docs/http.md's curl and jq lines and shell worker",
   'tests/interop/error-codes.test.ts': "python3, reading the Python client's codes",
-  'tests/interop/python-client.test.ts': 'bundle: python3 — a venv, pytest against sepp servers, mypy',
+  'tests/interop/python-client.test.ts':
+    'bundle: python3 — a venv, pytest against sepp servers (two on a PostgreSQL cluster), mypy',
   'tests/packaging/checkout-commands.test.ts': 'npm start and npx sepp from the sources',
   'tests/packaging/esbuild-package-files.test.ts': 'an esbuild bundle run by node',
   'tests/packaging/litestream-drop-in.test.ts': 'bundle: sepp and Litestream under a systemd stand-in',

@@ -4,7 +4,9 @@ directory, and clients of it.
 The server runs as `SEPP_SERVER_COMMAND serve …`: a JSON list, default
 `["node", "--import", "tsx", "src/cli/main.ts"]` run in the repository root
 (tests/interop/python-client.test.ts passes a bundle, which starts faster).
-Its address is read from its `server.started` log line. Tests wait on
+Its address is read from its `server.started` log line. A test that needs
+PostgreSQL takes a cluster of its own (`postgres_cluster`), which the
+repository's TypeScript helper starts. Tests wait on
 conditions (`eventually`) with generous limits that only guard against hangs.
 """
 from __future__ import annotations
@@ -192,6 +194,39 @@ def running_server(extra_toml: str = "") -> Iterator[ServerProcess]:
         process.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
         process.config.unlink(missing_ok=True)
+
+
+class PostgresCluster:
+    """A running PostgreSQL cluster with a database of the test's own (postgres_cluster)."""
+
+    def __init__(self, url: str, password_file: str) -> None:
+        self.url = url
+        self.password_file = password_file
+
+    def store_toml(self, schema: str) -> str:
+        """The `[store]` section of a server keeping its jobs in `schema` of this database."""
+        return (f'[store]\nkind = "postgres"\nurl = "{self.url}"\npassword_file = "{self.password_file}"\n'
+                f'schema = "{schema}"\n')
+
+
+@contextlib.contextmanager
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A PostgreSQL cluster of the test's own, made by the helper the TypeScript tests use
+    (tests/helpers/postgres-cluster-child.ts, from Debian's postgresql-15), removed after: the
+    child closes it when its stdin ends, also when this process dies first."""
+    child = subprocess.Popen(["node", "--import", "tsx", "tests/helpers/postgres-cluster-child.ts"], cwd=REPO,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
+    line = child.stdout.readline()
+    if not line:
+        child.stdin.close()
+        raise RuntimeError(f"PostgreSQL did not start (exit {child.wait(60)}):\n{child.stderr.read()}")
+    started = json.loads(line)
+    try:
+        yield PostgresCluster(started["url"], started["passwordFile"])
+    finally:
+        child.stdin.close()
+        child.wait(60)
 
 
 @contextlib.contextmanager

@@ -24,3 +24,26 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/** The client's retry policy, as `retry` of the resolved connect options holds it. */
+interface RetryPolicy {
+  unavailable: boolean;
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+/**
+ * How long to wait before sending again something the server refused for now (`later`) after
+ * `retries` repeats already, or undefined when it is not to be sent again: retries are off, the
+ * tries (`maxAttempts`, the first included) are used up, or the wait would reach `deadlineAtMs`.
+ */
+export function laterRetryDelayMs(
+  retry: RetryPolicy,
+  retries: number,
+  deadlineAtMs: number,
+): number | undefined {
+  if (!retry.unavailable || retries + 1 >= retry.maxAttempts) return undefined;
+  const delayMs = backoffDelayMs(retries, retry.baseDelayMs, retry.maxDelayMs);
+  return Date.now() + delayMs >= deadlineAtMs ? undefined : delayMs;
+}

@@ -125,6 +125,17 @@ function isOlderServerRefusal(error: unknown): boolean {
   );
 }
 
+/**
+ * The errors a broken Produce stream failed its messages with: whether the server stored such a
+ * message's jobs before the stream broke is unknown (unlike a message it answered with an error).
+ */
+const brokenStreamErrors = new WeakSet<SeppError>();
+
+/** The error failed a message because its Produce stream broke (its jobs may have been stored). */
+export function lostWithStream(error: SeppError): boolean {
+  return brokenStreamErrors.has(error);
+}
+
 const missingFlowOutcome = 'the server answered a flow on the Produce stream without its outcome';
 
 /**
@@ -343,6 +354,7 @@ export class ProduceStreamSender implements BatchSender {
   private onBroken(stream: OpenStream, error: SeppError): void {
     if (this.stream === stream) this.stream = undefined;
     const failed = error.grpcCode === status.OK ? new SeppError(status.UNAVAILABLE, error.message) : error;
+    brokenStreamErrors.add(failed);
     const unanswered = stream.unanswered;
     stream.unanswered = [];
     for (const sent of unanswered) this.release(sent)?.reject(failed);

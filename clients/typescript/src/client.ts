@@ -209,7 +209,9 @@ export class SeppClient {
   /**
    * Enqueues many jobs, best effort: one outcome per job, in order; a refused
    * job does not stop the others. Batches above the server's `max_batch_jobs` or message size
-   * (`grpc.max_message_bytes`, counted in UTF-8 bytes) go as several messages.
+   * (`grpc.max_message_bytes`, counted in UTF-8 bytes) go as several messages. With `retry`,
+   * jobs refused `queue_full` are sent again until the queue has room (their outcome is the
+   * last try's).
    */
   async enqueueBatch(jobs: readonly JobSpec[], options: CallOptions = {}): Promise<EnqueueOutcome[]> {
     const protoJobs = jobs.map(jobFromSpec);

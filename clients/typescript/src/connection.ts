@@ -35,7 +35,8 @@ export interface RetryOptions {
   /**
    * Retry UNAVAILABLE where repeating is safe, any other answer the server marked `sepp-retry:
    * later` (a limit reached for now: RESOURCE_EXHAUSTED; an enqueue refused `queue_full`, which
-   * stored nothing, repeated until the queue has room or the call's deadline nears), and INTERNAL
+   * stored nothing — a job, a batch's refused jobs, an atomic batch, a flow — repeated until the
+   * queue has room or the call's deadline nears), and INTERNAL
    * when the server closed the connection under the call (a GOAWAY with an error code); never an
    * answer marked `never`, nor one marked `operator` outside UNAVAILABLE. Enqueues are repeated only when every job
    * has an idempotency key: with this on, a job enqueued without one gets one from the SDK
@@ -194,6 +195,8 @@ export class Connection {
   private boundsKnown = false;
   private boundsAsking: Promise<void> | undefined;
   private boundsAgainAtMs = 0;
+  /** `maxBatchJobs` and `maxMessageBytes` as the options gave them (the server's may only lower them). */
+  private readonly givenBounds: { maxBatchJobs: number; maxMessageBytes: number };
 
   constructor(address: string, options: ConnectOptions) {
     this.address = address;
@@ -212,6 +215,10 @@ export class Connection {
       streamIdleMs: positive(options.streamIdleMs, 1000, 'streamIdleMs'),
       keepaliveMs: timerMs(options.keepaliveMs, 30_000, 'keepaliveMs'),
       keepaliveTimeoutMs: timerMs(options.keepaliveTimeoutMs, 20_000, 'keepaliveTimeoutMs'),
+    };
+    this.givenBounds = {
+      maxBatchJobs: this.options.maxBatchJobs,
+      maxMessageBytes: this.options.maxMessageBytes,
     };
     const tls = options.tls;
     this.rpc = new QueueServiceClient(address, channelCredentials(tls), {
@@ -240,14 +247,32 @@ export class Connection {
   /**
    * Lowers `options.maxBatchJobs` and `options.maxMessageBytes` to the server's own bounds
    * (GetServerInfo's `limits.max_batch_jobs` and `max_message_bytes`), so the batches this
-   * client builds are ones the server takes. Asked once per client: the answer is kept (a reload
-   * of the server's limits is not seen); a server that cannot answer (older, a stand-in, down)
-   * leaves the options as they are, and is asked again 30 s later. Returns the ask in flight to
-   * wait for (it never rejects), or undefined when there is nothing to wait for.
+   * client builds are ones the server takes. Asked once per client, and again only when the
+   * server refuses a batch as over a bound (relearnServerBounds); a server that cannot answer
+   * (older, a stand-in, down) leaves the options as they are, and is asked again 30 s later.
+   * Returns the ask in flight to wait for (it never rejects), or undefined when there is nothing
+   * to wait for.
    */
   learnServerBounds(): Promise<void> | undefined {
     if (this.boundsKnown || this.boundsAsking !== undefined) return this.boundsAsking;
     if (Date.now() < this.boundsAgainAtMs || this.closedFlag) return undefined;
+    return this.askServerBounds();
+  }
+
+  /**
+   * Asks the server's bounds again (or joins the ask in flight), after the server refused a
+   * batch as over a bound: a reload may have lowered `limits.max_batch_jobs`, a restart
+   * `grpc.max_message_bytes`. Resolves true when either bound is now lower than before; never
+   * rejects (a server that cannot answer leaves the options as they are: false).
+   */
+  async relearnServerBounds(): Promise<boolean> {
+    const { maxBatchJobs, maxMessageBytes } = this.options;
+    if (this.closedFlag) return false;
+    await (this.boundsAsking ?? this.askServerBounds());
+    return this.options.maxBatchJobs < maxBatchJobs || this.options.maxMessageBytes < maxMessageBytes;
+  }
+
+  private askServerBounds(): Promise<void> {
     const deadlineMs = Math.min(this.options.defaultDeadlineMs, serverBoundsDeadlineMs);
     this.boundsAsking = this.invoke(this.rpc.getServerInfo, {}, { deadlineMs, retrySafe: false }).then(
       (info) => {
@@ -255,11 +280,12 @@ export class Connection {
         this.boundsAsking = undefined;
         const limits = info.limits;
         if (limits === undefined) return;
-        // 0: a server older than the field.
+        // 0: a server older than the field. The bound is the lower of the option given and the
+        // server's, so a reload that raises the server's brings the option back up to the given one.
         if (limits.maxBatchJobs > 0)
-          this.options.maxBatchJobs = Math.min(this.options.maxBatchJobs, limits.maxBatchJobs);
+          this.options.maxBatchJobs = Math.min(this.givenBounds.maxBatchJobs, limits.maxBatchJobs);
         if (limits.maxMessageBytes > 0)
-          this.options.maxMessageBytes = Math.min(this.options.maxMessageBytes, limits.maxMessageBytes);
+          this.options.maxMessageBytes = Math.min(this.givenBounds.maxMessageBytes, limits.maxMessageBytes);
       },
       (error: unknown) => {
         this.boundsAsking = undefined;

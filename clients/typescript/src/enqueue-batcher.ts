@@ -11,9 +11,18 @@
  * Retries: only with `retry.unavailable`, only after UNAVAILABLE or an answer
  * marked `sepp-retry: later` (retriedByClient), and only for entries whose every
  * job has an idempotency key — a keyless job that may have been stored is never
- * sent twice. An enqueue refused `queue_full` (refusedForNow: one job, or an
- * atomic batch refused for that alone) stored nothing and is sent again the
- * same way, until the queue has room, the tries run out or its deadline nears.
+ * sent twice. Jobs refused `queue_full` stored nothing and are sent again, until
+ * the queue has room, the tries run out or the deadline nears: an atomic entry
+ * refused for that alone as it was; a best-effort entry's refused jobs (all of
+ * them, or the few refused among stored ones, as a part of their own whose
+ * outcomes replace theirs: settle).
+ *
+ * Bounds: a batch the server refuses as over a bound of the call (overCallBound:
+ * `limits.max_batch_jobs` lowered by a reload, `grpc.max_message_bytes` by a
+ * restart) stored nothing. Its entries are sent once more, whether retries are on
+ * or not, after the server's bounds are asked again and only if they went down,
+ * cut by them (recut); never a second time. An entry failed by a broken Produce
+ * stream may have been stored, so it is sent again only if keyed.
  * With `retry.unavailable` on, a job given without a key gets one of the SDK's
  * (`sepp-retry:<uuid>`) before it is first sent, so that it too can be
  * retried: an UNAVAILABLE answer may come after the server stored the job (a
@@ -24,28 +33,36 @@
  */
 import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
-import { backoffDelayMs } from './backoff.ts';
-import type { BatchAnswer, BatchSender } from './batch-senders.ts';
+import { laterRetryDelayMs } from './backoff.ts';
+import { type BatchAnswer, type BatchSender, lostWithStream } from './batch-senders.ts';
 import type { Connection } from './connection.ts';
 import { approxEncodedBytes } from './convert.ts';
-import { closedError, retriedByClient, SeppError } from './errors.ts';
-import { type EnqueueJob, RejectionReason as ProtoRejectionReason } from './gen/sepp/v1/job.js';
+import { closedError, overCallBound, retriedByClient, SeppError } from './errors.ts';
+import {
+  type EnqueueJob,
+  type EnqueueResult,
+  RejectionReason as ProtoRejectionReason,
+} from './gen/sepp/v1/job.js';
 
 /**
- * The entry was refused whole for a reason the server advises `later` for (rejectionsRetry): a
- * single-job entry (an enqueue, or a batch of one) refused `queue_full`, or an atomic one whose
- * every refusal is. Nothing of it was stored, so it may be sent again. A best-effort batch's
- * refused jobs stay outcomes of the batch.
+ * An atomic entry refused for a reason the server advises `later` for (rejectionsRetry): every
+ * refusal is `queue_full`. Nothing of it was stored, so it may be sent again.
  */
-function refusedForNow(entry: Entry, answer: BatchAnswer, offset: number): boolean {
-  if (entry.atomic) {
-    const atomic = answer.atomic;
-    if (atomic === undefined || atomic.committed || atomic.rejections.length === 0) return false;
-    return atomic.rejections.every((r) => r.reason === ProtoRejectionReason.QUEUE_FULL);
+function atomicRefusedForNow(answer: BatchAnswer): boolean {
+  const atomic = answer.atomic;
+  if (atomic === undefined || atomic.committed || atomic.rejections.length === 0) return false;
+  return atomic.rejections.every((r) => r.reason === ProtoRejectionReason.QUEUE_FULL);
+}
+
+/** Which of `count` results from `offset` on are refusals for `queue_full` (nothing stored; `later`). */
+function refusedForNow(results: readonly EnqueueResult[], offset: number, count: number): number[] {
+  const refused: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const outcome = results[offset + i]?.outcome;
+    if (outcome?.$case === 'rejection' && outcome.value.reason === ProtoRejectionReason.QUEUE_FULL)
+      refused.push(i);
   }
-  if (entry.jobs.length !== 1 || answer.atomic !== undefined) return false;
-  const outcome = answer.results[offset]?.outcome;
-  return outcome?.$case === 'rejection' && outcome.value.reason === ProtoRejectionReason.QUEUE_FULL;
+  return refused;
 }
 
 /** The prefix of the idempotency keys the SDK gives keyless jobs when it may retry them. */
@@ -63,6 +80,8 @@ interface Entry {
   /** Every job has an idempotency key, so sending it again cannot store anything twice. */
   keyed: boolean;
   retries: number;
+  /** Sent again once after a refusal as over a bound of the call (recut): never twice. */
+  recut: boolean;
   deadlineAtMs: number;
   done: Done;
 }
@@ -138,6 +157,7 @@ export class EnqueueBatcher {
       atomic,
       keyed,
       retries: 0,
+      recut: false,
       deadlineAtMs,
       done: (error, answer, offset) => {
         this.outstanding--;
@@ -228,9 +248,70 @@ export class EnqueueBatcher {
     }
     let offset = 0;
     for (const entry of entries) {
-      if (!(refusedForNow(entry, answer, offset) && this.sendAgainLater(entry)))
-        entry.done(undefined, answer, offset);
+      this.settle(entry, answer, offset);
       offset += entry.jobs.length;
+    }
+  }
+
+  /**
+   * An entry's answer, or its `queue_full` refusals sent again: the whole entry when nothing of it
+   * was stored, else its refused jobs alone (sendInParts), whose outcomes then replace theirs.
+   */
+  private settle(entry: Entry, answer: BatchAnswer, offset: number): void {
+    if (entry.atomic || answer.atomic !== undefined) {
+      if (!(entry.atomic && atomicRefusedForNow(answer) && this.sendAgainLater(entry)))
+        entry.done(undefined, answer, offset);
+      return;
+    }
+    const refused = refusedForNow(answer.results, offset, entry.jobs.length);
+    if (refused.length === entry.jobs.length && this.sendAgainLater(entry)) return;
+    const delayMs = refused.length === 0 || !entry.keyed ? undefined : this.laterDelayMs(entry);
+    if (delayMs === undefined) {
+      entry.done(undefined, answer, offset);
+      return;
+    }
+    const results = answer.results.slice(offset, offset + entry.jobs.length);
+    this.sendInParts(entry, [refused], results, entry.retries + 1, delayMs);
+  }
+
+  /**
+   * Sends `parts` of a best-effort entry (each a list of its jobs' indexes) as entries of their
+   * own after `delayMs`; their outcomes fill `results` (the entry's, one per job) and the entry is
+   * done once every part is: with `results`, or with the first error a part failed with.
+   */
+  private sendInParts(
+    entry: Entry,
+    parts: readonly number[][],
+    results: EnqueueResult[],
+    retries: number,
+    delayMs: number,
+  ): void {
+    let waiting = parts.length;
+    let failed: SeppError | undefined;
+    for (const slots of parts) {
+      const jobs = slots.map((slot) => entry.jobs[slot]!);
+      const part: Entry = {
+        jobs,
+        bytes: jobs.reduce((sum, job) => sum + approxEncodedBytes(job), 0),
+        atomic: false,
+        keyed: entry.keyed,
+        retries,
+        recut: entry.recut,
+        deadlineAtMs: entry.deadlineAtMs,
+        done: (error, answer, offset) => {
+          if (error !== undefined) failed ??= error;
+          else if (answer !== undefined && answer.atomic === undefined) {
+            slots.forEach((slot, i) => {
+              results[slot] = answer.results[offset + i] ?? results[slot]!;
+            });
+          }
+          if (--waiting > 0) return;
+          if (failed !== undefined) entry.done(failed, undefined, 0);
+          else entry.done(undefined, { results }, 0);
+        },
+      };
+      if (delayMs > 0) setTimeout(() => this.push(part), delayMs);
+      else this.push(part);
     }
   }
 
@@ -239,9 +320,48 @@ export class EnqueueBatcher {
       thrown instanceof SeppError
         ? thrown
         : new SeppError(status.INTERNAL, String(thrown), { cause: thrown });
+    // Refused as over a bound of the call, the server stored nothing; a broken stream may have.
+    const recut = overCallBound(error)
+      ? entries.filter((entry) => !entry.recut && (entry.keyed || !lostWithStream(error)))
+      : [];
+    if (recut.length > 0) this.recut(recut, error);
     for (const entry of entries) {
+      if (recut.includes(entry)) continue;
       if (!(retriedByClient(error) && this.sendAgainLater(entry))) entry.done(error, undefined, 0);
     }
+  }
+
+  /**
+   * Entries refused as over a bound of the call: once the server's bounds are asked again, and only
+   * if they went down, each is sent once more, cut by them (an atomic one whole, if it now fits);
+   * else they fail with `error`.
+   */
+  private recut(entries: Entry[], error: SeppError): void {
+    void this.conn.relearnServerBounds().then((lowered) => {
+      for (const entry of entries) {
+        entry.recut = true;
+        const fits = entry.jobs.length <= this.conn.options.maxBatchJobs;
+        if (!lowered || this.conn.closed || (entry.atomic && !fits)) {
+          entry.done(error, undefined, 0);
+        } else if (entry.atomic || (fits && entry.bytes <= this.conn.options.maxMessageBytes)) {
+          this.push(entry);
+        } else {
+          const parts: number[][] = [];
+          let next = 0;
+          for (const part of this.split(entry.jobs)) {
+            parts.push(part.map((_, i) => next + i));
+            next += part.length;
+          }
+          this.sendInParts(entry, parts, [], entry.retries, 0);
+        }
+      }
+    });
+  }
+
+  /** How long until the entry may be sent again after a `later` answer; undefined when it may not. */
+  private laterDelayMs(entry: Entry): number | undefined {
+    if (!entry.keyed || this.conn.closed) return undefined;
+    return laterRetryDelayMs(this.conn.options.retry, entry.retries, entry.deadlineAtMs);
   }
 
   /**
@@ -249,17 +369,8 @@ export class EnqueueBatcher {
    * tries and its deadline are left; false (nothing done) otherwise.
    */
   private sendAgainLater(entry: Entry): boolean {
-    const { retry } = this.conn.options;
-    const delayMs = backoffDelayMs(entry.retries, retry.baseDelayMs, retry.maxDelayMs);
-    if (
-      !retry.unavailable ||
-      !entry.keyed ||
-      entry.retries + 1 >= retry.maxAttempts ||
-      this.conn.closed ||
-      Date.now() + delayMs >= entry.deadlineAtMs
-    ) {
-      return false;
-    }
+    const delayMs = this.laterDelayMs(entry);
+    if (delayMs === undefined) return false;
     entry.retries++;
     setTimeout(() => this.push(entry), delayMs);
     return true;

@@ -241,6 +241,16 @@ export function retriedByClient(error: SeppError): boolean {
   return error.retryable || error.retry === 'later';
 }
 
+/**
+ * The call was refused as over a bound of the call itself — more jobs than `limits.max_batch_jobs`,
+ * a message over `grpc.max_message_bytes` — which no repeat of the same call can pass
+ * (RESOURCE_EXHAUSTED marked `never`), and which stored nothing. The batcher then asks the
+ * server's bounds again and sends what was refused once more, cut by them, if they went down.
+ */
+export function overCallBound(error: SeppError): boolean {
+  return error.grpcCode === status.RESOURCE_EXHAUSTED && error.retry === 'never';
+}
+
 /** sepp's code from its wire form (a trailer or `Settled.error_code`); undefined when unknown or empty. */
 export function errorCodeOf(text: string | undefined): SeppErrorCode | undefined {
   return text !== undefined && knownCodes.has(text) ? (text as SeppErrorCode) : undefined;

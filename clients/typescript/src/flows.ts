@@ -9,10 +9,11 @@
  *   const { load } = await client.enqueueFlow(flow);
  */
 import { status } from '@grpc/grpc-js';
+import { laterRetryDelayMs, sleep } from './backoff.ts';
 import type { BatchSender } from './batch-senders.ts';
 import type { Connection } from './connection.ts';
 import { approxEncodedBytes, flowJobFromSpec, rejectionName, utf8Bytes } from './convert.ts';
-import { JobRejectedError, SeppError, statusOfRejection } from './errors.ts';
+import { JobRejectedError, rejectionsRetry, SeppError, statusOfRejection } from './errors.ts';
 import type { CallOptions, Enqueued, JobSpec } from './job-types.ts';
 
 /** One job of a flow: a job, and the names of the flow's jobs it runs after. */
@@ -34,6 +35,9 @@ export class Flow {
 
 /**
  * EnqueueFlow: each job's id by its name, or JobRejectedError listing every refused job by index.
+ * A flow refused for full queues alone (`queue_full`, which stored nothing) is sent again after a
+ * backoff while the client's retries are on, until the queues have room, the tries run out or
+ * its deadline nears.
  * `sender` carries it as it carries the client's batches: a message of its own on the Produce
  * stream, or the unary call (the `unary` transport, a flow too large for one message).
  */
@@ -54,19 +58,31 @@ export async function enqueueFlowCall(
       return { name: spec.name, job, after };
     }),
   };
-  const answer = await sender.sendFlow(request, bytes, conn.deadline(options.deadlineMs));
-  if (answer.committed) {
-    return Object.fromEntries(
-      answer.jobs.map((j) => [j.name, { id: j.jobId, deduplicated: j.deduplicated, debounced: false }]),
-    );
+  const deadlineAtMs = conn.deadline(options.deadlineMs);
+  for (let retries = 0; ; retries++) {
+    const answer = await sender.sendFlow(request, bytes, deadlineAtMs);
+    if (answer.committed) {
+      return Object.fromEntries(
+        answer.jobs.map((j) => [j.name, { id: j.jobId, deduplicated: j.deduplicated, debounced: false }]),
+      );
+    }
+    const rejections = answer.rejections.map((r) => ({
+      index: r.index,
+      reason: rejectionName(r.reason),
+      message: r.message,
+    }));
+    const first = rejections[0];
+    if (first === undefined)
+      throw new SeppError(status.INTERNAL, 'the server refused the flow without saying why');
+    // Refused for full queues alone (`later`), the flow stored nothing: sent again, as an
+    // atomic batch is, while retries are on and tries and the deadline are left.
+    const delayMs =
+      rejectionsRetry(rejections) === 'later' && !conn.closed
+        ? laterRetryDelayMs(conn.options.retry, retries, deadlineAtMs)
+        : undefined;
+    const refusal = new JobRejectedError(statusOfRejection[first.reason], rejections);
+    if (delayMs === undefined || options.signal?.aborted) throw refusal;
+    await sleep(delayMs, options.signal);
+    if (options.signal?.aborted) throw refusal;
   }
-  const rejections = answer.rejections.map((r) => ({
-    index: r.index,
-    reason: rejectionName(r.reason),
-    message: r.message,
-  }));
-  const first = rejections[0];
-  if (first === undefined)
-    throw new SeppError(status.INTERNAL, 'the server refused the flow without saying why');
-  throw new JobRejectedError(statusOfRejection[first.reason], rejections);
 }

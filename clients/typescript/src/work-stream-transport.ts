@@ -27,7 +27,7 @@ import { type ClientDuplexStream, connectivityState, type ServiceError, status }
 import { backoffDelayMs } from './backoff.ts';
 import { cancelCall } from './cancel-call.ts';
 import type { Connection } from './connection.ts';
-import { nackDirective, nackResultFromProto } from './convert.ts';
+import { nackDirective, nackResultFromProto, utf8Bytes } from './convert.ts';
 import {
   errorCodeOf,
   fromStatus,
@@ -98,7 +98,7 @@ function settlementBytes(settlement: WorkRequest_Settlement): number {
         64 +
         (kind.value.result === undefined
           ? 0
-          : kind.value.result.data.length + kind.value.result.contentType.length)
+          : kind.value.result.data.length + utf8Bytes(kind.value.result.contentType))
       );
     case 'nack':
       return 64 + 3 * kind.value.errorMessage.length;

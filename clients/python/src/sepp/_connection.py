@@ -48,8 +48,8 @@ SERVER_BOUNDS_AGAIN_S = 30.0
 class RetryOptions:
     """Retries of calls that failed with UNAVAILABLE, or any other answer the server marked
     `sepp-retry: later` (a limit reached for now: RESOURCE_EXHAUSTED; an enqueue refused
-    `queue_full`, which stored nothing, repeated until the queue has room or the call's deadline
-    nears), where repeating is safe; never an answer marked "never", nor one marked "operator"
+    `queue_full`, which stored nothing — a job, a batch's refused jobs, an atomic batch, a flow —
+    repeated until the queue has room or the call's deadline nears), where repeating is safe; never an answer marked "never", nor one marked "operator"
     outside UNAVAILABLE. Enqueues are
     repeated only when every job has an idempotency key: with retries on, a job enqueued
     without one gets one from the SDK (`sepp-retry:<uuid>`, remembered by the server for the
@@ -70,6 +70,17 @@ def backoff_delay_ms(retry: int, base_delay_ms: float, max_delay_ms: float) -> f
     random, so many clients do not retry in lockstep)."""
     ceiling_ms = min(float(max_delay_ms), base_delay_ms * float(2 ** min(retry, 30)))
     return ceiling_ms / 2 + random.random() * (ceiling_ms / 2)
+
+
+def later_retry_delay_s(retry: RetryOptions | None, retries: int, deadline_at: float) -> float | None:
+    """How long to wait, in seconds, before sending again something the server refused for now
+    ("later") after `retries` repeats already; None when it is not to be sent again: retries are
+    off, the tries (`max_attempts`, the first included) are used up, or the wait would reach
+    `deadline_at` (a time.monotonic())."""
+    if retry is None or retries + 1 >= retry.max_attempts:
+        return None
+    delay_s = backoff_delay_ms(retries, retry.base_delay_ms, retry.max_delay_ms) / 1000
+    return None if time.monotonic() + delay_s >= deadline_at else delay_s
 
 
 TIMER_MS_MAX = 2_147_483_647
@@ -117,6 +128,8 @@ class Connection:
         self.transport: Transport = transport
         self.max_batch_jobs = int(_positive(max_batch_jobs, "max_batch_jobs"))
         self.max_message_bytes = int(_positive(max_message_bytes, "max_message_bytes"))
+        # As given: the server's bounds may only lower them (learn_server_bounds).
+        self._given_bounds = (self.max_batch_jobs, self.max_message_bytes)
         # Jobs may be as large as a queue allows (up to 64 MiB); the server enforces its own limit.
         options: list[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", -1),
@@ -168,28 +181,44 @@ class Connection:
         """Lowers `max_batch_jobs` and `max_message_bytes` to the server's own bounds
         (GetServerInfo's `limits.max_batch_jobs` and `max_message_bytes`), so the batches this
         client builds are ones the server takes. Asked once per client, by the first thread that
-        needs them (the others wait for its answer): the answer is kept (a reload of the server's
-        limits is not seen); a server that cannot answer (older, a stand-in, down) leaves them as
-        they are, and is asked again 30 s later."""
+        needs them (the others wait for its answer), and again only when the server refuses a
+        batch as over a bound (relearn_server_bounds); a server that cannot answer (older, a
+        stand-in, down) leaves them as they are, and is asked again 30 s later."""
         with self._bounds_lock:
             if self._bounds_known or time.monotonic() < self._bounds_again_at or self.closed:
                 return
-            try:
-                info = self.stub.GetServerInfo(admin_pb2.GetServerInfoRequest(), metadata=self.metadata,
-                                               timeout=min(self.default_deadline_ms, SERVER_BOUNDS_DEADLINE_MS) / 1000)
-            except grpc.RpcError as error:
-                # A server without the call (UNIMPLEMENTED) never has it: the options stay.
-                unimplemented = isinstance(error, grpc.Call) and error.code() == grpc.StatusCode.UNIMPLEMENTED
-                self._bounds_known = unimplemented
-                self._bounds_again_at = time.monotonic() + SERVER_BOUNDS_AGAIN_S
-                return
-            self._bounds_known = True
-            limits = info.limits
-            # 0: a server older than the field.
-            if limits.max_batch_jobs > 0:
-                self.max_batch_jobs = min(self.max_batch_jobs, limits.max_batch_jobs)
-            if limits.max_message_bytes > 0:
-                self.max_message_bytes = min(self.max_message_bytes, limits.max_message_bytes)
+            self._ask_server_bounds()
+
+    def relearn_server_bounds(self) -> bool:
+        """Asks the server's bounds again, after it refused a batch as over a bound: a reload may
+        have lowered `limits.max_batch_jobs`, a restart `grpc.max_message_bytes`. True when either
+        bound is now lower than before; a server that cannot answer leaves them as they are."""
+        before = (self.max_batch_jobs, self.max_message_bytes)
+        with self._bounds_lock:
+            # A thread that asked while this one waited for the lock may have lowered them already.
+            if not self.closed and (self.max_batch_jobs, self.max_message_bytes) == before:
+                self._ask_server_bounds()
+        return self.max_batch_jobs < before[0] or self.max_message_bytes < before[1]
+
+    def _ask_server_bounds(self) -> None:
+        """One GetServerInfo (the bounds lock held); the bounds become the smaller of the option
+        given and the server's, so a bound the server raises comes back up to the option."""
+        try:
+            info = self.stub.GetServerInfo(admin_pb2.GetServerInfoRequest(), metadata=self.metadata,
+                                           timeout=min(self.default_deadline_ms, SERVER_BOUNDS_DEADLINE_MS) / 1000)
+        except grpc.RpcError as error:
+            # A server without the call (UNIMPLEMENTED) never has it: the options stay.
+            unimplemented = isinstance(error, grpc.Call) and error.code() == grpc.StatusCode.UNIMPLEMENTED
+            self._bounds_known = unimplemented
+            self._bounds_again_at = time.monotonic() + SERVER_BOUNDS_AGAIN_S
+            return
+        self._bounds_known = True
+        limits = info.limits
+        # 0: a server older than the field.
+        if limits.max_batch_jobs > 0:
+            self.max_batch_jobs = min(self._given_bounds[0], limits.max_batch_jobs)
+        if limits.max_message_bytes > 0:
+            self.max_message_bytes = min(self._given_bounds[1], limits.max_message_bytes)
 
     def timeout_s(self, deadline_ms: float | None, name: str = "deadline_ms") -> float:
         """A call's timeout in seconds, from its own deadline or the default; INVALID_ARGUMENT

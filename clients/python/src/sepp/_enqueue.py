@@ -11,13 +11,22 @@ the entries' results in order. An atomic enqueue is always a batch of its own.
 Retries: only with the client's `retry`, only after UNAVAILABLE or an answer
 marked `sepp-retry: later` (retried_by_client), and only for entries whose every
 job has an idempotency key: a keyless job that may have been stored is never
-sent twice. An enqueue refused `queue_full` (_refused_for_now: one job, or an
-atomic batch refused for that alone) stored nothing and is sent again the same
-way, until the queue has room, the tries run out or its deadline nears. With `retry` set, a job given without a key
+sent twice. Jobs refused `queue_full` stored nothing and are sent again, until
+the queue has room, the tries run out or the deadline nears: an atomic entry
+refused for that alone as it was; a best-effort entry's refused jobs (all of
+them, or the few refused among stored ones, as a part of their own whose
+outcomes replace theirs: _settle). With `retry` set, a job given without a key
 gets one of the SDK's (`sepp-retry:<uuid>`) before it is first sent, so that
 it too can be retried: an UNAVAILABLE answer may come after the server stored
 the job (a failover of its database mid-commit), and the repeat then answers
 the stored job's id instead of storing it again.
+
+Bounds: a batch the server refuses as over a bound of the call (over_call_bound:
+`limits.max_batch_jobs` lowered by a reload, `grpc.max_message_bytes` by a
+restart) stored nothing. Its entries are sent once more, whether retries are on
+or not, after the server's bounds are asked again and only if they went down,
+cut by them (_recut); never a second time. An entry failed by a broken Produce
+stream may have been stored, so it is sent again only if keyed.
 
 The Produce stream: opened by the first enqueue; its request generator (which
 grpc pulls from its own thread) takes what is pending whenever grpc can send,
@@ -31,7 +40,8 @@ new stream). When the stream breaks, every entry on it or waiting for it fails
 with the stream's status (UNAVAILABLE when the server is gone) and the next
 enqueue opens a new one. An idle stream is half-closed after `stream_idle_ms`.
 
-A flow (`client.enqueue_flow`) is an entry of its own, never retried. The flows
+A flow (`client.enqueue_flow`) is an entry of its own, never sent again here
+(workflows.enqueue_flow repeats one refused for full queues alone). The flows
 pending together (up to `MAX_FLOWS_PER_MESSAGE` and `max_message_bytes`) go in
 one Produce message, as its `flows`, each answered on its own (a refused one
 fails alone, with its own code); a flow pending alone goes as the message's
@@ -43,6 +53,7 @@ flows on Produce, it is the unary EnqueueFlow instead (workflows.py).
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -54,13 +65,14 @@ from typing import Iterator, Sequence
 
 import grpc
 
-from ._connection import Connection, backoff_delay_ms
+from ._connection import Connection, later_retry_delay_s
 from ._convert import approx_encoded_bytes, rejection_from_proto
 from .errors import (
     JobRejection,
     SeppError,
     closed_error,
     from_status,
+    over_call_bound,
     rejected,
     retried_by_client,
     status_from_number,
@@ -116,6 +128,8 @@ class _Entry:
     # Every job has an idempotency key, so sending it again cannot store anything twice.
     keyed: bool = False
     retries: int = 0
+    # Sent again once after a refusal as over a bound of the call (_recut): never twice.
+    recut: bool = False
     # A flow instead of jobs (`jobs` is empty): in a message of flows only, never retried.
     flow: flow_pb2.EnqueueFlowRequest | None = None
 
@@ -362,7 +376,7 @@ class EnqueueBatcher:
                 self._open_stream()
         if failed and error is not None:
             log.debug("sepp: Produce stream ended: %s", error)
-            self._fail(failed, error)
+            self._fail(failed, error, stream_broke=True)
 
     def _on_answer(self, stream: _Stream, answer: produce_pb2.ProduceResponse) -> None:
         """An answer answers the oldest message in flight; raises _OutOfStep when it cannot."""
@@ -457,25 +471,118 @@ class EnqueueBatcher:
             return
         offset = 0
         for entry in batch:
-            if not entry.future.done() and not (_refused_for_now(entry, answer, offset) and self._send_again_later(entry)):
-                entry.future.set_result((answer, offset))
+            if not entry.future.done():
+                self._settle(entry, answer, offset)
             offset += len(entry.jobs)
 
-    def _fail(self, entries: list[_Entry], error: SeppError) -> None:
-        for entry in entries:
+    def _settle(self, entry: _Entry, answer: Answer, offset: int) -> None:
+        """An entry's answer, or its `queue_full` refusals sent again: the whole entry when nothing
+        of it was stored, else its refused jobs alone (_send_in_parts), whose outcomes then
+        replace theirs."""
+        if entry.flow is not None or entry.atomic or answer.atomic is not None:
+            if not (entry.atomic and _atomic_refused_for_now(answer) and self._send_again_later(entry)):
+                entry.future.set_result((answer, offset))
+            return
+        refused = _refused_for_now(answer.results, offset, len(entry.jobs))
+        if len(refused) == len(entry.jobs) and self._send_again_later(entry):
+            return
+        delay_s = self._later_delay_s(entry) if refused else None
+        if delay_s is None:
+            entry.future.set_result((answer, offset))
+            return
+        results: list[job_pb2.EnqueueResult | None] = list(answer.results[offset:offset + len(entry.jobs)])
+        self._send_in_parts(entry, [refused], results, entry.retries + 1, delay_s)
+
+    def _send_in_parts(self, entry: _Entry, parts: list[list[int]], results: list[job_pb2.EnqueueResult | None],
+                       retries: int, delay_s: float) -> None:
+        """Sends `parts` of a best-effort entry (each a list of its jobs' indexes) as entries of
+        their own after `delay_s`; their outcomes fill `results` (the entry's, one per job) and the
+        entry is done once every part is: with `results`, or with the first error a part failed with."""
+        lock = threading.Lock()
+        waiting = len(parts)
+        failed: list[BaseException] = []
+
+        def part_done(slots: list[int], future: Future[tuple[Answer, int]]) -> None:
+            nonlocal waiting
+            error = future.exception()
+            with lock:
+                if error is not None:
+                    failed.append(error)
+                else:
+                    answer, offset = future.result()
+                    for i, slot in enumerate(slots):
+                        results[slot] = answer.results[offset + i]
+                waiting -= 1
+                if waiting > 0:
+                    return
             if entry.future.done():
+                return
+            if failed:
+                entry.future.set_exception(failed[0])
+            else:
+                answered = [r for r in results if r is not None]
+                assert len(answered) == len(results), "every part answered every job of it"
+                entry.future.set_result((Answer(results=answered), 0))
+
+        for slots in parts:
+            jobs = [entry.jobs[slot] for slot in slots]
+            part = _Entry(jobs, False, entry.deadline_at, size=sum(approx_encoded_bytes(job) for job in jobs),
+                          keyed=entry.keyed, retries=retries, recut=entry.recut)
+            part.future.set_running_or_notify_cancel()
+            part.future.add_done_callback(functools.partial(part_done, slots))
+            if delay_s > 0:
+                timer = threading.Timer(delay_s, self._repush, (part,))
+                timer.daemon = True
+                timer.start()
+            else:
+                self._repush(part)
+
+    def _fail(self, entries: list[_Entry], error: SeppError, stream_broke: bool = False) -> None:
+        # Refused as over a bound of the call, the server stored nothing; a broken stream may have.
+        recut = [entry for entry in entries
+                 if over_call_bound(error) and entry.flow is None and not entry.recut and not entry.future.done()
+                 and (entry.keyed or not stream_broke)]
+        if recut:
+            threading.Thread(target=self._recut, args=(recut, error), name="sepp-recut", daemon=True).start()
+        again = {id(entry) for entry in recut}
+        for entry in entries:
+            if entry.future.done() or id(entry) in again:
                 continue
             if not (retried_by_client(error) and self._send_again_later(entry)):
                 entry.future.set_exception(error)
 
+    def _recut(self, entries: list[_Entry], error: SeppError) -> None:
+        """Entries refused as over a bound of the call: once the server's bounds are asked again,
+        and only if they went down, each is sent once more, cut by them (an atomic one whole, if it
+        now fits); else they fail with `error`."""
+        lowered = self._conn.relearn_server_bounds()
+        for entry in entries:
+            entry.recut = True
+            fits = len(entry.jobs) <= self._conn.max_batch_jobs
+            if entry.future.done():
+                continue
+            if not lowered or self._conn.closed or (entry.atomic and not fits):
+                entry.future.set_exception(error)
+            elif entry.atomic or (fits and entry.size <= self._conn.max_message_bytes):
+                self._repush(entry)
+            else:
+                parts: list[list[int]] = []
+                for part in self.split(entry.jobs):
+                    first = sum(len(p) for p in parts)
+                    parts.append(list(range(first, first + len(part))))
+                self._send_in_parts(entry, parts, [None] * len(entry.jobs), entry.retries, 0.0)
+
+    def _later_delay_s(self, entry: _Entry) -> float | None:
+        """How long until the entry may be sent again after a "later" answer; None when it may not."""
+        if not entry.keyed or self._closing:
+            return None
+        return later_retry_delay_s(self._conn.retry, entry.retries, entry.deadline_at)
+
     def _send_again_later(self, entry: _Entry) -> bool:
         """Queues the entry again after a backoff when retries are on, it is safe to repeat
         (keyed), and tries and its deadline are left; False (nothing done) otherwise."""
-        retry = self._conn.retry
-        if retry is None or not entry.keyed or self._closing:
-            return False
-        delay_s = backoff_delay_ms(entry.retries, retry.base_delay_ms, retry.max_delay_ms) / 1000
-        if entry.retries + 1 >= retry.max_attempts or time.monotonic() + delay_s >= entry.deadline_at:
+        delay_s = self._later_delay_s(entry)
+        if delay_s is None:
             return False
         entry.retries += 1
         timer = threading.Timer(delay_s, self._repush, (entry,))
@@ -512,22 +619,20 @@ class EnqueueBatcher:
                 stream.call.cancel()
 
 
-def _refused_for_now(entry: _Entry, answer: Answer, offset: int) -> bool:
-    """The entry was refused whole for a reason the server advises "later" for (rejections_retry):
-    a single-job entry (an enqueue, or a batch of one) refused `queue_full`, or an atomic one whose
-    every refusal is. Nothing of it was stored, so it may be sent again. A best-effort batch's
-    refused jobs stay outcomes of the batch."""
-    if entry.flow is not None:
+def _atomic_refused_for_now(answer: Answer) -> bool:
+    """An atomic entry refused for a reason the server advises "later" for (rejections_retry):
+    every refusal is `queue_full`. Nothing of it was stored, so it may be sent again."""
+    atomic = answer.atomic
+    if atomic is None or atomic.committed or not atomic.rejections:
         return False
-    if entry.atomic:
-        atomic = answer.atomic
-        if atomic is None or atomic.committed or not atomic.rejections:
-            return False
-        return all(r.reason == job_pb2.REJECTION_REASON_QUEUE_FULL for r in atomic.rejections)
-    if len(entry.jobs) != 1 or answer.atomic is not None:
-        return False
-    result = answer.results[offset]
-    return result.WhichOneof("outcome") == "rejection" and result.rejection.reason == job_pb2.REJECTION_REASON_QUEUE_FULL
+    return all(r.reason == job_pb2.REJECTION_REASON_QUEUE_FULL for r in atomic.rejections)
+
+
+def _refused_for_now(results: Sequence[job_pb2.EnqueueResult], offset: int, count: int) -> list[int]:
+    """Which of `count` results from `offset` on are refusals for `queue_full` (nothing stored; "later")."""
+    return [i for i in range(count)
+            if results[offset + i].WhichOneof("outcome") == "rejection"
+            and results[offset + i].rejection.reason == job_pb2.REJECTION_REASON_QUEUE_FULL]
 
 
 def enqueued_of(future: Future[tuple[Answer, int]], timeout_s: float) -> Enqueued:

@@ -226,7 +226,9 @@ class Client:
     def enqueue_batch(self, jobs: Iterable[JobSpec], *, deadline_ms: int | None = None) -> list[EnqueueOutcome]:
         """Enqueues many jobs, best effort: one outcome per job, in order; a refused job does not
         stop the others. Batches above the server's `max_batch_jobs` or message size
-        (`grpc.max_message_bytes`, counted in UTF-8 bytes) go as several messages."""
+        (`grpc.max_message_bytes`, counted in UTF-8 bytes) go as several messages. With `retry`,
+        jobs refused `queue_full` are sent again until the queue has room (their outcome is the
+        last try's)."""
         protos = [job_from_spec(spec) for spec in jobs]
         # Split by the smaller of max_batch_jobs and the server's own bounds, once it has said them.
         self._conn.learn_server_bounds()

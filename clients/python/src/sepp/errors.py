@@ -225,6 +225,15 @@ def retried_by_client(error: SeppError) -> bool:
     return error.retryable or error.retry == "later"
 
 
+def over_call_bound(error: SeppError) -> bool:
+    """The call was refused as over a bound of the call itself (more jobs than
+    `limits.max_batch_jobs`, a message over `grpc.max_message_bytes`), which no repeat of the same
+    call can pass (RESOURCE_EXHAUSTED marked "never") and which stored nothing. The batcher then
+    asks the server's bounds again and sends what was refused once more, cut by them, if they went
+    down."""
+    return error.grpc_code == grpc.StatusCode.RESOURCE_EXHAUSTED and error.retry == "never"
+
+
 def rejection_reason(value: str) -> RejectionReason:
     """A reason string from the server; an unknown one (a newer server) reads as `invalid_job`."""
     return cast(RejectionReason, value) if value in _REASONS else "invalid_job"

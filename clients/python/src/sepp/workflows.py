@@ -10,15 +10,17 @@ as `client.enqueue_flow`, `client.create_batch` and the rest; this module has th
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Sequence
 
 import grpc
 
+from ._connection import later_retry_delay_s
 from ._convert import approx_encoded_bytes, job_from_spec, outcome_from_proto, rejection_from_proto, utf8_bytes
 from ._enqueue import OLDER_SERVER_REFUSAL, EnqueueBatcher, answer_of
 from ._running_members import running_attempt
-from .errors import SeppError, rejected
+from .errors import SeppError, rejected, rejections_retry
 from .jobs import EdgeState, edge_state_name, job_state_name
 from .models import Enqueued, EnqueueOutcome, JobSpec, JobState
 from .v1 import batch_pb2, flow_pb2, job_pb2
@@ -195,33 +197,54 @@ class FlowGraph:
 
 def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline_ms: int | None) -> dict[str, Enqueued]:
     """On the client's Produce stream, in one message with the other flows pending with it
-    (batcher.submit_flow), else the unary EnqueueFlow; the same answer and errors either way,
-    never retried."""
+    (batcher.submit_flow), else the unary EnqueueFlow; the same answer and errors either way. A
+    flow refused for full queues alone (`queue_full`, which stored nothing) is sent again after a
+    backoff while the client's `retry` is set, until the queues have room, the tries run out or
+    its deadline nears."""
     request = flow_pb2.EnqueueFlowRequest(
         jobs=[flow_pb2.FlowJob(name=name, job=job_from_spec(spec, after), after=list(after))
               for name, spec, after in flow.jobs]
     )
     size = sum(approx_encoded_bytes(j.job) + utf8_bytes(j.name) + 8 + sum(utf8_bytes(n) + 4 for n in j.after)
                for j in request.jobs)
+    deadline_at = time.monotonic() + conn.timeout_s(deadline_ms)
+    retries = 0
+    while True:
+        answer = _send_flow(conn, batcher, request, size, max(0.0, deadline_at - time.monotonic()) * 1000)
+        if answer.committed:
+            return {j.name: Enqueued(j.job_id, j.deduplicated) for j in answer.jobs}
+        rejections = [rejection_from_proto(r.index, r.reason, r.message) for r in answer.rejections]
+        if not rejections:
+            raise SeppError(grpc.StatusCode.INTERNAL, "the server refused the flow without saying why")
+        # Refused for full queues alone ("later"), the flow stored nothing: sent again, as an
+        # atomic batch is, while retries are on and tries and the deadline are left.
+        delay_s = (later_retry_delay_s(conn.retry, retries, deadline_at)
+                   if rejections_retry(rejections) == "later" and not conn.closed else None)
+        if delay_s is None:
+            raise rejected(rejections)
+        time.sleep(delay_s)
+        retries += 1
+
+
+def _send_flow(conn: Connection, batcher: EnqueueBatcher, request: flow_pb2.EnqueueFlowRequest, size: int,
+               deadline_ms: float) -> flow_pb2.EnqueueFlowResponse:
+    """One try of a flow: on the Produce stream, else (or on a server older than flows on
+    Produce) the unary EnqueueFlow."""
     future = None if batcher.flows_unary else batcher.submit_flow(request, size, deadline_ms)
-    streamed = None
     if future is not None:
         try:
             streamed = answer_of(future, conn.timeout_s(deadline_ms))[0].flow
+            if streamed is not None:
+                return streamed
         except SeppError as error:
             # A server older than flows on Produce skips the field and refuses the message as an
             # empty batch, storing nothing: this flow and the later ones take the unary call.
             if error.grpc_code != grpc.StatusCode.INVALID_ARGUMENT or error.message != OLDER_SERVER_REFUSAL:
                 raise
             batcher.flows_unary = True
-    answer = streamed if streamed is not None else conn.invoke(
-        conn.stub.EnqueueFlow, request, deadline_ms=deadline_ms, retry_safe=False)
-    if answer.committed:
-        return {j.name: Enqueued(j.job_id, j.deduplicated) for j in answer.jobs}
-    rejections = [rejection_from_proto(r.index, r.reason, r.message) for r in answer.rejections]
-    if not rejections:
-        raise SeppError(grpc.StatusCode.INTERNAL, "the server refused the flow without saying why")
-    raise rejected(rejections)
+    answer: flow_pb2.EnqueueFlowResponse = conn.invoke(conn.stub.EnqueueFlow, request, deadline_ms=deadline_ms,
+                                                       retry_safe=False)
+    return answer
 
 
 def _added(answer: batch_pb2.CreateBatchResponse | batch_pb2.AddToBatchResponse) -> BatchAdded:
