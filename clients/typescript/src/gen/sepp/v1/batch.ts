@@ -228,9 +228,9 @@ export interface AddToBatchRequest {
    */
   fromMember: string;
   /**
-   * No longer proves the member, and is not read: the attempt is not secret
-   * (GetJob shows it to every key that reads jobs). A request with from_member
-   * and no from_member_token is refused (PERMISSION_DENIED), whatever this says.
+   * Proves nothing any more: the attempt is not secret (GetJob shows it to every
+   * key that reads jobs). A request with from_member and no from_member_token
+   * is refused (PERMISSION_DENIED), with or without it.
    *
    * @deprecated
    */
