@@ -664,6 +664,38 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    name: 'secrets: the first one stored is kept and outlives a restart; a lease token made before one still adds',
+    async run(h) {
+      const secret = (candidate: number) =>
+        h.write(function* (tx) {
+          if (tx.dependencies === undefined) return null;
+          return Buffer.from(
+            yield* tx.dependencies.secret({ name: 'test', candidate: new Uint8Array(32).fill(candidate) }),
+          );
+        });
+      const first = await secret(1);
+      if (first === null) return; // A store without batches keeps no secret.
+      assert.deepEqual(first, Buffer.alloc(32, 1));
+      assert.deepEqual(await secret(2), first, 'a second candidate is not stored');
+      await h.restart();
+      assert.deepEqual(await secret(3), first, 'the secret outlives a restart');
+      // The lease tokens' secret likewise: a worker holding a member's lease across a restart still adds.
+      const queue = fresh();
+      let { engine } = await h.engine();
+      const { batch } = await engine.createBatch({
+        jobs: [{ queue, type: 'm', payload: bytes('') }],
+        seal: true,
+      });
+      const [leased] = await engine.reserve({ queues: [queue], maxJobs: 1, leaseMs: 60_000 });
+      ({ engine } = await h.engine());
+      const added = await engine.addToBatch(batch.id, [{ queue, type: 'm', payload: bytes('') }], {
+        fromMember: leased!.id,
+        memberToken: leased!.leaseToken!,
+      });
+      assert.equal(added.batch.members, 2);
+    },
+  },
+  {
     name: 'batches: the first death enqueues on_death once, with its error; a last member dying first ends both',
     async run(h) {
       const { engine } = await h.engine();
