@@ -8,7 +8,7 @@
 import { dependedOn, inBatch } from '../store/dependencies.ts';
 import type { Store } from '../store/store.ts';
 import { AuditLog } from './audit/index.ts';
-import { Batches } from './batches/index.ts';
+import { Batches, LeaseTokens } from './batches/index.ts';
 import type { Clock } from './clock.ts';
 import { createEngineContext, type EngineContext } from './context.ts';
 import {
@@ -149,6 +149,8 @@ export interface EngineParts {
   readonly bulk: BulkOperations;
   readonly runtimeSettings: RuntimeSettings;
   readonly batches: Batches;
+  /** The lease tokens of batch members: made by the reserve, checked by an add from a member. */
+  readonly leaseTokens: LeaseTokens;
   readonly workflows: WorkflowActs;
   /** Throughput, failures and durations per queue and type, kept in the store (history/). */
   readonly history: JobHistory;
@@ -169,7 +171,11 @@ export async function openEngineParts(
     const { ctx } = parts;
     await ctx.read((view) => parts.flow.load(view));
     await ctx.read((view) => parts.dependencyQueues.load(view));
-    await ctx.write((tx) => parts.queueAdmin.load(tx));
+    // The lease tokens' secret is read (or written, on a new store) in the same commit.
+    await ctx.write(function* (tx) {
+      yield* parts.queueAdmin.load(tx);
+      yield* parts.leaseTokens.load(tx);
+    });
     // The config's schedules are checked against the config's queue settings, as `sepp config
     // check` checks them, so a run-time override cannot keep the server from starting (it refuses
     // the schedule's jobs instead, which the schedule's outcome shows): reconcile, then the overrides.
@@ -296,9 +302,11 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const enqueueSteps = new EnqueueSteps(ctx, flow, ids, diskFull, dependencyQueues);
   const enqueuer = new Enqueuer(enqueueSteps, audit);
   const flowEnqueuer = new FlowEnqueuer(enqueueSteps);
+  const leaseTokens = new LeaseTokens();
   batches = new Batches({
     ctx,
     ids,
+    leaseTokens,
     enqueueWithin: (tx, requests, audit) => enqueuer.enqueueWithin(tx, requests, audit),
     checkRoom: () => enqueueSteps.checkRoom(),
   });
@@ -364,7 +372,9 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     diskFull,
     enqueuer,
     flowEnqueuer,
-    reserver: new Reserver(ctx, lifecycle, flow, waiters, expiry, dependencyQueues),
+    reserver: new Reserver(ctx, lifecycle, flow, waiters, expiry, dependencyQueues, (jobId, attempt) =>
+      leaseTokens.of(jobId, attempt),
+    ),
     dependencyQueues,
     settler,
     acks: new AckBatches(ctx, settler, dependencyQueues),
@@ -386,6 +396,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     bulk,
     runtimeSettings: new RuntimeSettings(ctx, flow, audit, deps.checkQueueSettings),
     batches,
+    leaseTokens,
     workflows: new WorkflowActs(ctx, canceller, audit),
     history,
   };

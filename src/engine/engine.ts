@@ -155,11 +155,11 @@ export class Engine {
     return this.parts.batches.create(request, audit);
   }
 
-  /** Adds jobs to an open batch (or a sealed one, from a running member and its lease's attempt); seals it if asked. */
+  /** Adds jobs to an open batch (or a sealed one, from a running member with its lease's token); seals it if asked. */
   addToBatch(
     batchId: string,
     jobs: readonly EnqueueRequest[],
-    options?: { seal?: boolean; fromMember?: string; memberAttempt?: number; caller?: BatchCaller },
+    options?: { seal?: boolean; fromMember?: string; memberToken?: string; caller?: BatchCaller },
     audit?: AuditInput,
   ): Promise<BatchAddResult> {
     return this.parts.batches.add(batchId, jobs, options, audit);

@@ -192,6 +192,11 @@ export interface LeasedJob {
   timeoutAtMs: number | null;
   /** The batch it is a member of (it may add to it: `fromMember`); null outside batches. */
   batchId: string | null;
+  /**
+   * Only for a batch member: this lease's secret token, which proves the member when it adds
+   * to its batch (`fromMember` with `memberToken`, batches/lease-tokens.ts). Only its worker gets it.
+   */
+  leaseToken?: string;
   /** What the jobs it depended on ended with; absent for a job without dependencies. */
   dependencyResults?: DependencyResult[];
 }

@@ -297,6 +297,8 @@ export function leasedJobToJson(job: LeasedJob) {
       resultOmitted: d.resultOmitted,
     })),
     batchId: job.batchId,
+    // Only a batch member's lease has one; the worker it was handed to proves the member with it.
+    leaseToken: job.leaseToken ?? null,
   };
 }
 

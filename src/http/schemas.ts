@@ -145,7 +145,13 @@ const leasedJobProperties: Record<string, JsonSchema> = {
     type: ['string', 'null'],
     description:
       'the batch it is a member of, null when none: a member that has not ended adds to it ' +
-      '(POST /v1/batches/{batchId}/jobs with `fromMember`)',
+      '(POST /v1/batches/{batchId}/jobs with `fromMember` and `fromMemberToken`)',
+  },
+  leaseToken: {
+    type: ['string', 'null'],
+    description:
+      "only for a batch member (null otherwise): this lease's secret token, which only the worker it was " +
+      'handed to holds; it proves the member when it adds to its batch (`fromMemberToken`). A new attempt has a new one',
   },
 };
 

@@ -155,14 +155,19 @@ export const addToBatchRequest: JsonSchema = {
     fromMember: {
       type: 'string',
       description:
-        'the id of a member running now: it may add to its own sealed batch (with fromMemberAttempt)',
+        'the id of a member running now: it may add to its own sealed batch (with fromMemberToken)',
+    },
+    fromMemberToken: {
+      type: 'string',
+      description:
+        "with fromMember: the `leaseToken` of the member's current lease, which only its worker was handed; " +
+        "without it, or with one that is not that lease's (another job's, an earlier attempt's), the add is refused (403)",
     },
     fromMemberAttempt: {
       type: 'integer',
-      minimum: 1,
+      deprecated: true,
       description:
-        "with fromMember: the attempt of the member's current lease (the job's `attempt` as leased), which only its worker was handed; " +
-        'the add is refused (409) unless the member is leased under it',
+        'proves nothing (any key reading jobs sees the attempt) and is not read: fromMember needs fromMemberToken',
     },
   },
   required: ['jobs'],

@@ -66,9 +66,8 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
       const fallback = observation.context ?? metadataTraceContext(call.metadata);
       const { batch, results } = await engine.addToBatch(req.batchId, requests(req.jobs, fallback), {
         seal: req.seal,
-        ...(req.fromMember === ''
-          ? {}
-          : { fromMember: req.fromMember, memberAttempt: req.fromMemberAttempt }),
+        // from_member_attempt is not read: it proves nothing (batch.proto); the token does.
+        ...(req.fromMember === '' ? {} : { fromMember: req.fromMember, memberToken: req.fromMemberToken }),
         caller: batchCaller(caller),
       });
       return { batch: batchToProto(batch), results: results.map(enqueueResultToProto) };

@@ -191,6 +191,7 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
         ? noDependencyResults
         : job.dependencyResults.map(dependencyResultToProto),
     batchId: job.batchId ?? '',
+    leaseToken: job.leaseToken ?? '',
   };
 }
 

@@ -126,6 +126,7 @@ function jobSize(job: LeasedJob): number {
     n += 2 + varintSize(size) + size;
   }
   if (job.batchId !== '') n += stringFieldSize(2, job.batchId);
+  if (job.leaseToken !== '') n += stringFieldSize(2, job.leaseToken);
   if (timeoutAtMs !== 0) n += 2 + signedSize(timeoutAtMs);
   return n;
 }
@@ -190,6 +191,7 @@ function writeJob(out: WireWriter, job: LeasedJob, tag: number, size: number): v
   if (job.group !== '') out.string(162, job.group);
   for (const dependency of job.dependencyResults) writeDependency(out, dependency);
   if (job.batchId !== '') out.string(410, job.batchId);
+  if (job.leaseToken !== '') out.string(418, job.leaseToken);
   if (job.timeoutAtMs !== 0) out.signedField(560, job.timeoutAtMs);
 }
 

@@ -371,6 +371,12 @@ export interface Dependencies extends DependencyReads {
    * deleted only once it has no member row left.
    */
   sweepBatches(p: { beforeMs: number; limit: number }): Op<{ members: number; batches: number }>;
+  /**
+   * The secret the lease tokens of batch members are made with (schema/0031_lease_token_secret.sql):
+   * stores `candidate` under `name` unless a row holds one already, and returns the one stored.
+   * Servers sharing a store that call it at once all get the same (the first commit's).
+   */
+  secret(p: { name: string; candidate: Uint8Array }): Op<Uint8Array>;
   /** What a batch's first death enqueued (its on_death job), or why it could not. */
   setDeath(p: { batchId: string; deathJobId: string | null; error: string | null }): Op<void>;
   /** What the end of a batch enqueued. */

@@ -6,6 +6,6 @@
  * this sepp will migrate (docs/upgrading.md).
  */
 export const schemaVersions: Readonly<{ sqlite: number; postgres: number }> = Object.freeze({
-  sqlite: 30,
-  postgres: 20,
+  sqlite: 31,
+  postgres: 21,
 });

@@ -4,8 +4,9 @@
  * key lists every key's batches, a producer key only its own (another key's is
  * PERMISSION_DENIED / 403), a key scoped to queues none; GetServerInfo names the retention.
  * Changing a batch follows its owner too: only the key that created it, or an admin key, adds
- * to it or seals it; a running member adds with from_member and its lease's attempt whoever
- * calls, and another key holding only the member's id is refused (the attack of task attack5).
+ * to it or seals it; a running member adds with from_member and its lease's token whoever
+ * calls, and another key holding the member's id and attempt (all GetJob shows) is refused
+ * (the attacks of tasks attack5 and token19).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -180,41 +181,36 @@ describe('listing batches', () => {
     assert.equal((await client('etl').sealBatch(batch.id)).members, 2);
   });
 
-  test('another key with a member’s id cannot fill a sealed batch; the member’s handler adds, it ends', async () => {
+  test('another key reading a member’s id and attempt cannot fill a sealed batch; its worker adds, it ends', async () => {
     const { batch } = await client('etl').createBatch({
       jobs: [{ queue: 'bl-fan', type: 'fan' }],
       seal: true,
     });
     const url = server.httpUrl;
-    // The attack: any key reads the batch, takes a pending member's id and adds "from" it.
+    // The attack: any key reads the batch and the member's job, and adds "from" it with what it read.
     const member = (await client('billing').getBatch(batch.id)).members[0]!.jobId;
-    const attack = (fromMemberAttempt: number) =>
+    const attack = (extra: Record<string, unknown>) =>
       apiCall(url, `/v1/batches/${batch.id}/jobs`, {
         method: 'POST',
         key: keys.billing,
-        body: { jobs: [{ queue: 'bl-fan', type: 'junk' }], fromMember: member, fromMemberAttempt },
+        body: { jobs: [{ queue: 'bl-fan', type: 'junk' }], fromMember: member, ...extra },
       });
-    const ready = await attack(1);
-    assert.equal(ready.status, 409, ready.text);
-    assert.match(ready.text, /is not running \(it is ready\)/);
-    const noAttempt = await apiCall(url, `/v1/batches/${batch.id}/jobs`, {
-      method: 'POST',
-      key: keys.billing,
-      body: { jobs: [{ queue: 'bl-fan', type: 'junk' }], fromMember: member },
-    });
-    assert.equal(noAttempt.status, 400, noAttempt.text);
-    assert.match(noAttempt.text, /fromMemberAttempt: required with fromMember/);
+    const noToken = await attack({ fromMemberAttempt: 1 });
+    assert.equal(noToken.status, 403, noToken.text);
+    assert.match(noToken.text, /fromMemberToken: required with fromMember/);
     await assert.rejects(
       client('billing').addToBatch(batch.id, [{ queue: 'bl-fan', type: 'junk' }], { fromMember: member }),
-      {
-        code: 'invalid_argument',
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'permission_denied');
+        assert.match(error.message, /^from_member_token: required with from_member/);
+        return true;
       },
     );
 
-    // The member's own handler adds (through another key's Client: the SDK passes its lease's attempt),
-    // while the attacker's guess of a later attempt is refused.
+    // The member's own handler adds (through another key's Client: the SDK passes its lease's token),
+    // while the attacker, who reads the job as it runs, adds neither with its attempt nor with a guess.
     const seen: string[] = [];
-    let guessed: Awaited<ReturnType<typeof attack>> | undefined;
+    const attacks: Awaited<ReturnType<typeof attack>>[] = [];
     let ended!: () => void;
     const done = new Promise<void>((resolve) => {
       ended = resolve;
@@ -223,7 +219,12 @@ describe('listing batches', () => {
       queues: ['bl-fan'],
       handlers: {
         fan: async (job) => {
-          guessed = await attack(job.attempt + 1);
+          registerSecret('lease token', job.leaseToken!);
+          const read = await client('billing').getJob(job.id);
+          assert.deepEqual([read.state, read.attempt], ['leased', job.attempt]);
+          assert.ok(!JSON.stringify(read).includes(job.leaseToken!), 'GetJob never shows the token');
+          attacks.push(await attack({ fromMemberAttempt: read.attempt }));
+          attacks.push(await attack({ fromMemberToken: 'A'.repeat(22) }));
           await client('billing').addToBatch(job.batchId!, [{ queue: 'bl-fan', type: 'part' }], {
             fromMember: job.id,
           });
@@ -237,9 +238,48 @@ describe('listing batches', () => {
     });
     await done;
     await worker.close();
-    assert.equal(guessed?.status, 409, guessed?.text);
-    assert.match(guessed?.text ?? '', /runs attempt 1, not 2/);
+    assert.deepEqual(
+      attacks.map((a) => a.status),
+      [403, 403],
+      attacks.map((a) => a.text).join('\n'),
+    );
+    assert.match(attacks[0]!.text, /fromMemberToken: required with fromMember/);
+    assert.match(attacks[1]!.text, /fromMemberToken: not the token of member .* current lease/);
     const after = (await client('admin').getBatch(batch.id, { membersLimit: 0 })).batch;
     assert.deepEqual([after.state, after.members, after.completed], ['ended', 2, 2]);
+  });
+
+  test('a member leased over HTTP carries its token and adds with it, through any key', async () => {
+    const { batch } = await client('etl').createBatch({
+      jobs: [{ queue: 'bl-http', type: 'fan' }],
+      seal: true,
+    });
+    const url = server.httpUrl;
+    type Leased = { jobId: string; batchId: string | null; leaseToken: string | null };
+    const reserved = await apiCall<{ jobs: Leased[] }>(url, '/v1/reserve', {
+      method: 'POST',
+      key: keys.admin,
+      body: { queues: ['bl-http'], maxJobs: 1, waitTimeoutMs: 0 },
+    });
+    assert.equal(reserved.status, 200, reserved.text);
+    const leased = reserved.json.jobs[0]!;
+    assert.equal(leased.batchId, batch.id);
+    const token = leased.leaseToken!;
+    assert.match(token, /^[A-Za-z0-9_-]{22}$/);
+    registerSecret('lease token', token);
+    const add = (fromMemberToken: string) =>
+      apiCall<{ batch: { members: number } }>(url, `/v1/batches/${batch.id}/jobs`, {
+        method: 'POST',
+        key: keys.billing,
+        body: { jobs: [{ queue: 'bl-http', type: 'part' }], fromMember: leased.jobId, fromMemberToken },
+      });
+    const forged = await add(`${token.slice(1)}A`);
+    assert.equal(forged.status, 403, forged.text);
+    const added = await add(token);
+    assert.equal(added.status, 200, added.text);
+    assert.equal(added.json.batch.members, 2);
+    const job = await apiCall(url, `/v1/jobs/${leased.jobId}`, { key: keys.billing });
+    assert.equal(job.status, 200, job.text);
+    assert.ok(!job.text.includes(token), 'GET /v1/jobs/{jobId} never shows the token');
   });
 });

@@ -140,8 +140,8 @@ describe('batches over gRPC', () => {
         { queue: 'b2-parts', type: 'part' },
         { queue: 'b2-parts', type: 'part' },
       ],
-      // Outside a handler the SDK knows no running attempt: the caller passes its lease's.
-      { fromMember: fanOut.id, fromMemberAttempt: fanOut.attempt },
+      // Outside a handler the SDK knows no running member: the caller passes its lease's token.
+      { fromMember: fanOut.id, fromMemberToken: fanOut.leaseToken! },
     );
     assert.equal(more.batch.members, 3);
     await served.client.ack(fanOut);

@@ -86,6 +86,7 @@ function job(next: () => number): LeasedJob {
           ]
         : [],
     batchId: text(next),
+    leaseToken: text(next),
     timeoutAtMs: number(next, 2 ** 42),
   });
 }

@@ -204,45 +204,75 @@ test('members ending in every terminal state are counted once; on_success runs o
   });
 });
 
-test("a running member adds jobs to its sealed batch with its lease's attempt; others cannot", async () => {
+test("a running member adds jobs to its sealed batch with its lease's token; others cannot", async () => {
   await withEngine({}, async ({ engine, db }) => {
-    const created = await engine.createBatch({ onComplete, jobs: [member()], seal: true });
+    const created = await engine.createBatch({ onComplete, jobs: [member(), member()], seal: true });
     const batchId = created.batch.id;
-    const [fanOut] = ids(created.results);
+    const [fanOut, sibling] = ids(created.results);
     const outsider = await engine.enqueue(member());
     await expectCode(engine.addToBatch(batchId, [member()]), 'failed_precondition');
-    const refusal = async (fromMember: string, memberAttempt: number | undefined, message: RegExp) => {
-      const error = await expectCode(
-        engine.addToBatch(batchId, [member()], {
-          fromMember,
-          ...(memberAttempt === undefined ? {} : { memberAttempt }),
-        }),
-        memberAttempt === undefined ? 'invalid_argument' : 'failed_precondition',
-      );
+    const refusal = async (
+      fromMember: string,
+      memberToken: string | undefined,
+      code: 'failed_precondition' | 'permission_denied',
+      message: RegExp,
+    ) => {
+      const options = { fromMember, ...(memberToken === undefined ? {} : { memberToken }) };
+      const error = await expectCode(engine.addToBatch(batchId, [member()], options), code);
       assert.match(error.message, message);
     };
-    await refusal(outsider.jobId, 1, /is no member of batch/);
-    // Its id alone, or a guess of its first attempt, proves nothing while the member waits.
-    await refusal(fanOut!, undefined, /^from_member_attempt: give the attempt of the member's lease/);
-    await refusal(fanOut!, 1, /is not running \(it is ready\)/);
+    // No token (what a client that sends only the attempt sends): refused before anything is read.
+    await refusal(fanOut!, undefined, 'permission_denied', /^from_member_token: required with from_member/);
+    await refusal(outsider.jobId, 'x', 'failed_precondition', /is no member of batch/);
+    await refusal(fanOut!, 'x', 'failed_precondition', /is not running \(it is ready\)/);
     const leased = await lease(engine, fanOut!);
-    await refusal(fanOut!, leased.attempt + 1, /runs attempt 1, not 2 \(from_member_attempt\)/);
+    const token = leased.leaseToken!;
+    assert.match(token, /^[A-Za-z0-9_-]{22}$/, 'a member leases with 16 bytes of base64url');
+    // The job's id and its attempt, all GetJob shows, prove nothing; nor does a wrong token or another member's.
+    const notIts = /^from_member_token: not the token of member .* current lease/;
+    await refusal(fanOut!, String(leased.attempt), 'permission_denied', notIts);
+    await refusal(
+      fanOut!,
+      `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`,
+      'permission_denied',
+      notIts,
+    );
+    const other = await lease(engine, sibling!);
+    assert.notEqual(other.leaseToken, token);
+    await refusal(fanOut!, other.leaseToken, 'permission_denied', notIts);
+    assert.equal(
+      (await lease(engine, outsider.jobId)).leaseToken,
+      undefined,
+      'a job outside batches has no token',
+    );
+    // The token of an earlier attempt proves nothing once the member was leased again.
+    await engine.nack({
+      jobId: fanOut!,
+      attempt: leased.attempt,
+      error: 'again',
+      directive: { kind: 'delay', delayMs: 0 },
+    });
+    const again = await lease(engine, fanOut!);
+    assert.equal(again.attempt, leased.attempt + 1);
+    assert.notEqual(again.leaseToken, token);
+    await refusal(fanOut!, token, 'permission_denied', notIts);
     const more = ids(
       (
         await engine.addToBatch(batchId, [member(), member()], {
           fromMember: fanOut!,
-          memberAttempt: leased.attempt,
+          memberToken: again.leaseToken!,
         })
       ).results,
     );
-    await engine.ack({ jobId: fanOut!, attempt: leased.attempt });
+    await engine.ack({ jobId: fanOut!, attempt: again.attempt });
+    await engine.ack({ jobId: sibling!, attempt: other.attempt });
     assert.equal((await engine.getBatch(batchId)).batch.state, 'sealed', 'what the member added is pending');
     // Once the member ended it cannot add any more.
-    await refusal(fanOut!, leased.attempt, /has ended \(completed\)/);
+    await refusal(fanOut!, again.leaseToken, 'failed_precondition', /has ended \(completed\)/);
     await complete(engine, more[0]!);
     await complete(engine, more[1]!);
     const { batch } = await engine.getBatch(batchId);
-    assert.deepEqual([batch.state, batch.members, batch.completed], ['ended', 3, 3]);
+    assert.deepEqual([batch.state, batch.members, batch.completed], ['ended', 4, 4]);
     assert.equal(completionJobs(db), 1);
   });
 });
@@ -278,7 +308,7 @@ test('requests are checked: completion jobs, ids, unknown batches; a refused mem
       await expectCode(
         engine.addToBatch('01900000-0000-7000-8000-000000000000', [member()], {
           fromMember: long,
-          memberAttempt: 1,
+          memberToken: 'x',
         }),
         'invalid_argument',
       ),

@@ -102,7 +102,14 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
         call(
           c,
           c.addToBatch,
-          { batchId: missingJobId, jobs: [job], seal: false, fromMember: '', fromMemberAttempt: 0 },
+          {
+            batchId: missingJobId,
+            jobs: [job],
+            seal: false,
+            fromMember: '',
+            fromMemberAttempt: 0,
+            fromMemberToken: '',
+          },
           md,
         ),
       ),

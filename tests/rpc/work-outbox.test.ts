@@ -26,6 +26,7 @@ function leased(n: number, payloadBytes = 16): LeasedJob {
     group: '',
     dependencyResults: [],
     batchId: '',
+    leaseToken: '',
     timeoutAtMs: 0,
   };
 }

@@ -62,6 +62,7 @@ function job(next: () => number): LeasedJob {
     dependencyResults:
       next() < 0.8 ? [] : Array.from({ length: Math.floor(next() * 4) }, () => dependency(next)),
     batchId: text(next, 3),
+    leaseToken: text(next, 3),
     timeoutAtMs: int(next, 'int64'),
   };
 }

@@ -1194,3 +1194,30 @@ test('results passed on through a server that has not enqueued a waiting job its
     await disposeAll([a!, b!]);
   }
 });
+
+test('a batch member leased through one server adds to its sealed batch through another, with its lease token', async () => {
+  const [a, b] = await servers(2, 'tokens');
+  const viaA = SeppClient.connect(a!.address);
+  const viaB = SeppClient.connect(b!.address);
+  try {
+    const { batch } = await viaA.createBatch({ jobs: [{ queue: 'fan', type: 'fan' }], seal: true });
+    const [leased] = await viaA.reserve({ queues: ['fan'], waitMs: 20_000 });
+    assert.equal(leased?.batchId, batch.id);
+    // Both servers read the one secret the first of them wrote: b checks the token a made.
+    const added = await viaB.addToBatch(batch.id, [{ queue: 'fan', type: 'part' }], {
+      fromMember: leased.id,
+      fromMemberToken: leased.leaseToken!,
+    });
+    assert.equal(added.batch.members, 2);
+    await assert.rejects(
+      viaB.addToBatch(batch.id, [{ queue: 'fan', type: 'part' }], { fromMember: leased.id }),
+      {
+        code: 'permission_denied',
+      },
+    );
+  } finally {
+    viaA.close();
+    viaB.close();
+    await disposeAll([a!, b!]);
+  }
+});

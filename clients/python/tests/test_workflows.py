@@ -174,12 +174,17 @@ def test_a_running_member_fans_out_into_its_sealed_batch(client: sepp.Client, qu
     with pytest.raises(sepp.SeppError) as sealed:
         client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")])
     assert sealed.value.code == "failed_precondition"
-    # Outside a handler the SDK knows no running attempt: the caller passes its lease's.
+    assert fan.lease_token is not None and fan.lease_token not in repr(fan), "a member leases with a secret token"
+    # Outside a handler the SDK knows no running member: the caller passes its lease's token.
     with pytest.raises(sepp.SeppError) as unproven:
         client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")], from_member=fan.id)
-    assert unproven.value.code == "invalid_argument"
+    assert unproven.value.code == "permission_denied"
+    with pytest.raises(sepp.SeppError) as forged:
+        client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")], from_member=fan.id,
+                            from_member_token="A" * 22)
+    assert forged.value.code == "permission_denied"
     more = client.add_to_batch(fan.batch_id or "", [sepp.JobSpec(queue, "part")] * 2, from_member=fan.id,
-                               from_member_attempt=fan.attempt)
+                               from_member_token=fan.lease_token)
     assert more.batch.members == 3
     client.ack(fan)
     for _ in range(2):
@@ -194,7 +199,7 @@ def test_a_handler_adds_to_its_batch_through_another_client(server: ServerProces
     added = client.create_batch(jobs=[sepp.JobSpec(queue, "fan")], seal=True)
     with sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
         def fan(job: sepp.WorkerJob) -> None:
-            # The SDK passes the attempt of the lease this handler runs under.
+            # The SDK passes the token of the lease this handler runs under.
             producer.add_to_batch(job.batch_id or "", [sepp.JobSpec(queue, "part")], from_member=job.id)
 
         worker = client.worker([queue], handlers={"fan": fan, "part": lambda job: None}).start()

@@ -27,7 +27,7 @@ import {
 import { JobState as ProtoJobState } from './gen/sepp/v1/job.js';
 import type { CallOptions, JobSpec } from './job-types.ts';
 import { edgeStateName, jobStateName } from './jobs.ts';
-import { runningAttempt } from './running-members.ts';
+import { runningToken } from './running-members.ts';
 import type { EnqueueOutcome, JobState } from './types.ts';
 
 /** A new batch: its completion jobs, its first members, and whether it is sealed at once. */
@@ -189,7 +189,7 @@ export async function addToBatchCall(
   conn: Connection,
   batchId: string,
   jobs: readonly JobSpec[],
-  options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberAttempt?: number },
+  options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberToken?: string },
 ): Promise<BatchAdded> {
   const fromMember = options.fromMember ?? '';
   const answer = await conn.invoke(
@@ -199,9 +199,9 @@ export async function addToBatchCall(
       jobs: jobs.map(jobFromSpec),
       seal: options.seal === true,
       fromMember,
-      // A handler of the member running in this process proves it with its lease's attempt.
-      fromMemberAttempt:
-        fromMember === '' ? 0 : (options.fromMemberAttempt ?? runningAttempt(fromMember) ?? 0),
+      // A handler of the member running in this process proves it with its lease's token.
+      fromMemberAttempt: 0,
+      fromMemberToken: fromMember === '' ? '' : (options.fromMemberToken ?? runningToken(fromMember) ?? ''),
     },
     { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
   );

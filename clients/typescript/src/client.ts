@@ -259,14 +259,15 @@ export class SeppClient {
 
   /**
    * Adds jobs to an open batch; a running member adds to its own sealed batch by
-   * passing its job id as `fromMember`: the server also asks for the attempt of its
+   * passing its job id as `fromMember`: the server also asks for the secret token of its
    * lease, which this SDK passes itself while the member's handler runs in this process
-   * (through any Client); `fromMemberAttempt` gives it otherwise. `seal` seals it after.
+   * (through any Client); `fromMemberToken` (the job's `leaseToken`) gives it otherwise.
+   * `seal` seals it after.
    */
   addToBatch(
     batchId: string,
     jobs: readonly JobSpec[],
-    options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberAttempt?: number } = {},
+    options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberToken?: string } = {},
   ): Promise<BatchAdded> {
     return addToBatchCall(this.connection, batchId, jobs, options);
   }

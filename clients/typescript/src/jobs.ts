@@ -139,9 +139,11 @@ export class LeasedJob implements LeaseRef {
   readonly dependencyResults: readonly DependencyResult[];
   /**
    * The batch the job is a member of, or null outside batches: its handler adds to it with
-   * `addToBatch(job.batchId, jobs, { fromMember: job.id })` (the SDK passes the lease's attempt).
+   * `addToBatch(job.batchId, jobs, { fromMember: job.id })` (the SDK passes the lease's token).
    */
   readonly batchId: string | null;
+  /** Kept off the object's own properties, so that logging or serialising the job leaves it out. */
+  readonly #leaseToken: string | null;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoLeasedJob) {
@@ -168,6 +170,17 @@ export class LeasedJob implements LeaseRef {
         ? noDependencyResults
         : job.dependencyResults.map(dependencyResultFromProto);
     this.batchId = textOrNull(job.batchId ?? '');
+    this.#leaseToken = this.batchId === null ? null : textOrNull(job.leaseToken ?? '');
+  }
+
+  /**
+   * Only for a batch member: the secret token of this lease, which proves the member when it
+   * adds to its sealed batch (`fromMemberToken`; the SDK passes it itself while the handler
+   * runs in this process). Null outside batches. Keep it as secret as an API key: whoever
+   * holds it may add jobs to the batch while this lease lasts.
+   */
+  get leaseToken(): string | null {
+    return this.#leaseToken;
   }
 
   /** When the lease ends (server clock). */

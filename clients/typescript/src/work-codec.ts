@@ -144,6 +144,7 @@ class Reader {
       group: '',
       dependencyResults: [],
       batchId: '',
+      leaseToken: '',
       timeoutAtMs: 0,
     };
     while (this.pos < end) {
@@ -207,6 +208,9 @@ class Reader {
           break;
         case 410:
           job.batchId = this.text(this.length(end));
+          break;
+        case 418:
+          job.leaseToken = this.text(this.length(end));
           break;
         case 560:
           job.timeoutAtMs = this.uint53(end);

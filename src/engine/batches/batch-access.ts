@@ -1,6 +1,6 @@
 /**
  * Who may act on a batch (issue 33): the key that created it (its `owner`) or an admin
- * changes it and lists it; a running member adds to it (with its lease's attempt) through any
+ * changes it and lists it; a running member adds to it (with its lease's token) through any
  * key that may enqueue.
  * The gRPC and HTTP handlers pass their caller in; the engine's own calls pass none.
  */
@@ -20,7 +20,7 @@ export function batchCaller(caller: { readonly name: string; readonly role: stri
 
 /**
  * Only the key that created a batch, or an admin, adds to it (but for a running member,
- * `from_member` with its lease's attempt) or seals it: another producer that learned its id could otherwise fill
+ * `from_member` with its lease's token) or seals it: another producer that learned its id could otherwise fill
  * it or end it early. No caller (the engine's own calls) is not checked.
  */
 export function checkOwner(row: BatchRow, caller: BatchCaller | undefined, act: string): void {
@@ -28,7 +28,7 @@ export function checkOwner(row: BatchRow, caller: BatchCaller | undefined, act: 
   throw new SeppError(
     'permission_denied',
     `batch ${row.id} was created by ${row.owner === '' ? 'a caller without an API key' : `API key ${row.owner}`}: ` +
-      `only that key or an admin key may ${act} it (a running member adds with from_member and from_member_attempt)`,
+      `only that key or an admin key may ${act} it (a running member adds with from_member and from_member_token)`,
   );
 }
 

@@ -36,6 +36,7 @@ import {
   type StoredCompletion,
   storedCompletion,
 } from './completions.ts';
+import type { LeaseTokens } from './lease-tokens.ts';
 
 /** Jobs one batch may ever hold. */
 export const maxBatchMembers = 100_000;
@@ -47,6 +48,8 @@ export interface BatchDeps {
   enqueueWithin: EnqueueWithin;
   /** Throws while enqueues are refused (a full disk). */
   checkRoom: () => void;
+  /** Checks the token a member adds with (lease-tokens.ts). */
+  leaseTokens: LeaseTokens;
 }
 
 export class Batches {
@@ -87,32 +90,35 @@ export class Batches {
 
   /**
    * Adds jobs to a batch: an open one, or a sealed one when `fromMember` names a member
-   * of it that has not ended and runs now, `memberAttempt` being the attempt of its lease
-   * (a running job fanning out into its own batch). The lease's attempt is what its worker
-   * was handed: a key that merely learned the member's id cannot add while the member
-   * waits, and must know the attempt it runs under (checkMember).
+   * of it that has not ended and runs now, `memberToken` being the token of its lease
+   * (a running job fanning out into its own batch). Only the worker the lease was handed to
+   * holds that token: a key that read the member's id and attempt (GetJob) cannot add
+   * (checkMember, lease-tokens.ts).
    */
   async add(
     batchId: string,
     jobs: readonly EnqueueRequest[],
-    options: { seal?: boolean; fromMember?: string; memberAttempt?: number; caller?: BatchCaller } = {},
+    options: { seal?: boolean; fromMember?: string; memberToken?: string; caller?: BatchCaller } = {},
     audit?: AuditInput,
   ): Promise<BatchAddResult> {
     const id = checkBatchId(batchId);
     const fromMember = options.fromMember === undefined ? undefined : checkMemberId(options.fromMember);
-    const memberAttempt = fromMember === undefined ? undefined : checkMemberAttempt(options.memberAttempt);
+    const memberToken = fromMember === undefined ? undefined : checkMemberToken(options.memberToken);
     if (jobs.length > 0) this.deps.checkRoom();
     this.checkJobs(jobs.length, 0);
     return this.deps.ctx.write(
       function* (this: Batches, tx: StoreTx): Op<BatchAddResult> {
         const store = this.capability(tx);
         const row = yield* this.find(store, id);
-        if (fromMember !== undefined) yield* checkMember(tx, store, id, fromMember, memberAttempt!);
-        else if (row.state !== 'open') {
+        if (fromMember !== undefined) {
+          yield* checkMember(tx, store, id, fromMember, (attempt) =>
+            this.deps.leaseTokens.matches(fromMember, attempt, memberToken!),
+          );
+        } else if (row.state !== 'open') {
           throw new SeppError(
             'failed_precondition',
             `batch ${id} is ${row.state}: jobs are added to an open batch, or to a sealed one by a running member ` +
-              '(from_member with the attempt of its lease, from_member_attempt)',
+              '(from_member with the token of its lease, from_member_token)',
           );
         } else checkOwner(row, options.caller, 'add jobs to');
         this.checkJobs(jobs.length, row.members);
@@ -359,28 +365,34 @@ function checkMemberId(id: string): string {
   return normal;
 }
 
-function checkMemberAttempt(attempt: number | undefined): number {
-  if (attempt === undefined || !Number.isSafeInteger(attempt) || attempt < 1) {
+/**
+ * The token an add from a member must carry. Without one — a client that still sends only
+ * the attempt (`from_member_attempt`), which any key reading jobs sees — the add is refused.
+ */
+function checkMemberToken(token: string | undefined): string {
+  if (token === undefined || token === '') {
     throw new SeppError(
-      'invalid_argument',
-      "from_member_attempt: give the attempt of the member's lease (job.attempt, at least 1) with from_member; " +
-        'the SDKs pass it for a handler adding to its own batch',
+      'permission_denied',
+      "from_member_token: required with from_member, the lease_token of the member's current lease, " +
+        'which only its worker is handed (the SDKs pass it for a handler adding to its own batch); ' +
+        'from_member_attempt no longer proves a member',
     );
   }
-  return attempt;
+  return token;
 }
 
 /**
  * Refuses an add `from_member` unless `jobId` is a pending member of batch `batchId`,
- * leased now under `attempt`: only the worker running that attempt was handed it, as
- * ack and extend are fenced (a job ready, scheduled or on another attempt proves nothing).
+ * leased now, and the add carries its lease's token (`tokenMatches` its attempt): only the
+ * worker running that attempt was handed it (a job ready, scheduled or on another attempt,
+ * or another job's token, proves nothing).
  */
 function* checkMember(
   tx: StoreTx,
   store: Dependencies,
   batchId: string,
   jobId: string,
-  attempt: number,
+  tokenMatches: (attempt: number) => boolean,
 ): Op<void> {
   const membership = yield* store.membership(jobId);
   if (membership?.batch_id !== batchId) {
@@ -400,14 +412,16 @@ function* checkMember(
     throw new SeppError(
       'failed_precondition',
       `from_member: member ${jobId} is not running (it is ${job?.state ?? 'gone'}); a member adds to its batch ` +
-        'only from the handler running it, with the attempt of its lease',
+        'only from the handler running it, with the token of its lease',
     );
   }
-  if (job.attempt !== attempt) {
+  if (!tokenMatches(job.attempt)) {
+    // One answer for a wrong token, another job's and an earlier attempt's: which it was is
+    // nothing a caller without the right one should learn.
     throw new SeppError(
-      'failed_precondition',
-      `from_member: member ${jobId} runs attempt ${job.attempt}, not ${attempt} (from_member_attempt): ` +
-        'only the worker holding its current lease adds to its batch',
+      'permission_denied',
+      `from_member_token: not the token of member ${jobId}'s current lease: only the worker holding ` +
+        'that lease adds to its batch (a lease that expired and was taken again has a new token)',
     );
   }
 }

@@ -4,3 +4,4 @@
  */
 export { type BatchCaller, batchCaller, ownerToList } from './batch-access.ts';
 export { Batches } from './batches.ts';
+export { LeaseTokens } from './lease-tokens.ts';

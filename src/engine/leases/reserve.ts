@@ -98,6 +98,8 @@ export class Reserver {
     private readonly expiry: Expiry,
     /** The queues whose leased jobs may have results of dependencies to get. */
     private readonly dependencyQueues: DependencyQueues,
+    /** The lease token of a batch member's attempt (batches/lease-tokens.ts). */
+    private readonly leaseTokenOf: (jobId: string, attempt: number) => string,
   ) {}
 
   /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
@@ -281,6 +283,7 @@ export class Reserver {
         for (const row of live) {
           if (row.lease_deadline_ms! < earliestDeadlineMs) earliestDeadlineMs = row.lease_deadline_ms!;
           const job = leasedJobFromRow(row);
+          if (job.batchId !== null) job.leaseToken = this.leaseTokenOf(job.id, job.attempt);
           const passed = results?.get(row.seq);
           if (passed !== undefined) job.dependencyResults = passed;
           if (request.answerBytesMax !== undefined) {

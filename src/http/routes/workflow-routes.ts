@@ -209,8 +209,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       permission: 'enqueue',
       scope: 'none',
       tag: 'workflows',
-      summary:
-        "Add jobs to an open batch (or to a sealed one, from a running member with its lease's attempt)",
+      summary: "Add jobs to an open batch (or to a sealed one, from a running member with its lease's token)",
       pathParams: batchIdParam,
       body: addToBatchRequest,
       response: batchAddResponse,
@@ -225,7 +224,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
             ? {}
             : {
                 fromMember: jobIdFrom(fromMember, input.name('fromMember')),
-                memberAttempt: memberAttemptFrom(input),
+                memberToken: memberTokenFrom(input),
               }),
           caller: batchCaller(request.caller),
         });
@@ -349,15 +348,19 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
   ];
 }
 
-/** `fromMemberAttempt`, which goes with `fromMember`: the attempt of the member's lease. */
-function memberAttemptFrom(input: JsonInput): number {
-  const attempt = input.integer('fromMemberAttempt');
-  if (attempt === undefined || attempt < 1) {
+/**
+ * `fromMemberToken`, which goes with `fromMember`: the token of the member's lease. Without it
+ * (a client that sends only `fromMemberAttempt`, which proves nothing) the add is refused.
+ */
+function memberTokenFrom(input: JsonInput): string {
+  const token = input.string('fromMemberToken');
+  if (token === undefined || token === '') {
     throw new SeppError(
-      'invalid_argument',
-      `${input.name('fromMemberAttempt')}: required with fromMember, the attempt of the member's current lease ` +
-        '(at least 1): only the worker running the member adds to its sealed batch',
+      'permission_denied',
+      `${input.name('fromMemberToken')}: required with fromMember, the leaseToken of the member's current lease, ` +
+        'which only its worker is handed: only the worker running the member adds to its sealed batch ' +
+        '(fromMemberAttempt no longer proves it)',
     );
   }
-  return attempt;
+  return token;
 }

@@ -127,6 +127,16 @@ const sweepBatches = statement(
       ORDER BY b.ended_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED)`,
 );
 
+/** Keeps a secret unless one is kept (schema/postgres/0020_lease_token_secret.sql). */
+const keepSecret = statement(
+  'INSERT INTO server_secrets (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+);
+/**
+ * The secret kept: a statement after the INSERT, so under READ COMMITTED it sees the row of a
+ * server whose INSERT this one waited for and found committed.
+ */
+const secret = statement('SELECT secret AS v FROM server_secrets WHERE name = $1');
+
 /** The batch calls of the `dependencies` capability. */
 type BatchOps = Pick<
   Dependencies,
@@ -145,6 +155,7 @@ type BatchOps = Pick<
   | 'setCompletion'
   | 'listBatches'
   | 'sweepBatches'
+  | 'secret'
 >;
 
 export function batchOps(c: Connection): BatchOps {
@@ -214,6 +225,10 @@ export function batchOps(c: Connection): BatchOps {
       // Members left (the chunk was full): their batches wait for the next pass.
       const batches = members === p.limit ? 0 : yield* changes(c, sweepBatches, [p.beforeMs, p.limit]);
       return { members, batches };
+    },
+    *secret(p) {
+      yield* changes(c, keepSecret, [p.name, Buffer.from(p.candidate)]);
+      return (yield* value<Buffer>(c, secret, [p.name]))!;
     },
   };
 }

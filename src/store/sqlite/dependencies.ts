@@ -382,6 +382,11 @@ export function prepareDependencyStatements(db: Preparer) {
             AND NOT EXISTS (SELECT 1 FROM batch_members m INDEXED BY batch_members_batch WHERE m.batch_id = b.id)
           ORDER BY b.ended_at_ms LIMIT @limit)`,
     ),
+    // ---- secrets (schema/0031_lease_token_secret.sql)
+    keepSecret: db.prepare<[{ name: string; candidate: Uint8Array }]>(
+      'INSERT INTO server_secrets (name, secret) VALUES (@name, @candidate) ON CONFLICT (name) DO NOTHING',
+    ),
+    secret: db.prepare<[string], Buffer>('SELECT secret FROM server_secrets WHERE name = ?').pluck(),
     setDeath: db.prepare<[{ batchId: string; deathJobId: string | null; error: string | null }]>(
       'UPDATE batches SET death_job_id = @deathJobId, completion_error = @error WHERE id = @batchId',
     ),
@@ -570,6 +575,10 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       // Members left (the chunk was full): their batches wait for the next pass.
       const batches = members === p.limit ? 0 : sql.sweepBatches.run(p).changes;
       return { members, batches };
+    },
+    *secret(p) {
+      sql.keepSecret.run(p);
+      return sql.secret.get(p.name)!;
     },
   };
 }

@@ -191,14 +191,15 @@ class JobRunner:
                 known = ", ".join(sorted(self._handlers))
                 raise LookupError(f'no handler for job type "{job.type}" on worker {worker.worker_id} '
                                   f"(handlers: {known})")
-            # A batch member's handler may add to its sealed batch: the add proves it with this attempt.
-            if job.batch_id is not None:
-                member_runs(job.id, job.attempt)
+            # A batch member's handler may add to its sealed batch: the add proves it with this lease's token.
+            token = job.lease_token
+            if token is not None:
+                member_runs(job.id, token)
             try:
                 job.result = handler(job)
             finally:
-                if job.batch_id is not None:
-                    member_done(job.id, job.attempt)
+                if token is not None:
+                    member_done(job.id, token)
         except BaseException as error:  # noqa: BLE001 - whatever a handler raises fails the attempt
             failure = error
         if active.progress is not None:

@@ -458,13 +458,13 @@ class Client:
                                        deadline_ms)
 
     def add_to_batch(self, batch_id: str, jobs: Iterable[JobSpec], *, seal: bool = False,
-                     from_member: str | None = None, from_member_attempt: int | None = None,
+                     from_member: str | None = None, from_member_token: str | None = None,
                      deadline_ms: int | None = None) -> BatchAdded:
         """Adds jobs to an open batch; a running member adds to its own sealed batch with
-        `from_member=job.id`: the server also asks for the attempt of its lease, which this SDK
-        passes itself while the member's handler runs in this process (through any Client);
-        `from_member_attempt` gives it otherwise. `seal` seals it after."""
-        return _workflows.add_to_batch(self._conn, batch_id, list(jobs), seal, from_member, from_member_attempt,
+        `from_member=job.id`: the server also asks for the secret token of its lease, which this
+        SDK passes itself while the member's handler runs in this process (through any Client);
+        `from_member_token` (the job's `lease_token`) gives it otherwise. `seal` seals it after."""
+        return _workflows.add_to_batch(self._conn, batch_id, list(jobs), seal, from_member, from_member_token,
                                        deadline_ms)
 
     def seal_batch(self, batch_id: str, *, deadline_ms: int | None = None) -> Batch:

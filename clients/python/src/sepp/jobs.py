@@ -191,7 +191,7 @@ class LeasedJob(_Payload):
     dependencies): docs/workflows.md, "Results passed on"."""
     batch_id: str | None
     """The batch the job is a member of, or None outside batches: its handler adds to it with
-    `client.add_to_batch(job.batch_id, jobs, from_member=job.id)` (the SDK passes the lease's attempt)."""
+    `client.add_to_batch(job.batch_id, jobs, from_member=job.id)` (the SDK passes the lease's token)."""
 
     def __init__(self, job: job_pb2.LeasedJob) -> None:
         self.id = job.job_id
@@ -214,6 +214,16 @@ class LeasedJob(_Payload):
         self.timeout_at_ms = _ms_or_none(job.timeout_at_ms)
         self.dependency_results = tuple(DependencyResult.from_proto(d) for d in job.dependency_results)
         self.batch_id = _text_or_none(job.batch_id)
+        # Kept behind a property (and out of repr) so that printing the job leaves it out.
+        self._lease_token = None if self.batch_id is None else _text_or_none(job.lease_token)
+
+    @property
+    def lease_token(self) -> str | None:
+        """Only for a batch member: the secret token of this lease, which proves the member when it
+        adds to its sealed batch (`from_member_token`; the SDK passes it itself while the handler
+        runs in this process). None outside batches. Keep it as secret as an API key: whoever
+        holds it may add jobs to the batch while this lease lasts."""
+        return self._lease_token
 
     @property
     def is_last_attempt(self) -> bool:

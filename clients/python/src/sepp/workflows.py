@@ -19,7 +19,7 @@ import grpc
 from ._connection import later_retry_delay_s
 from ._convert import approx_encoded_bytes, job_from_spec, outcome_from_proto, rejection_from_proto, utf8_bytes
 from ._enqueue import OLDER_SERVER_REFUSAL, EnqueueBatcher, answer_of
-from ._running_members import running_attempt
+from ._running_members import running_token
 from .errors import SeppError, rejected, rejections_retry
 from .jobs import EdgeState, edge_state_name, job_state_name
 from .models import Enqueued, EnqueueOutcome, JobSpec, JobState
@@ -265,13 +265,13 @@ def create_batch(conn: Connection, on_complete: JobSpec | None, on_success: JobS
 
 
 def add_to_batch(conn: Connection, batch_id: str, jobs: Sequence[JobSpec], seal: bool, from_member: str | None,
-                 from_member_attempt: int | None, deadline_ms: int | None) -> BatchAdded:
-    attempt = 0
+                 from_member_token: str | None, deadline_ms: int | None) -> BatchAdded:
+    token = ""
     if from_member:
-        # A handler of the member running in this process proves it with its lease's attempt.
-        attempt = from_member_attempt or running_attempt(from_member) or 0
+        # A handler of the member running in this process proves it with its lease's token.
+        token = from_member_token or running_token(from_member) or ""
     request = batch_pb2.AddToBatchRequest(batch_id=batch_id, jobs=[job_from_spec(j) for j in jobs], seal=seal,
-                                          from_member=from_member or "", from_member_attempt=attempt)
+                                          from_member=from_member or "", from_member_token=token)
     return _added(conn.invoke(conn.stub.AddToBatch, request, deadline_ms=deadline_ms, retry_safe=False))
 
 

@@ -622,11 +622,16 @@ export const dependencyCases: StoreCase[] = [
           [grouped!, id],
         ]),
       );
-      // A member fans out into its own sealed batch with the id its lease carried.
+      // Only members lease with a token (task token19).
+      assert.deepEqual(
+        leased.map((j) => [j.id, j.leaseToken === undefined]),
+        leased.map((j) => [j.id, j.id === outside.id]),
+      );
+      // A member fans out into its own sealed batch with the id and the token its lease carried.
       const first = leased.find((j) => j.id === plain)!;
       const added = await engine.addToBatch(first.batchId!, [member()], {
         fromMember: first.id,
-        memberAttempt: first.attempt,
+        memberToken: first.leaseToken!,
       });
       const [child] = added.results.map((r) => (r.ok ? r.jobId : assert.fail(r.message)));
       // A member's next attempt carries it too.
@@ -644,14 +649,50 @@ export const dependencyCases: StoreCase[] = [
           [child!, id],
         ]),
       );
-      // Only the current lease adds from the member: its stale attempt is refused (task batchguard18).
+      // Only the current lease adds from the member: the token of its earlier attempt is refused.
       const stale = await expectCode(
-        engine.addToBatch(id, [member()], { fromMember: first.id, memberAttempt: first.attempt }),
-        'failed_precondition',
+        engine.addToBatch(id, [member()], { fromMember: first.id, memberToken: first.leaseToken! }),
+        'permission_denied',
       );
-      assert.match(stale.message, /runs attempt 2, not 1 \(from_member_attempt\)/);
-      const again = await engine.addToBatch(id, [member()], { fromMember: first.id, memberAttempt: 2 });
+      assert.match(stale.message, /not the token of member .* current lease/);
+      const current = next.find((j) => j.id === plain)!;
+      const again = await engine.addToBatch(id, [member()], {
+        fromMember: first.id,
+        memberToken: current.leaseToken!,
+      });
       assert.equal(again.batch.members, 4);
+    },
+  },
+  {
+    name: 'secrets: the first one stored is kept and outlives a restart; a lease token made before one still adds',
+    async run(h) {
+      const secret = (candidate: number) =>
+        h.write(function* (tx) {
+          if (tx.dependencies === undefined) return null;
+          return Buffer.from(
+            yield* tx.dependencies.secret({ name: 'test', candidate: new Uint8Array(32).fill(candidate) }),
+          );
+        });
+      const first = await secret(1);
+      if (first === null) return; // A store without batches keeps no secret.
+      assert.deepEqual(first, Buffer.alloc(32, 1));
+      assert.deepEqual(await secret(2), first, 'a second candidate is not stored');
+      await h.restart();
+      assert.deepEqual(await secret(3), first, 'the secret outlives a restart');
+      // The lease tokens' secret likewise: a worker holding a member's lease across a restart still adds.
+      const queue = fresh();
+      let { engine } = await h.engine();
+      const { batch } = await engine.createBatch({
+        jobs: [{ queue, type: 'm', payload: bytes('') }],
+        seal: true,
+      });
+      const [leased] = await engine.reserve({ queues: [queue], maxJobs: 1, leaseMs: 60_000 });
+      ({ engine } = await h.engine());
+      const added = await engine.addToBatch(batch.id, [{ queue, type: 'm', payload: bytes('') }], {
+        fromMember: leased!.id,
+        memberToken: leased!.leaseToken!,
+      });
+      assert.equal(added.batch.members, 2);
     },
   },
   {

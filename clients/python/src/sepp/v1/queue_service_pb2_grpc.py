@@ -465,10 +465,11 @@ class QueueServiceServicer(object):
 
   def AddToBatch(self, request, context):
     """Adds jobs to an open batch, or to a sealed one from a member running now
-    (`from_member` and its lease's `from_member_attempt`). Role: producer.
+    (`from_member` and its lease's token, `from_member_token`). Role: producer.
     Errors: NOT_FOUND (no such batch), FAILED_PRECONDITION (sealed or ended; a
-    from_member not leased under that attempt), RESOURCE_EXHAUSTED (100,000
-    members).
+    from_member that is no member of it, has ended or is not leased),
+    PERMISSION_DENIED (another key's open batch; a from_member without the
+    token of its current lease), RESOURCE_EXHAUSTED (100,000 members).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')

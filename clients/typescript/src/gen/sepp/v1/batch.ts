@@ -224,17 +224,26 @@ export interface AddToBatchRequest {
   seal: boolean;
   /**
    * Set by a running member adding jobs to its own batch: a sealed batch
-   * accepts jobs from a member that runs now, with from_member_attempt.
+   * accepts jobs from a member that runs now, with from_member_token.
    */
   fromMember: string;
   /**
-   * With from_member: the attempt of the member's current lease (LeasedJob.attempt),
-   * which only its worker was handed. The add is refused (FAILED_PRECONDITION) unless
-   * the member is leased under that attempt; below 1 with from_member is
-   * INVALID_ARGUMENT.
-   * The SDKs set it for a handler adding to its own batch.
+   * Proves nothing any more: the attempt is not secret (GetJob shows it to every
+   * key that reads jobs). A request with from_member and no from_member_token
+   * is refused (PERMISSION_DENIED), with or without it.
+   *
+   * @deprecated
    */
   fromMemberAttempt: number;
+  /**
+   * With from_member: the `lease_token` of the member's current lease
+   * (LeasedJob.lease_token), which only its worker was handed. The add is
+   * refused with PERMISSION_DENIED unless the member is leased now and this is
+   * its lease's token (none, a wrong one, another job's or that of an earlier
+   * attempt of the member). The SDKs set it for a handler adding to its own
+   * batch.
+   */
+  fromMemberToken: string;
 }
 
 export interface AddToBatchResponse {
@@ -1100,7 +1109,7 @@ export const CreateBatchResponse: MessageFns<CreateBatchResponse> = {
 };
 
 function createBaseAddToBatchRequest(): AddToBatchRequest {
-  return { batchId: "", jobs: [], seal: false, fromMember: "", fromMemberAttempt: 0 };
+  return { batchId: "", jobs: [], seal: false, fromMember: "", fromMemberAttempt: 0, fromMemberToken: "" };
 }
 
 export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
@@ -1119,6 +1128,9 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
     }
     if (message.fromMemberAttempt !== 0) {
       writer.uint32(40).int32(message.fromMemberAttempt);
+    }
+    if (message.fromMemberToken !== "") {
+      writer.uint32(50).string(message.fromMemberToken);
     }
     return writer;
   },
@@ -1176,6 +1188,14 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
             message.fromMemberAttempt = reader.int32();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.fromMemberToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1207,6 +1227,11 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
         : isSet(object.from_member_attempt)
         ? globalThis.Number(object.from_member_attempt)
         : 0,
+      fromMemberToken: isSet(object.fromMemberToken)
+        ? globalThis.String(object.fromMemberToken)
+        : isSet(object.from_member_token)
+        ? globalThis.String(object.from_member_token)
+        : "",
     };
   },
 
@@ -1227,6 +1252,9 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
     if (message.fromMemberAttempt !== 0) {
       obj.fromMemberAttempt = Math.round(message.fromMemberAttempt);
     }
+    if (message.fromMemberToken !== "") {
+      obj.fromMemberToken = message.fromMemberToken;
+    }
     return obj;
   },
 
@@ -1240,6 +1268,7 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
     message.seal = object.seal ?? false;
     message.fromMember = object.fromMember ?? "";
     message.fromMemberAttempt = object.fromMemberAttempt ?? 0;
+    message.fromMemberToken = object.fromMemberToken ?? "";
     return message;
   },
 };

@@ -778,10 +778,18 @@ export interface LeasedJob {
   /**
    * The batch the job is a member of (issue 33); empty outside batches. Its
    * handler may add jobs to it (AddToBatchRequest.from_member, with this lease's
-   * attempt) without reading it with GetJob. It stays with the job after the batch ends, and after
+   * `lease_token`) without reading it with GetJob. It stays with the job after the batch ends, and after
    * the batch is swept (limits.batch_retention_ms), when GetBatch answers NOT_FOUND.
    */
   batchId: string;
+  /**
+   * Only for a batch member: the secret of this lease, which only the worker it
+   * was handed to holds (GetJob and every other view of the job leave it out).
+   * Its handler proves with it that it runs the member
+   * (AddToBatchRequest.from_member_token). A new attempt has a new token, and the
+   * token of one attempt proves nothing for another. Empty outside batches.
+   */
+  leaseToken: string;
   /**
    * When this attempt must end (its hard timeout: the job's `timeout_ms` or
    * the queue's `default_timeout_ms`), in ms since the Unix epoch (server
@@ -2322,6 +2330,7 @@ function createBaseLeasedJob(): LeasedJob {
     group: "",
     dependencyResults: [],
     batchId: "",
+    leaseToken: "",
     timeoutAtMs: 0,
   };
 }
@@ -2384,6 +2393,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     }
     if (message.batchId !== "") {
       writer.uint32(410).string(message.batchId);
+    }
+    if (message.leaseToken !== "") {
+      writer.uint32(418).string(message.leaseToken);
     }
     if (message.timeoutAtMs !== 0) {
       writer.uint32(560).int64(message.timeoutAtMs);
@@ -2559,6 +2571,14 @@ export const LeasedJob: MessageFns<LeasedJob> = {
             message.batchId = reader.string();
             continue;
           }
+          case 52: {
+            if (tag !== 418) {
+              break;
+            }
+
+            message.leaseToken = reader.string();
+            continue;
+          }
           case 70: {
             if (tag !== 560) {
               break;
@@ -2653,6 +2673,11 @@ export const LeasedJob: MessageFns<LeasedJob> = {
         : isSet(object.batch_id)
         ? globalThis.String(object.batch_id)
         : "",
+      leaseToken: isSet(object.leaseToken)
+        ? globalThis.String(object.leaseToken)
+        : isSet(object.lease_token)
+        ? globalThis.String(object.lease_token)
+        : "",
       timeoutAtMs: isSet(object.timeoutAtMs)
         ? globalThis.Number(object.timeoutAtMs)
         : isSet(object.timeout_at_ms)
@@ -2726,6 +2751,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     if (message.batchId !== "") {
       obj.batchId = message.batchId;
     }
+    if (message.leaseToken !== "") {
+      obj.leaseToken = message.leaseToken;
+    }
     if (message.timeoutAtMs !== 0) {
       obj.timeoutAtMs = Math.round(message.timeoutAtMs);
     }
@@ -2764,6 +2792,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     message.group = object.group ?? "";
     message.dependencyResults = object.dependencyResults?.map((e) => DependencyResult.fromPartial(e)) || [];
     message.batchId = object.batchId ?? "";
+    message.leaseToken = object.leaseToken ?? "";
     message.timeoutAtMs = object.timeoutAtMs ?? 0;
     return message;
   },

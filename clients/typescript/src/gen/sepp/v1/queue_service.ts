@@ -293,10 +293,11 @@ export const QueueServiceService = {
   },
   /**
    * Adds jobs to an open batch, or to a sealed one from a member running now
-   * (`from_member` and its lease's `from_member_attempt`). Role: producer.
+   * (`from_member` and its lease's token, `from_member_token`). Role: producer.
    * Errors: NOT_FOUND (no such batch), FAILED_PRECONDITION (sealed or ended; a
-   * from_member not leased under that attempt), RESOURCE_EXHAUSTED (100,000
-   * members).
+   * from_member that is no member of it, has ended or is not leased),
+   * PERMISSION_DENIED (another key's open batch; a from_member without the
+   * token of its current lease), RESOURCE_EXHAUSTED (100,000 members).
    */
   addToBatch: {
     path: "/sepp.v1.QueueService/AddToBatch" as const,
@@ -1131,10 +1132,11 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
   createBatch: handleUnaryCall<CreateBatchRequest, CreateBatchResponse>;
   /**
    * Adds jobs to an open batch, or to a sealed one from a member running now
-   * (`from_member` and its lease's `from_member_attempt`). Role: producer.
+   * (`from_member` and its lease's token, `from_member_token`). Role: producer.
    * Errors: NOT_FOUND (no such batch), FAILED_PRECONDITION (sealed or ended; a
-   * from_member not leased under that attempt), RESOURCE_EXHAUSTED (100,000
-   * members).
+   * from_member that is no member of it, has ended or is not leased),
+   * PERMISSION_DENIED (another key's open batch; a from_member without the
+   * token of its current lease), RESOURCE_EXHAUSTED (100,000 members).
    */
   addToBatch: handleUnaryCall<AddToBatchRequest, AddToBatchResponse>;
   /**
@@ -1604,10 +1606,11 @@ export interface QueueServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Adds jobs to an open batch, or to a sealed one from a member running now
-   * (`from_member` and its lease's `from_member_attempt`). Role: producer.
+   * (`from_member` and its lease's token, `from_member_token`). Role: producer.
    * Errors: NOT_FOUND (no such batch), FAILED_PRECONDITION (sealed or ended; a
-   * from_member not leased under that attempt), RESOURCE_EXHAUSTED (100,000
-   * members).
+   * from_member that is no member of it, has ended or is not leased),
+   * PERMISSION_DENIED (another key's open batch; a from_member without the
+   * token of its current lease), RESOURCE_EXHAUSTED (100,000 members).
    */
   addToBatch(
     request: AddToBatchRequest,
