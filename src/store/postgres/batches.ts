@@ -127,7 +127,7 @@ const sweepBatches = statement(
       ORDER BY b.ended_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED)`,
 );
 
-/** Keeps a secret unless one is kept (schema/postgres/0020_lease_token_secret.sql). */
+/** Keeps a secret unless one is kept (schema/postgres/0021_lease_token_secret.sql). */
 const keepSecret = statement(
   'INSERT INTO server_secrets (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
 );
