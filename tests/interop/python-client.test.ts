@@ -297,11 +297,15 @@ describe('Python client over TLS', () => {
 /**
  * The pytest suite's files in shards run side by side, each a pytest process with its own
  * session server: the suite mostly waits on real time (leases that lapse, backoffs, server
- * restarts: 62 s of wall for 12 s of CPU), so three shards take about a third of the wall.
- * The files named go to the first shards (the longest, by `pytest --durations`); every
- * other file goes to the last one, so a new file runs without being listed here.
+ * restarts: about 110 s of test time for 15 s of CPU), so three shards of about equal time
+ * take about a third of the wall. The files named go to the first shards (the longest, by
+ * `pytest --durations=0`: about 40 s each, 2026-12-07); every other file goes to the last one
+ * (about 35 s), so a new file runs without being listed here.
  */
-const pytestShards = [['tests/test_worker_lifecycle.py'], ['tests/test_worker.py', 'tests/test_timeout.py']];
+const pytestShards = [
+  ['tests/test_worker_lifecycle.py', 'tests/test_outcomes.py'],
+  ['tests/test_worker.py', 'tests/test_timeout.py', 'tests/test_keepalive.py'],
+];
 
 /** The pytest shards' files; the last shard is every file not named in `pytestShards`. */
 function shardFiles(): string[][] {

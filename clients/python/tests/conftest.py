@@ -250,6 +250,38 @@ def server() -> Iterator[ServerProcess]:
         yield process
 
 
+@pytest.fixture(scope="session")
+def small_message_server() -> Iterator[ServerProcess]:
+    """A server that takes gRPC messages of at most 1200 KiB, the smallest it allows with its
+    default 1 MiB payloads, for the tests of a pytest process that send messages around that size
+    (each on queues of its own). `grpc.max_message_bytes` is set at a start, not by a reload."""
+    with running_server('[grpc]\nmax_message_bytes = "1200KiB"\n') as process:
+        yield process
+
+
+def reload(server: ServerProcess, toml: str) -> None:
+    """Makes `toml` the server's configuration: writes its file and reloads it (the ReloadConfig
+    call answers once the new settings are in force)."""
+    server.config.write_text(toml)
+    with sepp.Client(server.address, api_key=ADMIN_KEY) as admin:
+        report = admin.reload_config()
+    assert report.applied, report.problems
+
+
+@contextlib.contextmanager
+def reconfigured(server: ServerProcess, extra_toml: str) -> Iterator[ServerProcess]:
+    """The session server with `extra_toml` added to its configuration by a reload, for a test of
+    a setting a reload changes (docs/configuration.md, "`[limits]` on a reload"); another reload
+    puts its configuration back after the test. A reload takes milliseconds where a server of the
+    test's own took a start; tests run one at a time, so no other test sees the change."""
+    original = server.config.read_text()
+    reload(server, original + extra_toml)
+    try:
+        yield server
+    finally:
+        reload(server, original)
+
+
 @pytest.fixture
 def restartable_server(server: ServerProcess) -> Iterator[ServerProcess]:
     """The session server, for a test that stops or restarts it: `restart()` brings it back on

@@ -11,30 +11,28 @@ import threading
 
 import grpc
 import pytest
-from conftest import ADMIN_KEY, SERVER_TOML, ServerProcess, eventually, running_server
+from conftest import ADMIN_KEY, SERVER_TOML, ServerProcess, eventually
 
 import sepp
 
 RETRY = sepp.RetryOptions(max_attempts=1000, base_delay_ms=5, max_delay_ms=20)
 
 
-def test_a_batch_of_multi_byte_text_is_cut_by_its_utf8_bytes() -> None:
-    # The smallest message size the server takes with its default 1 MiB payloads.
-    with running_server('[grpc]\nmax_message_bytes = "1200KiB"\n') as process:
-        with sepp.Client(process.address, api_key=ADMIN_KEY) as client:
-            # 15,000 bytes of metadata in 5,000 characters each: the hundred jobs are about 510,000
-            # characters, under the 1200 KiB message, and about 1,510,000 bytes, over it.
-            note = "中" * 5000
-            specs = [sepp.JobSpec("wide", "t", f"é{i}🙂", metadata={"note": note}) for i in range(100)]
-            outcomes = client.enqueue_batch(specs)
-            assert [o.ok or o.message for o in outcomes] == [True] * 100
-            assert client.stats().batches == 2, "two messages, not one"
-            first = outcomes[0]
-            assert first.ok and first.id is not None
-            assert client.get_job(first.id).metadata == {"note": note}
-            # Enqueues gathered while a message is on its way are cut by the same count.
-            futures = [client.enqueue_future(spec) for spec in specs]
-            assert all(f.result(timeout=30).id for f in futures)
+def test_a_batch_of_multi_byte_text_is_cut_by_its_utf8_bytes(small_message_server: ServerProcess, queue: str) -> None:
+    with sepp.Client(small_message_server.address, api_key=ADMIN_KEY) as client:
+        # 15,000 bytes of metadata in 5,000 characters each: the hundred jobs are about 510,000
+        # characters, under the 1200 KiB message, and about 1,510,000 bytes, over it.
+        note = "中" * 5000
+        specs = [sepp.JobSpec(queue, "t", f"é{i}🙂", metadata={"note": note}) for i in range(100)]
+        outcomes = client.enqueue_batch(specs)
+        assert [o.ok or o.message for o in outcomes] == [True] * 100
+        assert client.stats().batches == 2, "two messages, not one"
+        first = outcomes[0]
+        assert first.ok and first.id is not None
+        assert client.get_job(first.id).metadata == {"note": note}
+        # Enqueues gathered while a message is on its way are cut by the same count.
+        futures = [client.enqueue_future(spec) for spec in specs]
+        assert all(f.result(timeout=30).id for f in futures)
 
 
 def test_a_full_queue_says_later_and_is_retried_until_it_drains(server: ServerProcess) -> None:

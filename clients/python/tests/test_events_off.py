@@ -9,26 +9,29 @@ import signal
 
 import grpc
 import pytest
-from conftest import SCOPED_KEY, SERVER_TOML, running_server
+from conftest import SCOPED_KEY, SERVER_TOML, ServerProcess, reload
 
 import sepp
 
 
-def test_a_subscription_that_was_up_stops_when_a_reload_turns_events_off() -> None:
-    with running_server() as process, sepp.Client(process.address, api_key=SCOPED_KEY) as client:
-        with client.events(queues=["py-scoped"]) as stream:
-            assert stream.caught_up.wait(30)
-            # One reload turns events off and changes the key's queues, which ends its stream
-            # (UNAVAILABLE): the subscription opens it again and is refused.
-            process.config.write_text(
-                SERVER_TOML.replace('queues = ["py-scoped"]', 'queues = ["py-scoped", "py-scoped-2"]')
-                + "[limits]\nmax_event_subscribers = 0\n")
-            assert process.process is not None
-            process.process.send_signal(signal.SIGHUP)
-            with pytest.raises(sepp.SeppError) as ended:
-                while True:
-                    if stream.next_item(30) is None:
-                        raise AssertionError("the subscription neither ended nor got anything in 30 s")
-        assert ended.value.grpc_code == grpc.StatusCode.UNAVAILABLE
-        assert ended.value.retry == "operator"
-        assert "events are turned off on this server" in ended.value.message
+def test_a_subscription_that_was_up_stops_when_a_reload_turns_events_off(server: ServerProcess) -> None:
+    try:
+        with sepp.Client(server.address, api_key=SCOPED_KEY) as client:
+            with client.events(queues=["py-scoped"]) as stream:
+                assert stream.caught_up.wait(30)
+                # One reload turns events off and changes the key's queues, which ends its stream
+                # (UNAVAILABLE): the subscription opens it again and is refused.
+                server.config.write_text(
+                    SERVER_TOML.replace('queues = ["py-scoped"]', 'queues = ["py-scoped", "py-scoped-2"]')
+                    + "[limits]\nmax_event_subscribers = 0\n")
+                assert server.process is not None
+                server.process.send_signal(signal.SIGHUP)
+                with pytest.raises(sepp.SeppError) as ended:
+                    while True:
+                        if stream.next_item(30) is None:
+                            raise AssertionError("the subscription neither ended nor got anything in 30 s")
+    finally:
+        reload(server, SERVER_TOML)  # The session server as the other tests know it.
+    assert ended.value.grpc_code == grpc.StatusCode.UNAVAILABLE
+    assert ended.value.retry == "operator"
+    assert "events are turned off on this server" in ended.value.message

@@ -19,7 +19,7 @@ from typing import Iterator
 
 import grpc
 import pytest
-from conftest import ADMIN_KEY, ServerProcess, eventually, running_server, stand_in_server
+from conftest import ADMIN_KEY, ServerProcess, eventually, stand_in_server
 from test_worker import Events
 
 import sepp
@@ -81,12 +81,12 @@ def test_batches_are_cut_at_the_server_bound_and_items_refused_never_or_later(mo
         process.config.unlink(missing_ok=True)
 
 
-def test_a_message_over_the_server_message_size_is_never_repeated_and_a_result_that_big_fails_its_attempt() -> None:
-    with running_server('[grpc]\nmax_message_bytes = "1200KiB"\n') as process, \
-            sepp.Client(process.address, api_key=ADMIN_KEY, retry=RETRY) as client:
+def test_a_message_over_the_server_message_size_is_never_repeated_and_a_result_that_big_fails_its_attempt(
+        small_message_server: ServerProcess, queue: str) -> None:
+    with sepp.Client(small_message_server.address, api_key=ADMIN_KEY, retry=RETRY) as client:
         # All or nothing, so the client cannot split it: 1.5 MiB in one call, which no repeat passes.
         with pytest.raises(sepp.SeppError) as refused:
-            client.enqueue_atomic([sepp.JobSpec("q", "t", "x" * (500 * 1024)) for _ in range(3)])
+            client.enqueue_atomic([sepp.JobSpec(queue, "t", "x" * (500 * 1024)) for _ in range(3)])
         assert refused.value.grpc_code == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert refused.value.message.startswith("Received message larger than max")
         assert "larger than the server's grpc.max_message_bytes" in refused.value.message
@@ -95,15 +95,15 @@ def test_a_message_over_the_server_message_size_is_never_repeated_and_a_result_t
         assert client.stats().batches == 1, "sent once, not repeated"
 
         # Enqueues that fit alone but not together go in messages the server takes.
-        futures = [client.enqueue_future(sepp.JobSpec("q", "t", "x" * (500 * 1024))) for _ in range(3)]
+        futures = [client.enqueue_future(sepp.JobSpec(queue, "t", "x" * (500 * 1024))) for _ in range(3)]
         assert all(f.result(timeout=30).id for f in futures)
         assert client.stats().batches >= 3, "at least two messages for the three, not one"
 
         # A result larger than any message the server takes: the attempt fails saying so, at once,
         # instead of the job running again when its lease (here an hour) runs out.
-        job_id = client.enqueue("big-result", "t", "", max_attempts=1).id
+        job_id = client.enqueue(f"{queue}-big-result", "t", "", max_attempts=1).id
         events = Events()
-        worker = client.worker(["big-result"], lease_ms=3_600_000, on_event=events,
+        worker = client.worker([f"{queue}-big-result"], lease_ms=3_600_000, on_event=events,
                                fallback=lambda job: "r" * (2 * 1024 * 1024))
         worker.start()
         try:

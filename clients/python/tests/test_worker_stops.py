@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import grpc
 import pytest
-from conftest import ADMIN_KEY, PRODUCER_KEY, SCOPED_KEY, UNKNOWN_KEY, ServerProcess, eventually, running_server, \
+from conftest import ADMIN_KEY, PRODUCER_KEY, SCOPED_KEY, UNKNOWN_KEY, ServerProcess, eventually, reconfigured, \
     stand_in_server
 from test_worker import TRANSPORTS, Events
 
@@ -102,19 +102,22 @@ def test_refusals_asking_again_cannot_change_stop_the_worker(server: ServerProce
             assert_stops(caplog, stops_with(client, queues, transport), code, message, f"{transport}, {what}")
 
 
-@pytest.fixture(scope="module")
-def limited_server() -> Iterator[ServerProcess]:
-    """A server of lower limits: 4 jobs per reserve or stream, one long poll at a time."""
-    with running_server("\n[limits]\nmax_reserve_jobs = 4\nmax_waiters = 1\n") as process:
-        yield process
+@pytest.fixture
+def limited_server(server: ServerProcess) -> Iterator[ServerProcess]:
+    """The session server with lower limits for the test: 4 jobs per reserve or stream, one long
+    poll at a time (none of an earlier test's still held)."""
+    with reconfigured(server, "\n[limits]\nmax_reserve_jobs = 4\nmax_waiters = 1\n"), \
+            sepp.Client(server.address, api_key=ADMIN_KEY) as client:
+        eventually(lambda: client.list_workers_page().waiting_reserves == 0, "no long poll held")
+        yield server
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_more_jobs_at_once_than_max_reserve_jobs_stops_the_worker(limited_server: ServerProcess, transport: str,
-                                                                  caplog: pytest.LogCaptureFixture) -> None:
+                                                                  queue: str, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.ERROR, logger="sepp.worker")
     with sepp.Client(limited_server.address, api_key=ADMIN_KEY) as client:
-        stopped = stops_with(client, ["q"], transport, concurrency=2, prefetch=8)
+        stopped = stops_with(client, [queue], transport, concurrency=2, prefetch=8)
     assert_stops(caplog, stopped, grpc.StatusCode.INVALID_ARGUMENT,
                  r"the limit is 4 \(limits\.max_reserve_jobs\)|from 1 to 4 \(limits\.max_reserve_jobs\)", transport)
 
