@@ -22,7 +22,8 @@
  *   small calls (an enqueue's answer is a few bytes) never wait;
  * - an answer that does not fit (calls let in together whose answers came
  *   out larger than guessed) is not sent: its call ends RESOURCE_EXHAUSTED (`sepp-retry:
- *   later`) instead. Every budget holds at least one answer of the largest
+ *   later`) instead, observed with that code, and a Reserve gives its jobs back
+ *   (refused-answers.ts). Every budget holds at least one answer of the largest
  *   size (config checks it), so an answer always fits an empty budget, and
  *   no budget ever holds more than its limit.
  *
