@@ -53,6 +53,7 @@ import { SeppError } from '../engine/errors.ts';
 import { answerClientError, type ClientError, clientErrorWords } from '../platform/client-error-answer.ts';
 import { admitRequest, type OnRequestEnd } from '../platform/pipelined-requests.ts';
 import { dropUnreadBody } from '../platform/unread-body.ts';
+import { WriteDeadline, writeInPieces } from '../platform/write-deadline.ts';
 import { ApiNames } from './api-names.ts';
 import { anonymous, type Caller, KeyTable } from './auth.ts';
 import { type ErrorBody, errorAnswer, httpStatusOf, invalid } from './errors.ts';
@@ -72,6 +73,7 @@ import { EventStreamResponse } from './sse.ts';
 
 /** Where the HTTP layer writes log lines (the server's logger; http does not import telemetry). */
 export interface HttpLog {
+  warn(event: string, fields?: Readonly<Record<string, string | number | boolean>>): void;
   error(event: string, fields?: Readonly<Record<string, string | number | boolean>>): void;
 }
 
@@ -91,6 +93,8 @@ export interface HttpApiOptions {
    * and outcome waits, with its gRPC Events streams.
    */
   maxEventSubscribersPerKey: () => number;
+  /** http.write_timeout_ms in force (a reload changes it); default: `limits.writeTimeoutMs`. */
+  writeTimeoutMs?: () => number;
   log?: HttpLog;
 }
 
@@ -109,6 +113,10 @@ export interface HttpApi {
   readonly openApi: JsonSchema;
   /** Request bytes held now (tests, diagnostics). */
   inFlight(): { total: number; keys: number };
+  /** Connections: open now, and closed for http.write_timeout_ms since the start (tests). */
+  connections(): Promise<{ open: number; writeTimeouts: number }>;
+  /** Connections closed for http.write_timeout_ms since the start (metrics). */
+  writeTimeouts(): number;
 }
 
 /** The routes of the API, for the OpenAPI document without a server (scripts, tests). */
@@ -237,7 +245,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       ...(draining ? { Connection: 'close' } : {}),
       ...headers,
     });
-    if (end) res.end(text);
+    // A large answer goes out in pieces, so that the write deadline sees a slow reader's progress.
+    if (end) writeInPieces(res, text);
     else res.write(text);
   };
 
@@ -407,10 +416,22 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     }
   };
 
+  // An answer its client takes nothing of for http.write_timeout_ms closes its connection.
+  const writeDeadline = new WriteDeadline({
+    timeoutMs: options.writeTimeoutMs ?? (() => limits.writeTimeoutMs),
+    onTimeout: ({ peer, pendingBytes, timeoutMs }) =>
+      options.log?.warn('http.write_timeout', {
+        peer,
+        pending_bytes: pendingBytes,
+        detail: `the client took nothing of its answer for ${timeoutMs} ms (http.write_timeout_ms): connection closed`,
+      }),
+  });
+
   const handler = (req: IncomingMessage, res: ServerResponse, expectContinue = false) => {
     // Past the open requests a connection may have (pipelining), it is closed: nothing is done for it.
     const onEnd = admitRequest(req, res);
     if (onEnd === null) return;
+    writeDeadline.watch(req.socket);
     active++;
     serve(req, res, expectContinue, onEnd).catch((error: unknown) => {
       // serve() answers its own errors; reaching here is a bug, and the request cannot be answered.
@@ -446,6 +467,13 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   return {
     openApi: document,
     inFlight: () => bodies.held,
+    writeTimeouts: () => writeDeadline.closed,
+    connections: () =>
+      new Promise((resolve) =>
+        server.getConnections((error, open) =>
+          resolve({ open: error ? 0 : open, writeTimeouts: writeDeadline.closed }),
+        ),
+      ),
     listen: (host, port) =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -477,6 +505,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         });
       }
       server.closeAllConnections();
+      writeDeadline.stop();
       await closed;
     },
   };
