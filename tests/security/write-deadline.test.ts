@@ -4,7 +4,8 @@
  * the answer's memory, for as long as it stayed connected. Now a connection whose client takes
  * nothing of an answer for http.write_timeout_ms (the admin port: 30 s) is closed, logged once
  * and counted; one that reads slowly, but reads, keeps it (src/platform/write-deadline.ts).
- * Real sockets, real servers on port 0, a deadline of 300 ms; answers of 8 MiB and more, past
+ * Real sockets, real servers on port 0, deadlines of 300 ms (the admin port) and 1 s (the HTTP
+ * API's, set by a reload); answers of 8 MiB and more, past
  * what the kernel's buffers take on loopback (about 4 MiB here).
  */
 import assert from 'node:assert/strict';
@@ -123,19 +124,29 @@ describe('the HTTP API', () => {
   let answerBytes = 0;
   const port = () => Number(new URL(t.httpUrl).port);
 
-  before(async () => {
-    t = await startTestServer({
-      http: true,
-      logger: createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) }),
-      toml: `[queue_defaults]
+  const toml = (writeTimeout: string) => `[queue_defaults]
 max_payload_bytes = "8MiB"
 [grpc]
 max_message_bytes = "10MiB"
 [http]
-write_timeout_ms = "${httpDeadlineMs}ms"
+write_timeout_ms = "${writeTimeout}"
 max_connections = 1
-`,
+`;
+
+  before(async () => {
+    // Started with an hour; the deadline under test comes from a reload, which may change it.
+    t = await startTestServer({
+      http: true,
+      logger: createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) }),
+      toml: toml('1h'),
     });
+    t.writeConfig(toml(`${httpDeadlineMs}ms`));
+    const reload = await t.server.reload();
+    assert.ok(reload.changed.includes('http.write_timeout_ms'), JSON.stringify(reload));
+    assert.ok(!reload.restartRequired.includes('http.write_timeout_ms'));
+    assert.ok(
+      lines.some((line) => line.includes('config.reloaded') && line.includes('http.write_timeout_ms')),
+    );
     // Not JSON: the payload travels as base64, an answer of 8 MiB.
     const payload = Buffer.alloc(6 * MiB, 0x61);
     ({ jobId } = await call(t.client, t.client.enqueue, { job: testJob('big', { payload }) }));
@@ -148,7 +159,7 @@ max_connections = 1
   after(() => t?.dispose());
 
   test('a client that never reads a large answer is closed at the deadline, logged and counted', async () => {
-    const logged = () => lines.filter((line) => line.includes('http.write_timeout'));
+    const logged = () => lines.filter((line) => line.includes('"http.write_timeout"'));
     const { afterMs, readBytes } = await neverRead(port(), getJob, () =>
       until(() => logged().length > 0, 'the log line'),
     );
