@@ -9,13 +9,18 @@
  * what the kernel's buffers take on loopback (about 4 MiB here).
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { connect as connectTls } from 'node:tls';
 import { Hono } from 'hono';
 import { serveAdmin } from '../../src/admin/serve.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { sampleValue, scrape } from '../helpers/prometheus.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { selfSignedCertificate } from '../helpers/tls.ts';
 
 const MiB = 1024 * 1024;
 /** The admin port's deadline here; the HTTP API's is longer (1 s), so that a reading client under load is never late. */
@@ -243,4 +248,32 @@ describe('the admin port', () => {
       socket.destroy();
     }
   });
+});
+
+test('over TLS, a client that never reads is closed at the deadline too', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-write-deadline-'));
+  const cert = selfSignedCertificate(dir);
+  const app = new Hono();
+  app.get('/big', (c) => c.body(new Uint8Array(16 * MiB), 200));
+  const timeouts: unknown[] = [];
+  const admin = await serveAdmin(app, {
+    host: '127.0.0.1',
+    port: 0,
+    tls: { cert: cert.certPem, key: readFileSync(cert.keyFile) },
+    writeTimeoutMs: deadlineMs,
+    onWriteTimeout: (timeout) => timeouts.push(timeout),
+  });
+  const socket = connectTls({ port: admin.address.port, host: '127.0.0.1', rejectUnauthorized: false });
+  try {
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('secureConnect', resolve));
+    socket.write('GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    socket.pause();
+    await until(() => timeouts.length > 0, 'the write timeout');
+    await until(async () => (await admin.connections()).open === 0, 'the connection let go');
+  } finally {
+    socket.destroy();
+    await admin.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
