@@ -110,6 +110,12 @@ export async function startAdmin(
   const admin = await serveAdmin(adminApp.app, {
     host: config.server.adminListen.host,
     port: config.server.adminListen.port,
+    onWriteTimeout: ({ peer, pendingBytes, timeoutMs }) =>
+      parts.logger.warn('admin.write_timeout', {
+        peer,
+        pending_bytes: pendingBytes,
+        detail: `the client took nothing of its answer for ${timeoutMs} ms: connection closed`,
+      }),
     ...(tls === undefined ? {} : { tls: { cert: tls.certPem, key: tls.keyPem } }),
   });
   return { admin, adminApp };

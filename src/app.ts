@@ -250,6 +250,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       apiKeys: config.grpc.apiKeys,
       limits: config.http,
       maxEventSubscribersPerKey: eventSubscribersPerKey,
+      writeTimeoutMs: () => current().http.writeTimeoutMs,
       version: deps.build.version,
       log: logger,
       ...(httpTls === undefined ? {} : { tls: httpTls }),
@@ -312,6 +313,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       `cannot listen for HTTP on ${config.server.adminListen.address}: ${detail} (server.admin_listen)`,
     );
   }
+  const httpApi = http;
+  telemetry.observeHttpDoors(() => ({
+    admin: admin.writeTimeouts(),
+    ...(httpApi === undefined ? {} : { http: httpApi.writeTimeouts() }),
+  }));
   const listening = {
     grpc: boundAddress(config.server.grpcListen, grpcPort),
     admin: boundAddress(config.server.adminListen, admin.address.port),

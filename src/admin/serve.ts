@@ -22,7 +22,11 @@
  * (10 s for the headers, 30 s for the whole request; Node's defaults are
  * 60 s and 300 s). Node checks them on a timer that by default
  * fires only every 30 s, which stretched the 10 s to 40 s: the timer here
- * runs at a tenth of the shorter deadline, at most once a second.
+ * runs at a tenth of the shorter deadline, at most once a second. A client
+ * that takes nothing of an answer for 30 s (reads none of it) has its
+ * connection closed (platform/write-deadline.ts); one that reads slowly keeps
+ * it. An answer of the app is one write, so once the kernel's buffers are
+ * full the client must take the rest of it within those 30 s.
  */
 
 import {
@@ -39,6 +43,7 @@ import type { Hono } from 'hono';
 import { answerClientError, type ClientError, clientErrorWords } from '../platform/client-error-answer.ts';
 import { admitRequest } from '../platform/pipelined-requests.ts';
 import { dropUnreadBody } from '../platform/unread-body.ts';
+import { WriteDeadline, type WriteTimeout } from '../platform/write-deadline.ts';
 import { type AdminErrorCode, errorBody, httpStatusOf } from './http-errors.ts';
 import { securityHeaderEntries } from './security.ts';
 
@@ -59,10 +64,15 @@ export interface ServeAdminOptions {
   maxUnreadBodyBytes?: number;
   /** Connections open at once; one more is closed as it arrives. Default 1,024. */
   maxConnections?: number;
+  /** How long a client may take nothing of an answer before its connection is closed. Default 30 s. */
+  writeTimeoutMs?: number;
+  /** Told of each connection closed for the write deadline (the server logs it). */
+  onWriteTimeout?: (timeout: WriteTimeout) => void;
 }
 
 export const defaultHeadersTimeoutMs = 10_000;
 export const defaultRequestTimeoutMs = 30_000;
+export const defaultWriteTimeoutMs = 30_000;
 /** The admin app's body limit (AdminDeps.maxBodyBytes' default): no more of an unread body is dropped. */
 export const defaultMaxUnreadBodyBytes = 2 * 1024 * 1024;
 /**
@@ -77,6 +87,10 @@ export interface AdminServer {
   /** The bound address (the real port when 0 was asked). */
   address: AddressInfo;
   url: string;
+  /** Connections: open now, and closed for the write deadline since the start (tests). */
+  connections(): Promise<{ open: number; writeTimeouts: number }>;
+  /** Connections closed for the write deadline since the start (metrics). */
+  writeTimeouts(): number;
   close(): Promise<void>;
 }
 
@@ -110,9 +124,15 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
     ),
   };
   const maxUnreadBodyBytes = options.maxUnreadBodyBytes ?? defaultMaxUnreadBodyBytes;
+  const writeTimeoutMs = options.writeTimeoutMs ?? defaultWriteTimeoutMs;
+  const writeDeadline = new WriteDeadline({
+    timeoutMs: () => writeTimeoutMs,
+    onTimeout: (timeout) => options.onWriteTimeout?.(timeout),
+  });
   const handler = (request: IncomingMessage, response: ServerResponse) => {
     // Past the open requests a connection may have (pipelining), it is closed: nothing is done for it.
     if (admitRequest(request, response) === null) return;
+    writeDeadline.watch(request.socket);
     response.once('finish', () => dropUnreadBody(request, maxUnreadBodyBytes));
     // A body declared longer than what is dropped after an answer ends its connection: say so in
     // the answer, so that a client does not send its next request on a connection about to close.
@@ -154,11 +174,19 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
       resolve({
         address: info,
         url: `${tls ? 'https' : 'http'}://${host}:${info.port}`,
+        writeTimeouts: () => writeDeadline.closed,
+        connections: () =>
+          new Promise((done) =>
+            server.getConnections((error, open) =>
+              done({ open: error ? 0 : open, writeTimeouts: writeDeadline.closed }),
+            ),
+          ),
         close: () =>
           new Promise<void>((done, fail) => {
             server.close((error) => (error ? fail(error) : done()));
             // Idle keep-alive connections would hold close() open.
             server.closeAllConnections();
+            writeDeadline.stop();
           }),
       });
     });

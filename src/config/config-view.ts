@@ -44,8 +44,8 @@ const reloadableLimits: ReadonlySet<string> = new Set(
 /**
  * What a reload can change while the server runs: API keys, admin users and
  * session settings, queue settings, `[[schedules]]`, the log level, the
- * shutdown time, the telemetry settings, most `[limits]` and
- * `grpc.max_event_subscribers_per_key`. Everything else —
+ * shutdown time, the telemetry settings, most `[limits]`,
+ * `grpc.max_event_subscribers_per_key` and `http.write_timeout_ms`. Everything else —
  * the sockets and their TLS, the database and how it is written, the log
  * format, the message size the gRPC server was built with and the limits sized
  * into it, and any setting added later until its reload is wired
@@ -55,6 +55,7 @@ const reloadablePatterns: readonly RegExp[] = [
   /^server\.(log_level|shutdown_timeout_ms)$/,
   /^grpc\.(api_keys\b|insecure_allow_unauthenticated$|max_event_subscribers_per_key$)/,
   /^admin\.(users\b|session_ttl_ms$|max_sessions_per_user$|trusted_proxies$)/,
+  /^http\.write_timeout_ms$/,
   /^telemetry\./,
   /^engine\.strict_queues$/,
   /^queue_defaults\./,

@@ -255,6 +255,11 @@ ${adminRolesComment()}
 # request_timeout_ms = "30s"
 # idle_timeout_ms = "1m"
 
+# A connection whose client takes nothing of an answer for write_timeout_ms
+# (reads none of it) is closed; one that reads slowly keeps it. A reload
+# changes it.
+# write_timeout_ms = "30s"
+
 # TLS for the HTTP API: both files in PEM form, or leave [http.tls] out.
 # [http.tls]
 # cert_file = "/etc/sepp/tls/server.crt"

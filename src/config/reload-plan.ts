@@ -148,8 +148,10 @@ function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): Sepp
       maxSessionsPerUser: next.admin.maxSessionsPerUser,
       trustedProxies: next.admin.trustedProxies,
     }),
+    // The HTTP API reads its write deadline per check; its socket and other limits need a restart.
+    http: Object.freeze({ ...running.http, writeTimeoutMs: next.http.writeTimeoutMs }),
     telemetry: next.telemetry,
-    // Push targets are applied by the pushers (app-reload.ts); the HTTP API's socket and limits need a restart.
+    // Push targets are applied by the pushers (app-reload.ts).
     push: next.push,
     engine: Object.freeze({
       ...running.engine,

@@ -270,6 +270,7 @@ export const httpSpec: SectionSpec<HttpEntry> = {
     default: 30 * SECOND_MS,
   },
   idleTimeoutMs: { field: durationField({ min: 1 * SECOND_MS, max: 1 * DAY_MS }), default: 1 * MINUTE_MS },
+  writeTimeoutMs: { field: durationField({ min: 100, max: 1 * HOUR_MS }), default: 30 * SECOND_MS },
 };
 
 /** `[queues.NAME.push]` as written: the secret as exactly one of `secret_file` and `secret_env`. */

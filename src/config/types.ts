@@ -151,6 +151,8 @@ export interface HttpConfig {
   readonly requestTimeoutMs: number;
   /** A keep-alive connection with no request for this long is closed. */
   readonly idleTimeoutMs: number;
+  /** A connection whose client takes nothing of an answer for this long is closed (reloadable). */
+  readonly writeTimeoutMs: number;
 }
 
 /**

@@ -15,7 +15,8 @@
  * 5. the body read, checked to be UTF-8 and a JSON object (400, 415);
  * 6. the handler; whatever it throws becomes the one error shape (errors.ts).
  *
- * Steps 3 to 5 are request-reading.ts.
+ * Steps 3 to 5 are request-reading.ts; a JSON answer is written by
+ * json-answer.ts, a failure's by failure-answer.ts.
  *
  * A refusal that leaves part of a body unread sends its answer at once, then
  * reads and drops the rest of the body (within the request's deadline) before
@@ -23,7 +24,9 @@
  * would reset the connection under an answer the client had not yet read.
  * No more than http.max_request_bytes is dropped: past that the connection is
  * closed. A body over the limit, or one held back for a 100 Continue, closes
- * the connection after its answer. Connections are capped
+ * the connection after its answer. An answer the client takes nothing of for
+ * http.write_timeout_ms closes the connection (platform/write-deadline.ts).
+ * Connections are capped
  * (http.max_connections), and so are the requests one has open (pipelined:
  * platform/pipelined-requests.ts); headers, whole requests and idle keep-alive
  * connections have deadlines; bytes Node's parser refuses get a JSON answer
@@ -52,13 +55,14 @@ import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
 import { answerClientError, type ClientError, clientErrorWords } from '../platform/client-error-answer.ts';
 import { admitRequest, type OnRequestEnd } from '../platform/pipelined-requests.ts';
-import { dropUnreadBody } from '../platform/unread-body.ts';
+import { WriteDeadline } from '../platform/write-deadline.ts';
 import { ApiNames } from './api-names.ts';
 import { anonymous, type Caller, KeyTable } from './auth.ts';
-import { type ErrorBody, errorAnswer, httpStatusOf, invalid } from './errors.ts';
+import { type ErrorBody, httpStatusOf, invalid } from './errors.ts';
+import { answerFailure, type HttpLog } from './failure-answer.ts';
 import { jobIdFrom } from './job-json.ts';
+import { EncodedJson, sendJson } from './json-answer.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
-import { stringifyWithRaw } from './raw-json.ts';
 import { BodyReader, callerOf } from './request-reading.ts';
 import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.ts';
 import { Router } from './router.ts';
@@ -69,11 +73,6 @@ import { workflowRoutes } from './routes/workflow-routes.ts';
 import type { JsonSchema } from './schema-primitives.ts';
 import { components } from './schemas.ts';
 import { EventStreamResponse } from './sse.ts';
-
-/** Where the HTTP layer writes log lines (the server's logger; http does not import telemetry). */
-export interface HttpLog {
-  error(event: string, fields?: Readonly<Record<string, string | number | boolean>>): void;
-}
 
 export type HttpLimits = Omit<HttpConfig, 'tls' | 'insecureAllowUnauthenticated'>;
 
@@ -91,6 +90,8 @@ export interface HttpApiOptions {
    * and outcome waits, with its gRPC Events streams.
    */
   maxEventSubscribersPerKey: () => number;
+  /** http.write_timeout_ms in force (a reload changes it); default: `limits.writeTimeoutMs`. */
+  writeTimeoutMs?: () => number;
   log?: HttpLog;
 }
 
@@ -109,16 +110,15 @@ export interface HttpApi {
   readonly openApi: JsonSchema;
   /** Request bytes held now (tests, diagnostics). */
   inFlight(): { total: number; keys: number };
+  /** Connections: open now, and closed for http.write_timeout_ms since the start (tests). */
+  connections(): Promise<{ open: number; writeTimeouts: number }>;
+  /** Connections closed for http.write_timeout_ms since the start (metrics). */
+  writeTimeouts(): number;
 }
 
 /** The routes of the API, for the OpenAPI document without a server (scripts, tests). */
 export function apiRoutes(ctx: ApiContext): RouteSpec[] {
   return [...producerRoutes(ctx), ...workflowRoutes(ctx), ...workerRoutes(ctx), eventsRoute(ctx)];
-}
-
-/** An answer's JSON encoded already: every answer that sends it holds these same bytes. */
-class EncodedJson {
-  constructor(readonly bytes: Buffer) {}
 }
 
 /** The operation that serves the document itself. */
@@ -166,12 +166,6 @@ export function openApiDocument(version: string): JsonSchema {
 /** The query of a request without one (handlers only read it). */
 const noQuery = new URLSearchParams();
 
-const jsonHeaders = {
-  'Content-Type': 'application/json',
-  'Cache-Control': 'no-store',
-  'X-Content-Type-Options': 'nosniff',
-};
-
 export function createHttpApi(options: HttpApiOptions): HttpApi {
   const { engine, limits } = options;
   const keys = new KeyTable(options.apiKeys);
@@ -217,29 +211,6 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
 
   let active = 0;
   let onIdle: (() => void) | undefined;
-
-  /**
-   * Writes a JSON answer; while shutting down, the connection closes after it.
-   * With `end` false the answer is written whole (its length is in its
-   * headers, so the client has all of it) but the response is left open.
-   */
-  const sendJson = (
-    res: ServerResponse,
-    status: number,
-    value: unknown,
-    headers: Readonly<Record<string, string>> = {},
-    end = true,
-  ) => {
-    const text = value instanceof EncodedJson ? value.bytes : stringifyWithRaw(value);
-    res.writeHead(status, {
-      ...jsonHeaders,
-      'Content-Length': String(Buffer.byteLength(text)),
-      ...(draining ? { Connection: 'close' } : {}),
-      ...headers,
-    });
-    if (end) res.end(text);
-    else res.write(text);
-  };
 
   const serve = async (
     req: IncomingMessage,
@@ -333,29 +304,9 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         },
       };
       if (route.kind === 'json') {
-        const hidden = scopedJobId;
         const revoked = route.longPoll === true ? endOnKeyChange(caller) : null;
-        const handled =
-          hidden === undefined
-            ? route.handle(request)
-            : Promise.resolve()
-                .then(() => route.handle(request))
-                .catch((error: unknown) => {
-                  throw hideNotFound(error, 'job', hidden);
-                });
-        const value =
-          revoked === null
-            ? await handled
-            : await Promise.resolve(handled).then(
-                (answer) => {
-                  if (revoked.error !== null) throw revoked.error;
-                  return answer;
-                },
-                (error: unknown) => {
-                  throw revoked.error ?? error;
-                },
-              );
-        if (!res.writableEnded && !res.destroyed) sendJson(res, 200, value);
+        const value = await jsonRouteAnswer(route, request, scopedJobId, revoked);
+        if (!res.writableEnded && !res.destroyed) sendJson(res, { status: 200, value, closing: draining });
         return;
       }
       const stream = new EventStreamResponse(res, draining ? { Connection: 'close' } : {});
@@ -370,47 +321,35 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       // when the rest of it has been dropped.
       release();
       release = () => {};
-      if (res.headersSent || res.writableEnded || res.destroyed) {
-        res.destroy();
-        return;
-      }
-      const answer = errorAnswer(error);
-      if (names !== undefined) answer.body.error.message = names.rewrite(answer.body.error.message);
-      if (answer.bug !== null) {
-        try {
-          options.log?.error('http.internal_error', { operation, error: answer.bug.message });
-        } catch {
-          // A failing log sink must not turn a handled error into an unhandled one.
-        }
-      }
-      if (req.complete) {
-        sendJson(res, answer.status, answer.body, answer.headers);
-        return;
-      }
-      // Part of the body is unread (refused before or while it was read). Closing now, with
-      // its bytes still arriving, made the kernel reset the connection, and a client still
-      // sending lost the answer it had not yet read. So the answer goes out whole, and the
-      // response ends once the rest of the body has been read and dropped: at most
-      // http.max_request_bytes of it, within the request's deadline, or the connection is
-      // closed. The connection then serves the next request, unless the body was over the limit
-      // (declared, or a 413 while its chunks came): that connection closes once the body has come.
-      if (bodyHeldBack) {
-        // Told nothing, the client may never send the body: nothing to wait for.
-        sendJson(res, answer.status, answer.body, { ...answer.headers, Connection: 'close' });
-        return;
-      }
-      const overLimit =
-        answer.status === 413 || Number(req.headers['content-length'] ?? 0) > limits.maxRequestBytes;
-      const close: Record<string, string> = overLimit ? { Connection: 'close' } : {};
-      sendJson(res, answer.status, answer.body, { ...answer.headers, ...close }, false);
-      dropUnreadBody(req, limits.maxRequestBytes, () => res.end());
+      answerFailure(error, {
+        req,
+        res,
+        operation,
+        names,
+        bodyHeldBack,
+        maxRequestBytes: limits.maxRequestBytes,
+        closing: draining,
+        log: options.log,
+      });
     }
   };
+
+  // An answer its client takes nothing of for http.write_timeout_ms closes its connection.
+  const writeDeadline = new WriteDeadline({
+    timeoutMs: options.writeTimeoutMs ?? (() => limits.writeTimeoutMs),
+    onTimeout: ({ peer, pendingBytes, timeoutMs }) =>
+      options.log?.warn('http.write_timeout', {
+        peer,
+        pending_bytes: pendingBytes,
+        detail: `the client took nothing of its answer for ${timeoutMs} ms (http.write_timeout_ms): connection closed`,
+      }),
+  });
 
   const handler = (req: IncomingMessage, res: ServerResponse, expectContinue = false) => {
     // Past the open requests a connection may have (pipelining), it is closed: nothing is done for it.
     const onEnd = admitRequest(req, res);
     if (onEnd === null) return;
+    writeDeadline.watch(req.socket);
     active++;
     serve(req, res, expectContinue, onEnd).catch((error: unknown) => {
       // serve() answers its own errors; reaching here is a bug, and the request cannot be answered.
@@ -446,6 +385,13 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   return {
     openApi: document,
     inFlight: () => bodies.held,
+    writeTimeouts: () => writeDeadline.closed,
+    connections: () =>
+      new Promise((resolve) =>
+        server.getConnections((error, open) =>
+          resolve({ open: error ? 0 : open, writeTimeouts: writeDeadline.closed }),
+        ),
+      ),
     listen: (host, port) =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -477,9 +423,41 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         });
       }
       server.closeAllConnections();
+      writeDeadline.stop();
       await closed;
     },
   };
+}
+
+/**
+ * What a JSON route answers: its handler's value; a NOT_FOUND of the job a scoped caller named
+ * (`hiddenJobId`) as for a job of another queue; and for a long-poll whose key a reload changed
+ * (`revoked`), why it stopped waiting, whatever its handler answered.
+ */
+async function jsonRouteAnswer(
+  route: JsonRoute,
+  request: ApiRequest,
+  hiddenJobId: string | undefined,
+  revoked: { error: SeppError | null } | null,
+): Promise<unknown> {
+  const handled =
+    hiddenJobId === undefined
+      ? route.handle(request)
+      : Promise.resolve()
+          .then(() => route.handle(request))
+          .catch((error: unknown) => {
+            throw hideNotFound(error, 'job', hiddenJobId);
+          });
+  if (revoked === null) return await handled;
+  return await Promise.resolve(handled).then(
+    (answer) => {
+      if (revoked.error !== null) throw revoked.error;
+      return answer;
+    },
+    (error: unknown) => {
+      throw revoked.error ?? error;
+    },
+  );
 }
 
 /** Node's parser gave up on the bytes (or the request took too long): the API's JSON error on the raw socket. */

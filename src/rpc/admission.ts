@@ -48,6 +48,7 @@ import { SeppError, toSeppError } from '../engine/errors.ts';
 import type { Authenticator } from './auth.ts';
 import type { BytesInFlight } from './bytes-in-flight.ts';
 import type { Connection, Connections } from './connections.ts';
+import type { RefusedAnswers } from './refused-answers.ts';
 import { toServiceError } from './status.ts';
 import type { FollowedAnswer, UnsentAnswers } from './unsent-answers.ts';
 
@@ -69,6 +70,8 @@ export interface AdmissionOptions {
   bytesInFlight: BytesInFlight;
   /** The budgets of unary answers not yet sent, per connection and per caller. */
   unsentAnswers: UnsentAnswers;
+  /** Told of an answer refused after its handler ran, by the call's request metadata. */
+  refusedAnswers: RefusedAnswers;
 }
 
 export function admissionInterceptor(options: AdmissionOptions): ServerInterceptor {
@@ -144,6 +147,8 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
       callerName = '(no key)';
       return admitKeyless();
     };
+    /** The call's request metadata, as forwarded to its handler (refused-answers.ts). */
+    let requestMetadata: Metadata | undefined;
     /** The call's request bytes, once admitted. */
     let budgeted: ReturnType<BytesInFlight['follow']> | undefined;
     /** A unary call's answer, once admitted. */
@@ -212,6 +217,7 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
               refusal = toSeppError(error);
             }
             if (refusal === null) {
+              requestMetadata = metadata;
               const run = () => {
                 // A call without a key has its own, shorter deadline for its request (admitKeyless).
                 if (holding === undefined) expectFirstMessage();
@@ -268,7 +274,9 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
         heldHeaders = undefined;
         connections.refusedCalls.unread_answers++;
         finish();
-        refuse(call, refusal);
+        const code = refuse(call, refusal);
+        // Its observation ends with this code, and a Reserve gives its jobs back (refused-answers.ts).
+        if (requestMetadata !== undefined) options.refusedAnswers.refused(requestMetadata, code);
       },
       // A unary call's status goes out once its answer was taken by HTTP/2 (grpc-js waits for the write).
       sendStatus: (sent, next) => {

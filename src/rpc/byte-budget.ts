@@ -1,4 +1,10 @@
 /**
+ * A budget of bytes: a limit, what is held now, and the waiters for room in
+ * the order they came. Two things are held to budgets per connection and per
+ * API key: requests' bytes in flight (below, and bytes-in-flight.ts) and
+ * unary answers not yet sent (unsent-answers.ts, which keeps room for calls
+ * that run and have not answered: `kept`, and queues its own waiters).
+ *
  * Bytes of requests in flight, per connection and per API key (issue 29,
  * item 5). grpc-js reads a message whole, and decodes it, before a handler
  * sees it: 200 calls of 4 MiB with one key took a server from 106 to 1,150
@@ -26,28 +32,38 @@ export interface BudgetWaiter {
   readonly grant: () => void;
 }
 
-export class ByteBudget {
+export class ByteBudget<Waiter = BudgetWaiter> {
   /** Bytes reserved now. */
   used = 0;
   /** The most ever reserved at once (tests, diagnostics). */
   peak = 0;
   /** Reservations that had to wait, since the start. */
   waited = 0;
-  readonly waiters: BudgetWaiter[] = [];
+  /** Room kept, not yet reserved: for what was let in and will take its bytes later. */
+  kept = 0;
+  readonly waiters: Waiter[] = [];
 
   constructor(
     /** What it is the budget of, for messages: `connection 127.0.0.1:5000`, `key producer`. */
     readonly owner: string,
     readonly limitBytes: number,
+    /** The setting that sets its limit, for messages: `grpc.max_bytes_in_flight_per_key`. */
+    readonly setting = '',
   ) {}
 
   fits(bytes: number): boolean {
-    return this.used + bytes <= this.limitBytes;
+    return this.used + this.kept + bytes <= this.limitBytes;
   }
 
   take(bytes: number): void {
     this.used += bytes;
     if (this.used > this.peak) this.peak = this.used;
+  }
+
+  /** Gives back `bytes` it took; more than it holds is a bug. */
+  give(bytes: number): void {
+    this.used -= bytes;
+    if (this.used < 0) throw new Error(`bug: ${this.owner} gave back more bytes than it reserved`);
   }
 
   /** True while nothing is reserved or waiting: the budget may be forgotten. */
@@ -85,10 +101,7 @@ export function force(budgets: readonly ByteBudget[], bytes: number): void {
 
 /** Gives `bytes` back to every budget and lets in the waiters that fit now. */
 export function release(budgets: readonly ByteBudget[], bytes: number): void {
-  for (const b of budgets) {
-    b.used -= bytes;
-    if (b.used < 0) throw new Error(`bug: ${b.owner} gave back more bytes than it reserved`);
-  }
+  for (const b of budgets) b.give(bytes);
   for (const b of budgets) admitWaiters(b);
 }
 

@@ -5,6 +5,7 @@ import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { Authenticator, Caller, Permission } from './auth.ts';
 import type { RpcObserver } from './observer.ts';
+import type { RefusedAnswers } from './refused-answers.ts';
 
 export interface ServerFacts {
   version: string;
@@ -62,6 +63,8 @@ export interface RpcContext {
   readonly observer: RpcObserver | undefined;
   /** True once shutdown began: new calls get UNAVAILABLE. */
   draining: boolean;
+  /** Unary answers refused after their handler ran (refused-answers.ts): the code they ended with, what to undo. */
+  readonly refusedAnswers: RefusedAnswers;
   /** Open Work, Produce and Events streams and waiting Reserve calls, so shutdown can end them and a change of API keys can check them again. */
   readonly streams: Set<OpenStream>;
   /** Rereads the config file (ReloadConfig); undefined when the server cannot. */

@@ -21,6 +21,7 @@ import type { RpcObserver } from './observer.ts';
 import { encodeProduceResponse } from './produce-response-codec.ts';
 import { createProduceHandler } from './produce-stream.ts';
 import { addReflection } from './reflection.ts';
+import { RefusedAnswers } from './refused-answers.ts';
 import { MalformedRequest, type RpcContext, type RpcLog, type ServerFacts } from './rpc-context.ts';
 import { createUnaryHandlers } from './unary-handlers.ts';
 import { UnsentAnswers } from './unsent-answers.ts';
@@ -146,6 +147,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   const connections = new Connections(grpcLimits, (socket) => injector?.injectConnection(socket));
   const bytesInFlight = new BytesInFlight(grpcLimits);
   const unsentAnswers = new UnsentAnswers({ ...grpcLimits, maxMessageBytes: facts.maxMessageBytes });
+  const refusedAnswers = new RefusedAnswers();
   const server = new grpc.Server({
     'grpc.max_receive_message_length': facts.maxMessageBytes,
     'grpc.max_send_message_length': facts.maxMessageBytes,
@@ -169,6 +171,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
         firstMessageTimeoutMs: grpcLimits.firstMessageTimeoutMs,
         bytesInFlight,
         unsentAnswers,
+        refusedAnswers,
         observeRefusal: (method, code) =>
           options.observer?.callStarted({ method, parent: undefined }).end(code, undefined),
       }),
@@ -180,6 +183,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     facts,
     observer: options.observer,
     draining: false,
+    refusedAnswers,
     streams: new Set(),
     reloadConfig: options.reloadConfig,
   };

@@ -11,15 +11,15 @@ import { type EnqueueJob, Job } from '../../clients/typescript/src/gen/sepp/v1/j
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { ackBatchInScope, scopeJobLinks } from '../config/index.ts';
-import { SeppError } from '../engine/errors.ts';
-import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
+import { SeppError, toSeppError } from '../engine/errors.ts';
+import type { EnqueueRequest as EngineEnqueueRequest, LeasedJob } from '../engine/types.ts';
 import { type StoreDescription, storeKindOnly } from '../store/store.ts';
 import { defaultAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
 import type { Caller } from './auth.ts';
 import { createBatchHandlers } from './batch-handlers.ts';
 import { createBulkHandlers } from './bulk-handlers.ts';
-import { answerUnary, type BugReporter } from './call-guard.ts';
+import { answerUnary, type BugReporter, reportIfBug } from './call-guard.ts';
 import { createControlHandlers } from './control-handlers.ts';
 import {
   acceptedToProto,
@@ -97,8 +97,33 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         const leave = engine.enterRead(caller.name);
         return Promise.resolve().then(answer).finally(leave);
       },
-      (code) => observation.end(code, callerName),
+      // An answer the admission interceptor refused (refused-answers.ts) ends with the client's code.
+      (code) => observation.end(ctx.refusedAnswers.codeOf(call.metadata) ?? code, callerName),
     );
+  };
+
+  /**
+   * A Reserve's jobs whose answer was refused (refused-answers.ts): nobody got them, so they go
+   * back to their queues now instead of when their leases end. Each is nacked, fenced by its
+   * attempt, to run again at once: the path of a worker's nack with a retry after 0 (the SDKs'
+   * give-back of held jobs at close). The engine has no release that leaves an attempt uncounted,
+   * so the attempt counts as a failed one, as the lease's expiry would have counted it, and a job
+   * on its last attempt goes to the dead letters (attempts_exhausted) with this error.
+   */
+  const giveBackUnsent = (jobs: readonly LeasedJob[]) => {
+    for (const job of jobs) {
+      engine
+        .nack({
+          jobId: job.id,
+          attempt: job.attempt,
+          error:
+            'leased by a Reserve whose answer was not sent (the answers its client had not read filled ' +
+            'grpc.max_bytes_in_flight_per_connection or _per_key); given back unstarted',
+          directive: { kind: 'delay', delayMs: 0 },
+        })
+        // Ended meanwhile (cancelled, shutting down): nothing to give back. Only a bug is told.
+        .catch((error: unknown) => reportIfBug(toSeppError(error), 'Reserve (giving back jobs)', onBug));
+    }
   };
 
   function observe<Req, Res>(
@@ -203,6 +228,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       // Listed once the request proved valid (the engine checked the queues and the worker id).
       engine.workers.touch({ workerId: req.workerId, address: call.getPeer(), queues: req.queues });
       observation.leased(jobs);
+      if (jobs.length > 0) ctx.refusedAnswers.onRefused(call.metadata, () => giveBackUnsent(jobs));
       return { jobs: jobs.map(leasedJobToProto) };
     }),
 

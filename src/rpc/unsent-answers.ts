@@ -8,7 +8,7 @@
  * The admission interceptor (admission.ts) counts each unary QueueService
  * answer's bytes from the moment its handler answers until its status goes
  * out (grpc-js sends a unary call's status once the answer's last byte was
- * taken by HTTP/2) or its stream closes, in a budget of its connection and
+ * taken by HTTP/2) or its stream closes, in a budget (byte-budget.ts) of its connection and
  * one of its caller, as large as the request budgets
  * (`grpc.max_bytes_in_flight_per_connection`, `_per_key`):
  *
@@ -22,7 +22,8 @@
  *   small calls (an enqueue's answer is a few bytes) never wait;
  * - an answer that does not fit (calls let in together whose answers came
  *   out larger than guessed) is not sent: its call ends RESOURCE_EXHAUSTED (`sepp-retry:
- *   later`) instead. Every budget holds at least one answer of the largest
+ *   later`) instead, observed with that code, and a Reserve gives its jobs back
+ *   (refused-answers.ts). Every budget holds at least one answer of the largest
  *   size (config checks it), so an answer always fits an empty budget, and
  *   no budget ever holds more than its limit.
  *
@@ -36,6 +37,7 @@
  * worker's credit, Events and Backup wait for each message to be written.
  */
 import { SeppError } from '../engine/errors.ts';
+import { ByteBudget } from './byte-budget.ts';
 import type { Connection } from './connections.ts';
 
 /** The unary long-poll: its call waits for jobs, so room is not kept for its answer while it waits. */
@@ -72,28 +74,11 @@ export interface FollowedAnswer {
   finished(): void;
 }
 
-/** The answers of one connection, or of one caller. */
-class AnswerBudget {
-  /** Bytes of answers held now. */
-  used = 0;
-  /** The most ever held at once. */
-  peak = 0;
-  /** Room kept for calls that run and have not answered yet: the guess of each one's answer. */
-  promised = 0;
-  readonly waiters: Waiter[] = [];
-
-  constructor(
-    /** Whose budget it is, for messages: `this connection`, `key producer`. */
-    readonly owner: string,
-    readonly limitBytes: number,
-    /** The setting that sets its limit. */
-    readonly setting: string,
-  ) {}
-
-  fits(bytes: number): boolean {
-    return this.used + this.promised + bytes <= this.limitBytes;
-  }
-}
+/**
+ * The answers of one connection, or of one caller: bytes of answers held, and room kept
+ * (`kept`) for calls that run and have not answered yet, the guess of each one's answer.
+ */
+type AnswerBudget = ByteBudget<Waiter>;
 
 interface Waiter {
   /** The method's path: its last answer's size is the guess. */
@@ -135,12 +120,12 @@ export class UnsentAnswers {
     const keep = (stage: number, bytes: number) => {
       const budget = stages[stage];
       if (budget === undefined) throw new Error('bug: no such stage');
-      budget.promised += bytes;
+      budget.kept += bytes;
       keptBytes[stage] = bytes;
     };
     const giveBackKept = () => {
       stages.forEach((b, stage) => {
-        b.promised -= keptBytes[stage] ?? 0;
+        b.kept -= keptBytes[stage] ?? 0;
         keptBytes[stage] = 0;
       });
     };
@@ -203,10 +188,7 @@ export class UnsentAnswers {
               'read the answers of earlier calls, then try again',
           );
         }
-        for (const b of stages) {
-          b.used += bytes;
-          b.peak = Math.max(b.peak, b.used);
-        }
+        for (const b of stages) b.take(bytes);
         heldBytes = bytes;
         this.held++;
         if (perConnection !== undefined) {
@@ -227,10 +209,7 @@ export class UnsentAnswers {
         stopCounting();
         giveBackKept();
         if (heldBytes !== undefined) {
-          for (const b of stages) {
-            b.used -= heldBytes;
-            if (b.used < 0) throw new Error(`bug: ${b.owner} gave back more answer bytes than it held`);
-          }
+          for (const b of stages) b.give(heldBytes);
           this.held--;
           if (perConnection !== undefined) this.connectionsUsedBytes -= heldBytes;
           heldBytes = undefined;
@@ -279,7 +258,7 @@ export class UnsentAnswers {
   private keyBudget(caller: string): AnswerBudget {
     let budget = this.byKey.get(caller);
     if (budget === undefined) {
-      budget = new AnswerBudget(
+      budget = new ByteBudget<Waiter>(
         `key ${caller}`,
         this.limits.maxBytesInFlightPerKey,
         'grpc.max_bytes_in_flight_per_key',
@@ -292,7 +271,7 @@ export class UnsentAnswers {
   private connectionBudget(connection: Connection): AnswerBudget {
     let budget = this.byConnection.get(connection);
     if (budget === undefined) {
-      budget = new AnswerBudget(
+      budget = new ByteBudget<Waiter>(
         'this connection',
         this.limits.maxBytesInFlightPerConnection,
         'grpc.max_bytes_in_flight_per_connection',

@@ -28,8 +28,10 @@ export const attr = {
   skipReason: 'sepp.schedule.skip_reason',
   /** How a push delivery ended: ok, http_status, rate_limited, timeout, connection_error, refused_target, aborted. */
   pushOutcome: 'sepp.push.outcome',
-  /** Why a connection was closed or a call refused by a limit of the gRPC port. */
+  /** Why a connection was closed or a call refused by a limit of the gRPC port or an HTTP door. */
   refusalReason: 'sepp.refusal.reason',
+  /** Which HTTP door: `admin` (the admin port) or `http` (the HTTP API). */
+  httpDoor: 'sepp.http.door',
 } as const;
 
 export const grpcServiceName = 'sepp.v1.QueueService';

@@ -27,6 +27,7 @@ import { jobStates } from '../engine/types.ts';
 import type { StoreFiles } from '../store/store.ts';
 import { attr } from './attributes.ts';
 import { type ConnectionCounts, observeConnections } from './connection-metrics.ts';
+import { type HttpDoorCounts, observeHttpDoors } from './http-door-metrics.ts';
 import { QueueLabels } from './queue-labels.ts';
 
 /** What the gauges read; the Engine satisfies it. */
@@ -101,6 +102,7 @@ export class Metrics {
   private readonly queueLabels: QueueLabels;
   private connections: (() => ConnectionCounts) | undefined;
   private storeAvailable: (() => boolean) | undefined;
+  private httpDoors: (() => HttpDoorCounts) | undefined;
 
   constructor(private readonly options: MetricsOptions) {
     this.queueLabels = new QueueLabels(options.labelledQueuesMax);
@@ -176,6 +178,12 @@ export class Metrics {
     });
     this.observeGauges(meter);
     observeConnections(meter, () => this.connections?.());
+    observeHttpDoors(meter, () => this.httpDoors?.());
+  }
+
+  /** The HTTP doors' counters read `read` (the doors, once they exist). */
+  observeHttpDoors(read: () => HttpDoorCounts): void {
+    this.httpDoors = read;
   }
 
   /** Connection gauges and counters read `read` (the gRPC server, once it exists). */

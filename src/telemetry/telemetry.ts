@@ -11,6 +11,7 @@ import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent } from '../engine/types.ts';
 import type { StoreFiles } from '../store/store.ts';
 import type { ConnectionCounts } from './connection-metrics.ts';
+import type { HttpDoorCounts } from './http-door-metrics.ts';
 import type { Logger } from './logger.ts';
 import { Metrics, type MetricsSource } from './metrics.ts';
 import { loadOtlpExporters, type OtlpExporters } from './otlp-exporters.ts';
@@ -36,6 +37,7 @@ export class Telemetry {
   private source: MetricsSource | undefined;
   private connections: (() => ConnectionCounts) | undefined;
   private storeAvailable: (() => boolean) | undefined;
+  private httpDoors: (() => HttpDoorCounts) | undefined;
   /** The settings the exporters were built with. */
   private config: TelemetryConfig;
 
@@ -97,6 +99,7 @@ export class Telemetry {
     if (this.source !== undefined) metrics.observe(this.source);
     if (this.connections !== undefined) metrics.observeConnections(this.connections);
     if (this.storeAvailable !== undefined) metrics.observeStoreHealth(this.storeAvailable);
+    if (this.httpDoors !== undefined) metrics.observeHttpDoors(this.httpDoors);
     const tracing =
       base === null || exporters === undefined
         ? undefined
@@ -172,6 +175,12 @@ export class Telemetry {
   observeConnections(read: () => ConnectionCounts): void {
     this.connections = read;
     this.currentMetrics.observeConnections(read);
+  }
+
+  /** Gives the HTTP doors' counters their source (the admin port and the HTTP API, once they listen). */
+  observeHttpDoors(read: () => HttpDoorCounts): void {
+    this.httpDoors = read;
+    this.currentMetrics.observeHttpDoors(read);
   }
 
   /** Gives the store-availability gauge its source (the app's outage tracker). */

@@ -105,6 +105,9 @@ metrics_export_interval_ms = "30s"
 metrics_token_sha256 = "${'a'.repeat(64)}"
 [engine]
 strict_queues = true
+[http]
+write_timeout_ms = "2m"
+idle_timeout_ms = "2m"
 [limits]
 max_batch_jobs = 10
 max_wait_ms = "5s"
@@ -150,6 +153,11 @@ max_depth = 10
   assert.ok(plan.changed.includes('queues.emails (no longer declared)'));
   assert.ok(plan.changed.includes('queues.reports (declared)'));
   assert.ok(plan.changed.includes('engine.strict_queues'));
+  // The HTTP API's write deadline is read per check; its other limits are built into its server.
+  assert.ok(plan.changed.includes('http.write_timeout_ms'));
+  assert.equal(plan.config.http.writeTimeoutMs, 120_000);
+  assert.ok(plan.restartRequired.includes('http.idle_timeout_ms'));
+  assert.equal(plan.config.http.idleTimeoutMs, 60_000);
   assert.ok(plan.changed.every((c) => !needsRestart(c)));
   assert.ok(Object.isFrozen(plan.config.server));
 });

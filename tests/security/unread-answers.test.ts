@@ -10,17 +10,20 @@
 import assert from 'node:assert/strict';
 import { type ClientHttp2Session, connect } from 'node:http2';
 import { after, before, test } from 'node:test';
-import { Metadata } from '@grpc/grpc-js';
+import { Metadata, status } from '@grpc/grpc-js';
 import { GetJobRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { ReserveRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { toServiceError } from '../../src/rpc/status.ts';
 import { UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
 import { apiKeyToml } from '../helpers/access-table.ts';
+import { scrape } from '../helpers/prometheus.ts';
 import { grpcFrame } from '../helpers/raw-grpc.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { waitFor } from '../helpers/steady-load.ts';
 
 const KiB = 1024;
 const key = 'h2budget-reader-key-0123456789abcdef';
+const workerKey = 'h2budget-worker-key-0123456789abcdef';
 const perConnection = 640 * KiB;
 const perKey = 1024 * KiB;
 let t: TestServer;
@@ -28,7 +31,7 @@ let jobId = '';
 
 before(async () => {
   t = await startTestServer({
-    toml: `${apiKeyToml('reader', 'producer', key)}
+    toml: `${apiKeyToml('reader', 'producer', key)}${apiKeyToml('worker', 'worker', workerKey)}
 [queue_defaults]
 max_payload_bytes = "200KiB"
 [grpc]
@@ -42,9 +45,9 @@ max_bytes_in_flight_per_key = "1MiB"
 });
 after(() => t?.dispose());
 
-function withKey(): Metadata {
+function withKey(secret = key): Metadata {
   const metadata = new Metadata();
-  metadata.set('authorization', `Bearer ${key}`);
+  metadata.set('authorization', `Bearer ${secret}`);
   return metadata;
 }
 
@@ -54,25 +57,33 @@ function unreadCalls(calls: number): { session: ClientHttp2Session; statuses: st
   session.on('error', () => {});
   const statuses: string[] = [];
   const body = grpcFrame(GetJobRequest.encode({ jobId }).finish());
-  for (let i = 0; i < calls; i++) {
-    const request = session.request({
-      ':method': 'POST',
-      ':path': '/sepp.v1.QueueService/GetJob',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-      authorization: `Bearer ${key}`,
-    });
-    const take = (headers: Record<string, unknown>) => {
-      if (headers['grpc-status'] === undefined) return;
-      statuses.push(String(headers['grpc-status']));
-    };
-    request.on('response', take);
-    request.on('trailers', take);
-    request.on('error', () => {});
-    request.pause();
-    request.end(body);
-  }
+  for (let i = 0; i < calls; i++) unreadCall(session, 'GetJob', body, (code) => statuses.push(code));
   return { session, statuses };
+}
+
+/** One call of `method` on `session` whose answer is never read; `onStatus` gets its grpc-status. */
+function unreadCall(
+  session: ClientHttp2Session,
+  method: string,
+  body: Buffer,
+  onStatus: (code: string) => void,
+  secret = key,
+): void {
+  const request = session.request({
+    ':method': 'POST',
+    ':path': `/sepp.v1.QueueService/${method}`,
+    'content-type': 'application/grpc',
+    te: 'trailers',
+    authorization: `Bearer ${secret}`,
+  });
+  const take = (headers: Record<string, unknown>) => {
+    if (headers['grpc-status'] !== undefined) onStatus(String(headers['grpc-status']));
+  };
+  request.on('response', take);
+  request.on('trailers', take);
+  request.on('error', () => {});
+  request.pause();
+  request.end(body);
 }
 
 const answers = () => t.server.bytesInFlight().answers;
@@ -152,4 +163,62 @@ test('a client that reads gets every answer of many large calls at once', async 
   } finally {
     client.close();
   }
+});
+
+test('a Reserve whose answer is refused gives its jobs back at once, and its call counts as refused', async () => {
+  // Three unread answers of ~190 KiB fill most of the connection's 640 KiB; a Reserve (never held
+  // back: it waits for jobs, not for room) then leases a job of 190 KiB whose answer does not fit.
+  const { session } = unreadCalls(3);
+  try {
+    await waitFor(() => answers().held === 3, 'three answers held', 20_000);
+    const queue = 'given-back';
+    const payload = Buffer.alloc(190 * KiB, 0x62);
+    const { jobId: leasedId } = await call(
+      t.client,
+      t.client.enqueue,
+      { job: testJob(queue, { payload }) },
+      withKey(),
+    );
+    const refused = new Promise<string>((resolve) =>
+      unreadCall(
+        session,
+        'Reserve',
+        grpcFrame(
+          ReserveRequest.encode(
+            ReserveRequest.fromPartial({ queues: [queue], maxJobs: 1, workerId: 'no-reader' }),
+          ).finish(),
+        ),
+        resolve,
+        workerKey,
+      ),
+    );
+    assert.equal(await refused, String(status.RESOURCE_EXHAUSTED));
+    // Another worker leases it at once: no lease had to end. Its attempt counts (as an expiry's would).
+    // The give-back is a write that follows the refusal: a short long-poll sees it.
+    const { jobs } = await call(
+      t.client,
+      t.client.reserve,
+      ReserveRequest.fromPartial({ queues: [queue], maxJobs: 1, workerId: 'reader', waitTimeoutMs: 2_000 }),
+      withKey(workerKey),
+    );
+    const again = jobs[0];
+    assert.ok(again !== undefined, 'the job was leased again within the wait');
+    assert.equal(again.jobId, leasedId);
+    assert.equal(again.attempt, 2);
+    const { job } = await call(t.client, t.client.getJob, { jobId: leasedId }, withKey());
+    assert.match(job?.errors[0]?.error ?? '', /Reserve whose answer was not sent/);
+    // The refused Reserve is in rpc.server.duration with the code its client got, not OK.
+    const { samples } = await scrape(t.metricsUrl);
+    const reserves = (code: status) =>
+      samples.find(
+        (s) =>
+          s.name === 'rpc_server_duration_count' &&
+          s.labels.rpc_method === 'Reserve' &&
+          s.labels.rpc_grpc_status_code === String(code),
+      )?.value ?? 0;
+    assert.equal(reserves(status.RESOURCE_EXHAUSTED), 1);
+  } finally {
+    session.destroy();
+  }
+  await waitFor(() => answers().held === 0, 'everything given back', 10_000);
 });

@@ -1,0 +1,47 @@
+/**
+ * How the HTTP API writes a JSON answer: its headers (no caching, no sniffing, its length),
+ * `Connection: close` while the server shuts down, and the body in pieces when it is large, so
+ * that the write deadline sees a client that reads slowly make progress
+ * (platform/write-deadline.ts).
+ */
+import type { ServerResponse } from 'node:http';
+import { writeInPieces } from '../platform/write-deadline.ts';
+import { stringifyWithRaw } from './raw-json.ts';
+
+/** An answer's JSON encoded already: every answer that sends it holds these same bytes. */
+export class EncodedJson {
+  constructor(readonly bytes: Buffer) {}
+}
+
+const jsonHeaders = {
+  'Content-Type': 'application/json',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+export interface JsonAnswer {
+  status: number;
+  /** A value to encode (raw JSON kept as it came: raw-json.ts), or bytes encoded already. */
+  value: unknown;
+  headers?: Readonly<Record<string, string>>;
+  /** The server is shutting down: the connection closes after this answer. */
+  closing: boolean;
+  /**
+   * False: the answer is written whole (its length is in its headers, so the client has all of
+   * it) but the response is left open, for the caller to end.
+   */
+  end?: boolean;
+}
+
+export function sendJson(res: ServerResponse, answer: JsonAnswer): void {
+  const { value } = answer;
+  const text = value instanceof EncodedJson ? value.bytes : stringifyWithRaw(value);
+  res.writeHead(answer.status, {
+    ...jsonHeaders,
+    'Content-Length': String(Buffer.byteLength(text)),
+    ...(answer.closing ? { Connection: 'close' } : {}),
+    ...answer.headers,
+  });
+  if (answer.end === false) res.write(text);
+  else writeInPieces(res, text);
+}
