@@ -75,7 +75,10 @@ export type DebounceUpdate = Pick<
   'seq' | 'payload' | 'content_type' | 'metadata_json' | 'traceparent' | 'tracestate' | 'run_at_ms'
 > & { state: 'scheduled' | 'ready' };
 
-/** What a lease returns: the job as the worker needs it. */
+/**
+ * What a lease returns: the job as the worker needs it, and its `dependency_flags`, so that
+ * the results passed on are read only for the jobs that wait on others.
+ */
 export type LeasedRow = Pick<
   JobRow,
   | 'seq'
@@ -100,6 +103,7 @@ export type LeasedRow = Pick<
   | 'group_key'
   | 'timeout_at_ms'
   | 'batch_id'
+  | 'dependency_flags'
 >;
 
 /**
