@@ -316,6 +316,5 @@ function unpackRow(input: In): LeasedRow {
     expires_at_ms: input.numOrNull(),
     timeout_at_ms: null,
     batch_id: null,
-    dependency_flags: 0,
   };
 }

@@ -58,14 +58,6 @@ export interface Leases extends LeaseReads {
   ack(key: AttemptKey): Op<AckedRow | undefined>;
   /** `ack` for many (job ids distinct): the ones it deleted, in no order. */
   ackMany(keys: readonly AttemptKey[]): Op<(AckedRow & { id: string })[]>;
-  /**
-   * `ackMany` for jobs that wait on others and that nothing waits on, in no batch
-   * (`dependency_flags` is `waitsOnJobs` alone: W5's collectors), leased at that attempt with
-   * no cancel asked: deleted, and returned with their seqs, so the caller forgets their
-   * edges. In no order; an ack it did not match changed nothing. Optional (SQLite: one
-   * statement per ack batch instead of a read and a delete per job).
-   */
-  ackWaitingMany?(keys: readonly AttemptKey[]): Op<(AckedRow & { id: string; seq: number })[]>;
   /** Leased at that attempt with no cancel asked → completed, with its result (null: none). */
   complete(
     p: AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null },

@@ -75,10 +75,7 @@ export type DebounceUpdate = Pick<
   'seq' | 'payload' | 'content_type' | 'metadata_json' | 'traceparent' | 'tracestate' | 'run_at_ms'
 > & { state: 'scheduled' | 'ready' };
 
-/**
- * What a lease returns: the job as the worker needs it, and its `dependency_flags`, so that
- * the results passed on are read only for the jobs that wait on others.
- */
+/** What a lease returns: the job as the worker needs it. */
 export type LeasedRow = Pick<
   JobRow,
   | 'seq'
@@ -103,7 +100,6 @@ export type LeasedRow = Pick<
   | 'group_key'
   | 'timeout_at_ms'
   | 'batch_id'
-  | 'dependency_flags'
 >;
 
 /**

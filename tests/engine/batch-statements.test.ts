@@ -14,7 +14,6 @@ import {
   assertAckedDependencies,
 } from '../helpers/acked-dependencies.ts';
 import { bytes, job, withEngine } from '../helpers/engine.ts';
-import { statementsRunBy } from '../helpers/statements-run.ts';
 
 /** A job with every column the insert writes set to something other than its default. */
 const fullJob = (queue: string, n: number): EnqueueRequest => ({
@@ -316,45 +315,6 @@ test('AckBatches of jobs others wait on: each keeps its own result and content t
     const stored = db.prepare<[string], number>('SELECT count(*) FROM jobs WHERE id = ?').pluck();
     for (const result of plain) assert.equal(stored.get(result.ok ? result.jobId : assert.fail('plain')), 0);
     assert.equal((await engine.getJob(waiting)).state, 'ready');
-    assert.deepEqual(await engine.counterMismatches(), []);
-  });
-});
-
-test("an AckBatch deletes a flow's collectors in one statement, with their edges: no row read per collector", async () => {
-  await withEngine({}, async ({ engine, db }) => {
-    const children = await engine.enqueueBatch(Array.from({ length: 6 }, () => job('w5')));
-    const ids = children.map((r) => (r.ok ? r.jobId : assert.fail('child')));
-    const collectors: string[] = [];
-    for (let n = 0; n < 3; n++) {
-      collectors.push((await engine.enqueue(job('w5', { dependsOn: ids.slice(2 * n, 2 * n + 2) }))).jobId);
-    }
-    const leased = await engine.reserve({ queues: ['w5'], maxJobs: 10 });
-    assert.equal(leased.length, 6);
-    await engine.ackBatch(leased.map((j) => ({ jobId: j.id, attempt: j.attempt })));
-    const released = await engine.reserve({ queues: ['w5'], maxJobs: 10 });
-    assert.deepEqual(released.map((j) => j.id).sort(), [...collectors].sort());
-    let outcomes: unknown;
-    const statements = await statementsRunBy(db, async () => {
-      outcomes = await engine.ackBatch(released.map((j) => ({ jobId: j.id, attempt: j.attempt })));
-    });
-    assert.deepEqual(outcomes, [{ ok: true }, { ok: true }, { ok: true }]);
-    const deletes = statements.filter((sql) => /^DELETE FROM jobs\b/.test(sql));
-    assert.equal(deletes.length, 1, deletes.join('\n'));
-    assert.match(
-      deletes[0]!,
-      /dependency_flags = 1 AND \(id, attempt\) IN \(VALUES \(\?, \?\), \(\?, \?\), \(\?, \?\)\)/,
-    );
-    assert.deepEqual(
-      statements.filter((sql) => /^SELECT .* FROM jobs WHERE id = \?/s.test(sql)),
-      [],
-      'no row read',
-    );
-    assert.equal(
-      statements.filter((sql) => /^DELETE FROM job_dependencies WHERE child_seq/.test(sql)).length,
-      3,
-    );
-    const stored = db.prepare<[string], number>('SELECT count(*) FROM jobs WHERE id = ?').pluck();
-    for (const id of collectors) assert.equal(stored.get(id), 0, 'deleted');
     assert.deepEqual(await engine.counterMismatches(), []);
   });
 });

@@ -8,12 +8,39 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type Database from 'better-sqlite3';
 import type { Engine } from '../../src/engine/engine.ts';
+import type { Db } from '../../src/store/sqlite/open.ts';
 import { job, withEngine } from '../helpers/engine.ts';
-import { statementsRunBy } from '../helpers/statements-run.ts';
 
 /** What makes a statement a workflow statement: the edge and batch tables, and the flags' writes (an INSERT's too). */
 const workflowStatement = /job_dependencies|batch_members|\bbatches\b|dependency_flags\s*[|)]/;
+
+type Method = 'run' | 'get' | 'all' | 'iterate';
+
+/** Records the SQL of every statement run on `db`'s connection while `body` runs. */
+async function statementsRunBy(db: Db, body: () => Promise<void>): Promise<string[]> {
+  const prototype = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<
+    Method,
+    (...a: unknown[]) => unknown
+  >;
+  const originals = new Map<Method, (...a: unknown[]) => unknown>();
+  const seen: string[] = [];
+  for (const method of ['run', 'get', 'all', 'iterate'] as const) {
+    const original = prototype[method];
+    originals.set(method, original);
+    prototype[method] = function (this: Database.Statement, ...args: unknown[]) {
+      seen.push(this.source);
+      return original.apply(this, args);
+    };
+  }
+  try {
+    await body();
+  } finally {
+    for (const [method, original] of originals) prototype[method] = original;
+  }
+  return seen;
+}
 
 /** The W1 shape at engine level: single and batched enqueues, leases, acks (one and many), a nack. */
 async function w1(engine: Engine, queue: string): Promise<void> {
@@ -49,10 +76,14 @@ test('jobs without dependencies run no workflow statement, while another queue r
       [],
       'no statement of the W1 path touches the workflow tables',
     );
-    // This lever returns dependency_flags from every lease (one column more on W1's lease; W1
-    // measured level), so that the results are read only for jobs that wait on others.
+    // docs/decisions/0012, lever 3: the W1 lease reads no dependency column.
     const leases = w1Statements.filter((sql) => /SET state = 'leased'/.test(sql));
     assert.ok(leases.length > 0, 'the recorder saw the leases');
+    assert.deepEqual(
+      leases.filter((sql) => /RETURNING[\s\S]*dependency_flags/.test(sql)),
+      [],
+      'a W1 lease returns no dependency flags',
+    );
 
     // The control: the flow's own lease and ack run workflow statements, and the recorder sees them.
     const flowStatements = await statementsRunBy(db, async () => {

@@ -5,7 +5,7 @@
  * limits.max_dependency_results_bytes of results: above it, every result is left out
  * (`resultOmitted`) and the worker fetches the ones it needs with GetJob.
  */
-import { type DependencyEdgeRow, waitsOnOthers } from '../../store/dependencies.ts';
+import type { DependencyEdgeRow } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineLimits } from '../settings.ts';
@@ -18,23 +18,19 @@ type Limits = Pick<EngineLimits, 'maxDependencyResultsBytes'>;
 
 /**
  * The results passed on to a lease's jobs, by seq: one store call when the store reads the
- * edges of many at once (`ofMany`), else one per job. A job without edges is left out, and
- * one whose `dependency_flags` say it waits on nothing is not looked up (W5's lease of 50 is
- * ~47 children and ~3 collectors: the edge index is probed for those 3 alone). The edges carry
- * the results' sizes only; the results passed on are read afterwards, each once (`results`),
- * so a lease reads at most max_dependency_results_bytes per job, whatever the results left
- * out hold.
+ * edges of many at once (`ofMany`), else one per job. A job without edges is left out. The
+ * edges carry the results' sizes only; the results passed on are read afterwards, each once
+ * (`results`), so a lease reads at most max_dependency_results_bytes per job, whatever the
+ * results left out hold.
  */
 export function* dependencyResultsOf(
   tx: StoreTx,
-  leased: readonly { id: string; seq: number; dependency_flags: number }[],
+  jobs: readonly { id: string; seq: number }[],
   limits: Limits,
 ): Op<Map<number, DependencyResult[]>> {
   const results = new Map<number, DependencyResult[]>();
   const deps = tx.dependencies;
-  if (deps === undefined) return results;
-  const jobs = leased.filter((job) => waitsOnOthers(job.dependency_flags));
-  if (jobs.length === 0) return results;
+  if (deps === undefined || jobs.length === 0) return results;
   // The entries whose result is passed on: filled in once every edge was read.
   const toRead: DependencyResult[] = [];
   if (deps.ofMany === undefined || jobs.length === 1) {

@@ -16,17 +16,13 @@
  * sends many batches of 5: docs/decisions/0012, (h)). After a batch that kept more jobs
  * than it deleted, the next completes the jobs others wait on before the delete (`keptFirst`).
  */
-import { batchMember, dependedOn, inBatch, waitsOnJobs } from '../../store/dependencies.ts';
+import { batchMember, dependedOn, inBatch } from '../../store/dependencies.ts';
 import type { CompletingAck } from '../../store/leases.ts';
 import type { Op } from '../../store/op.ts';
 import type { AckedRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import {
-  type DependencyQueues,
-  forgetDeletedJob,
-  releaseDependentsOfCompleted,
-} from '../dependencies/index.ts';
+import { type DependencyQueues, releaseDependentsOfCompleted } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { FinishedOutcome } from '../finished-outcomes.ts';
 import type { Ack, SettleOutcome } from '../types.ts';
@@ -82,20 +78,16 @@ export class AckBatches {
     const deleted = new Map<string, AckedRow>();
     let completed: Map<string, AckedRow & { dependency_flags: number }> | undefined;
     if (this.keptFirst) {
-      // The last batch was mostly jobs others wait on: they are completed first, then the jobs
-      // that wait on others (a flow's collectors) are deleted, and the delete of plain jobs
-      // probes only the acks both passed over (none, in a batch of a flow's jobs).
+      // The last batch was mostly jobs others wait on: they are completed first, and the
+      // delete probes only the acks the completion passed over (none, in a batch of a flow's children).
       completed = yield* this.completeDependedOn(tx, acks, firstPerJob, deleted);
-      yield* this.deleteWaiting(tx, acks, firstPerJob, deleted, completed);
       const rest: Ack[] = [];
-      for (const [jobId, i] of firstPerJob)
-        if (completed?.has(jobId) !== true && !deleted.has(jobId)) rest.push(acks[i]!);
+      for (const [jobId, i] of firstPerJob) if (completed?.has(jobId) !== true) rest.push(acks[i]!);
       if (rest.length > 0) for (const row of yield* tx.leases.ackMany(rest)) deleted.set(row.id, row);
     } else {
       for (const row of yield* tx.leases.ackMany([...firstPerJob.values()].map((i) => acks[i]!)))
         deleted.set(row.id, row);
       completed = yield* this.completeDependedOn(tx, acks, firstPerJob, deleted);
-      yield* this.deleteWaiting(tx, acks, firstPerJob, deleted, completed);
     }
     this.keptFirst = (completed?.size ?? 0) > deleted.size;
     const ackedPerQueue = new Map<string, number>();
@@ -164,33 +156,6 @@ export class AckBatches {
     );
     for (const job of jobs) {
       if (inBatch(job.flags)) yield* this.ctx.jobEnded(tx, { id: job.id, flags: batchMember }, 'completed');
-    }
-  }
-
-  /**
-   * The first acks of their jobs that neither the delete nor the completion matched, on a
-   * server that runs workflows: the jobs among them that wait on others and that nothing
-   * waits on (a flow's collectors) are deleted in one store call (ackWaitingMany), their
-   * edges forgotten, and they join `deleted`: counted, said and ended with the batch's
-   * plain jobs. Without it each went through the Settler, which read its row, deleted it
-   * and counted it on its own. The acks it did not match go on through the Settler.
-   */
-  private *deleteWaiting(
-    tx: StoreTx,
-    acks: readonly Ack[],
-    firstPerJob: ReadonlyMap<string, number>,
-    deleted: Map<string, AckedRow>,
-    completed: ReadonlyMap<string, AckedRow> | undefined,
-  ): Op<void> {
-    if (tx.leases.ackWaitingMany === undefined || this.dependencyQueues?.any !== true) return;
-    const left: Ack[] = [];
-    for (const [jobId, i] of firstPerJob) {
-      if (!deleted.has(jobId) && completed?.has(jobId) !== true) left.push(acks[i]!);
-    }
-    if (left.length === 0) return;
-    for (const row of yield* tx.leases.ackWaitingMany(left)) {
-      yield* forgetDeletedJob(tx, { seq: row.seq, id: row.id, flags: waitsOnJobs });
-      deleted.set(row.id, row);
     }
   }
 

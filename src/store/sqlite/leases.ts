@@ -6,7 +6,7 @@
  * Prepared once; tests/admin/query-plans.test.ts checks every plan.
  */
 import type Database from 'better-sqlite3';
-import { jobsWaitOnIt, waitsOnJobs } from '../dependencies.ts';
+import { jobsWaitOnIt } from '../dependencies.ts';
 import type { AttemptKey, CompletingAck, LeaseParams, Leases } from '../leases.ts';
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
@@ -17,11 +17,10 @@ import type { Preparer } from './prepare-on-use.ts';
 /**
  * The columns of a LeasedRow, in the order every leasing statement returns them. `batch_id`
  * is NULL but for a batch's members (schema/0030_job_batch_id.sql): the lease hands a member
- * its batch from the row it updates, without reading batch_members. `dependency_flags`: the
- * engine reads the results passed on only for the jobs that wait on others (reserve.ts).
+ * its batch from the row it updates, without reading batch_members.
  */
 export const leasedColumns =
-  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key, timeout_at_ms, batch_id, dependency_flags';
+  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key, timeout_at_ms, batch_id';
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
@@ -224,33 +223,6 @@ export function prepareAckDeletes(db: Preparer): MultiRowStatement<AttemptKey, A
   );
 }
 
-/** The waiting jobs' delete (`ackWaitingMany`): the acks, and the rows it deleted with their seqs. */
-type WaitingDeletes = MultiRowStatement<AttemptKey, AckedRow & { id: string; seq: number }>;
-
-/**
- * `ackWaitingMany`: deletes the jobs leased at the attempt each ack names whose only part in a
- * dependency is waiting on others (found through the `id` index, one probe per ack), and
- * returns them with their seqs. The acks' job ids must be distinct. Exact sizes, prepared at
- * their first use: an ack batch of W5 holds 1-3 collectors, and a server without workflows
- * never runs it.
- */
-export function prepareWaitingDeletes(db: Preparer): WaitingDeletes {
-  const waiting = `state = 'leased' AND cancelled_at_ms IS NULL AND dependency_flags = ${waitsOnJobs}`;
-  return new MultiRowStatement<AttemptKey, AckedRow & { id: string; seq: number }>(
-    db,
-    2,
-    (tuples, rows) =>
-      rows === 1
-        ? `DELETE FROM jobs WHERE id = ? AND attempt = ? AND ${waiting} RETURNING id, seq, ${ackedColumns}`
-        : `DELETE FROM jobs WHERE ${waiting} AND (id, attempt) IN (VALUES ${tuples}) RETURNING id, seq, ${ackedColumns}`,
-    (values, offset, ack) => {
-      values[offset] = ack.jobId;
-      values[offset + 1] = ack.attempt;
-    },
-    'exact',
-  );
-}
-
 /** The kept acks' statement: the acks, the rows they completed, and the time they completed. */
 type KeptCompletes = MultiRowStatement<
   CompletingAck,
@@ -297,7 +269,6 @@ export function leaseOps(
   sql: LeaseStatements,
   ackDeletes: MultiRowStatement<AttemptKey, AckedRow & { id: string }>,
   keptCompletes?: KeptCompletes,
-  waitingDeletes?: WaitingDeletes,
 ): Leases {
   return {
     *leaseReady(p): Op<LeasedRow[]> {
@@ -326,13 +297,6 @@ export function leaseOps(
       : {
           *completeDependedOnMany(keys, nowMs) {
             return keptCompletes.all(keys, nowMs);
-          },
-        }),
-    ...(waitingDeletes === undefined
-      ? {}
-      : {
-          *ackWaitingMany(keys) {
-            return waitingDeletes.all(keys);
           },
         }),
     *reportProgress(p) {

@@ -48,13 +48,7 @@ import { type GroupCommitOptions, GroupCommitter } from './group-commit.ts';
 import { historyOps, prepareHistoryStatements } from './history.ts';
 import { jobOps, prepareJobInserts, prepareJobStatements } from './jobs.ts';
 import { keyOps, prepareKeyStatements } from './keys.ts';
-import {
-  leaseOps,
-  prepareAckDeletes,
-  prepareKeptCompletes,
-  prepareLeaseStatements,
-  prepareWaitingDeletes,
-} from './leases.ts';
+import { leaseOps, prepareAckDeletes, prepareKeptCompletes, prepareLeaseStatements } from './leases.ts';
 import { busyTimeoutMs, type Db, databaseFileName, type OpenOptions, openDataDir } from './open.ts';
 import { prepareOnUse } from './prepare-on-use.ts';
 import { prepareQueueStatements, queueOps } from './queues.ts';
@@ -74,12 +68,7 @@ export function sqliteCapabilities(connection: Db): SqliteCapabilities {
     counts: countOps(prepareCountStatements(db)),
     jobs: jobOps(prepareJobStatements(db), prepareJobInserts(db), dependencies),
     keys: keyOps(prepareKeyStatements(db)),
-    leases: leaseOps(
-      prepareLeaseStatements(db),
-      prepareAckDeletes(db),
-      prepareKeptCompletes(db),
-      prepareWaitingDeletes(db),
-    ),
+    leases: leaseOps(prepareLeaseStatements(db), prepareAckDeletes(db), prepareKeptCompletes(db)),
     flow: flowOps(prepareFlowStatements(db)),
     control: controlOps(prepareControlStatements(db)),
     bulk: bulkOps(prepareBulkStatements(db)),
