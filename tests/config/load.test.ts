@@ -61,6 +61,7 @@ test('with no file, no variables and no flags every setting has its default', ()
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
     idleTimeoutMs: 60_000,
+    writeTimeoutMs: 30_000,
   });
   assert.deepEqual(Object.keys(config.push), []);
   assert.deepEqual(config.plaintextSecrets, []);
