@@ -52,7 +52,7 @@ export function arrayStatement(text: string): Statement {
 
 /**
  * The rows of an `arrayStatement`, each mapped by `row` from its array of columns, which is
- * then emptied. In a drain the driver's row arrays end up in V8's old generation, dead but
+ * then emptied. In most drains the driver's row arrays end up in V8's old generation, dead but
  * kept until the next full collection (most likely V8's pretenuring: it allocates them there
  * once it has seen them outlive a young collection). Until then each string such an array holds
  * (an id, a type, a payload's text…) survives every young collection and is promoted in turn.
