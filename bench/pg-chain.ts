@@ -13,17 +13,32 @@
  *     [--experiment SQL] [--explain] [--top N] [--streams N]
  *
  * `--profile PREFIX` writes the server's CPU profile of each drain to PREFIX.RUN.TREE.cpuprofile
- * (bench/pg-profile-areas.ts sums it by area). `--streams N` gives the drain's SDK Worker N Work streams (the SDK's default is one per 1,000 slots).
+ * (bench/pg-profile-areas.ts sums it by area). `--heap-profile PREFIX` writes the server's sampling heap
+ * profile of each drain, freed objects included, to PREFIX.RUN.TREE.heapprofile (bench/pg-heap-areas.ts
+ * sums the bytes allocated per job by area). `--heap-keep old` keeps only the objects freed once promoted to the
+ * old generation (and those still alive), `--heap-keep live` only those alive at the drain's end. `--streams N` gives the drain's SDK Worker N Work streams (the SDK's default is one per 1,000 slots).
  *
- * `--node-options STR` is the server's NODE_OPTIONS (`--max-semi-space-size=64`). The drain's line gives
+ * `--node-options STR` is the server's NODE_OPTIONS (`--max-semi-space-size=64`, `--trace-gc`), and
+ * `--server-log PREFIX` keeps the server's output in PREFIX.RUN.TREE.log; with `--trace-gc` it holds V8's
+ * trace of every garbage collection during the drain (`--trace-gc-nvp`). The drain's line gives
  * the server's CPU per job, then split: the process's user and system time, and its main thread's
  * (the rest is V8's helper threads: its garbage collector's and its optimizing compiler's).
  *
+ * `--config-extra TOML` is appended to the server's sepp.toml (`\n` for a new line: `'[limits]\nfinished_outcome_ms = 0'`).
  * `--experiment SQL` runs SQL on each run's migrated schema before the enqueue (`DROP INDEX sepp.x`).
  * `--against DIR` runs DIR's sources too, alternating with this checkout's in every run (the
  * order swapped each run), so a change is measured against its base in the same run.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -47,6 +62,11 @@ const { values } = parseArgs({
     experiment: { type: 'string' },
     streams: { type: 'string' },
     profile: { type: 'string' },
+    'heap-profile': { type: 'string' },
+    'server-log': { type: 'string' },
+    'trace-gc': { type: 'boolean', default: false },
+    'heap-keep': { type: 'string', default: 'all' },
+    'config-extra': { type: 'string' },
     'node-options': { type: 'string' },
   },
 });
@@ -100,7 +120,7 @@ async function runOnce(tree: string, run: number): Promise<string> {
   const config = join(dir, 'sepp.toml');
   writeFileSync(
     config,
-    `[queues.w1]\n[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "sepp"\n`,
+    `[queues.w1]\n[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "sepp"\n${values['config-extra'] === undefined ? '' : `${values['config-extra'].replaceAll('\\n', '\n')}\n`}`,
   );
   mkdirSync(join(dir, 'data'));
   const serve = await startSeppServe({
@@ -115,6 +135,11 @@ async function runOnce(tree: string, run: number): Promise<string> {
       ...(values.profile === undefined
         ? {}
         : { SEPP_PG_CHAIN_PROFILE: `${values.profile}.${run}.${trees.indexOf(tree)}.cpuprofile` }),
+      ...(values['trace-gc'] ? { SEPP_PG_CHAIN_TRACE_GC: '1' } : {}),
+      SEPP_PG_CHAIN_HEAP_KEEP: values['heap-keep'],
+      ...(values['heap-profile'] === undefined
+        ? {}
+        : { SEPP_PG_CHAIN_HEAP: `${values['heap-profile']}.${run}.${trees.indexOf(tree)}.heapprofile` }),
     },
   });
   const client = SeppClient.connect(`127.0.0.1:${serve.grpcPort}`);
@@ -193,6 +218,8 @@ async function runOnce(tree: string, run: number): Promise<string> {
   } finally {
     client.close();
     await serve.stop();
+    if (values['server-log'] !== undefined)
+      copyFileSync(serve.logFile, `${values['server-log']}.${run}.${trees.indexOf(tree)}.log`);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { areaOf } from './lib/pg-areas.ts';
 
 interface ProfileNode {
   id: number;
@@ -25,38 +26,12 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
 });
 
-/** The areas, first match wins (by the frame's file). */
-const areas: [string, RegExp][] = [
-  [
-    'pg driver (node-postgres, pg-protocol, pg-types)',
-    /node_modules\/(pg|pg-protocol|pg-types|postgres-[a-z]+)\//,
-  ],
-  ['sepp PostgreSQL store (src/store/postgres)', /\/src\/store\/postgres\//],
-  ['sepp SQLite store (src/store/sqlite, with SQLite itself)', /\/src\/store\/sqlite\//],
-  ['store, shared (src/store)', /\/src\/store\//],
-  ['engine (src/engine)', /\/src\/engine\//],
-  [
-    'gRPC (@grpc, src/rpc, protobuf, http2)',
-    /(@grpc|@bufbuild|\/src\/rpc\/|\/src\/gen\/|node:internal\/http2|\/src\/server-)/,
-  ],
-  ['SDK client (clients/)', /\/clients\//],
-  ['other sepp (src/)', /\/src\//],
-  ['other node_modules', /node_modules\//],
-];
-
 /**
  * System calls whose samples are mostly waiting, not CPU: the socket write that wakes
  * PostgreSQL (the thread is preempted inside it) and SQLite's fdatasync.
  */
 const waits = new Set(['writev', 'fdatasync']);
 const waitArea = 'system calls that wait (writev, fdatasync: wall time, mostly not CPU)';
-
-function areaOf(url: string): string | undefined {
-  if (url === '' || url.startsWith('node:'))
-    return url.startsWith('node:internal/http2') ? areas[4]?.[0] : undefined;
-  for (const [name, re] of areas) if (re.test(url)) return name;
-  return 'other';
-}
 
 for (const file of positionals) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as {

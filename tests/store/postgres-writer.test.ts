@@ -6,14 +6,16 @@
  * and the count deltas, written once per batch, count exactly when units of the batch read
  * counts and fail: a unit reads its own and those of the units before it, and a failed
  * unit takes back its own only, even after a read of its wrote the earlier units' inside
- * its savepoint. Statements whose rows come as arrays are parsed by each answer's column types.
+ * its savepoint. Statements whose rows come as arrays are parsed by each answer's column types,
+ * and the driver's arrays are emptied once mapped.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
+import { resume } from '../../src/store/op.ts';
 import { connectionOf, connectPostgres } from '../../src/store/postgres/connect.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { arrayStatement, plannedEachTime } from '../../src/store/postgres/sql.ts';
+import { arrayRows, arrayStatement, type Connection, plannedEachTime } from '../../src/store/postgres/sql.ts';
 import { type BatchTrace, writerTrace } from '../../src/store/postgres/writer.ts';
 import { StorageFailure, type Store } from '../../src/store/store.ts';
 import { useCluster } from '../helpers/postgres.ts';
@@ -263,6 +265,21 @@ test("array-row statements: rows parsed by each answer's column types, errors as
       const { rows } = await c.send(typed, [n, Buffer.from([n, 255])]);
       assert.deepEqual(rows, [[n, Buffer.from([n, 255]), null, 'x', 7]]);
     }
+    // arrayRows maps each row, then empties the driver's array of it (sql.ts: its strings die young).
+    let driverRows: unknown[][] = [];
+    const watched: Connection = {
+      ...c,
+      send: async (s, values) => {
+        const result = await c.send(s, values);
+        driverRows = result.rows;
+        return result;
+      },
+    };
+    const mapped = await resume(
+      arrayRows(watched, typed, [3, Buffer.from([3])], (r) => ({ n: r[0], s: r[3], t: r[2] })),
+    );
+    assert.deepEqual(mapped, [{ n: 3, s: 'x', t: null }]);
+    assert.deepEqual(driverRows, [[]]);
     // One statement whose columns change type between answers (planned each time): parsed as each says.
     await client.query('CREATE TABLE array_rows (a integer); INSERT INTO array_rows VALUES (1), (2)');
     const all = plannedEachTime('SELECT a FROM array_rows ORDER BY a', 'array');
