@@ -21,6 +21,8 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const producer = 'attack3-producer-key-0123456789abcdef';
 const worker = 'attack3-worker-key-0123456789abcdef';
+/** Another producer: it may enqueue, and owns none of the batches here. */
+const otherProducer = 'attack6-producer-key-0123456789abcdef';
 let t: TestServer;
 
 before(async () => {
@@ -29,6 +31,7 @@ before(async () => {
     toml:
       apiKeyToml('a3-producer', 'producer', producer) +
       apiKeyToml('a3-worker', 'worker', worker) +
+      apiKeyToml('a6-producer', 'producer', otherProducer) +
       '[queues.a3-capped]\nmax_depth = 3\n',
   });
 });
@@ -272,4 +275,40 @@ test('depends_on takes a job id in upper case, as every other id field does', as
     [gate.jobId],
   );
   await assert.rejects(enqueue([gate.jobId, gate.jobId.toUpperCase()]), /names job .* twice/);
+});
+
+test("a member's lease token adds to its batch but does not seal another key's open batch", async () => {
+  // Task attack6: AddToBatch with from_member, its lease token and `seal` skipped the owner check,
+  // so a key holding a member's lease (its worker's producer key) sealed an open batch it did not
+  // create, ending it before its owner had added all (SECURITY.md: only the owner or an admin seals).
+  const created = await call('/v1/batches', {
+    key: producer,
+    body: { jobs: [{ queue: 'a6-members', type: 'part' }], onComplete: { queue: 'a6-done', type: 'report' } },
+  });
+  assert.equal(created.status, 200, created.text);
+  const batchId = created.json.batch.id as string;
+  const leased = await call('/v1/reserve', {
+    key: worker,
+    body: { queues: ['a6-members'], maxJobs: 1, waitTimeoutMs: 0 },
+  });
+  const [member] = leased.json.jobs as Json[];
+  assert.ok(member?.leaseToken, leased.text);
+  const fromMember = { fromMember: member.jobId, fromMemberToken: member.leaseToken };
+  const add = (key: string, seal: boolean) =>
+    call(`/v1/batches/${batchId}/jobs`, {
+      key,
+      body: { jobs: [{ queue: 'a6-members', type: 'part' }], seal, ...fromMember },
+    });
+
+  const sealed = await add(otherProducer, true);
+  assert.equal(sealed.status, 403, sealed.text);
+  assert.match(sealed.json.error.message, /only that key or an admin key may seal it/);
+  const batch = await call(`/v1/batches/${batchId}`, { key: producer });
+  assert.equal(batch.json.batch.state, 'open');
+  assert.equal(batch.json.batch.members, 1, 'the refused add added nothing');
+  // The member still adds, and its owner still seals (with the member's token too).
+  assert.equal((await add(otherProducer, false)).status, 200);
+  const byOwner = await add(producer, true);
+  assert.equal(byOwner.status, 200, byOwner.text);
+  assert.equal(byOwner.json.batch.state, 'sealed');
 });

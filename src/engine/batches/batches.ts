@@ -93,7 +93,7 @@ export class Batches {
    * of it that has not ended and runs now, `memberToken` being the token of its lease
    * (a running job fanning out into its own batch). Only the worker the lease was handed to
    * holds that token: a key that read the member's id and attempt (GetJob) cannot add
-   * (checkMember, lease-tokens.ts).
+   * (checkMember, lease-tokens.ts). `seal` is the owner's (or an admin's) also then.
    */
   async add(
     batchId: string,
@@ -114,6 +114,9 @@ export class Batches {
           yield* checkMember(tx, store, id, fromMember, (attempt) =>
             this.deps.leaseTokens.matches(fromMember, attempt, memberToken!),
           );
+          // A member adds; sealing stays its owner's (or an admin's): the token of a member's lease
+          // let another key's add seal an open batch, ending it before its owner had added all.
+          if (options.seal === true) checkOwner(row, options.caller, 'seal');
         } else if (row.state !== 'open') {
           throw new SeppError(
             'failed_precondition',
