@@ -19,8 +19,8 @@ const maxMessages = 100;
 const maxDetailChars = 1000;
 
 /** Sends OpenTelemetry's warnings and errors to `logger` from now on (it replaces any earlier one). */
-export function routeOtelDiagnostics(logger: Logger): void {
-  diag.setLogger(otelDiagnostics(logger, Date.now), {
+export function routeOtelDiagnostics(logger: Logger, nowMs: () => number): void {
+  diag.setLogger(otelDiagnostics(logger, nowMs), {
     logLevel: DiagLogLevel.WARN,
     suppressOverrideMessage: true,
   });

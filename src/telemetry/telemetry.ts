@@ -28,6 +28,8 @@ export interface TelemetryDeps {
   storeFiles: StoreFiles | undefined;
   /** `service.version` of everything exported. */
   version: string;
+  /** The clock the log throttles read (default: the wall clock). */
+  nowMs?: () => number;
 }
 
 export class Telemetry {
@@ -79,7 +81,8 @@ export class Telemetry {
       'service.version': this.deps.version,
     });
     const base = config.otlpEndpoint?.replace(/\/+$/, '') ?? null;
-    if (base !== null) routeOtelDiagnostics(logger);
+    const nowMs = this.deps.nowMs ?? Date.now;
+    if (base !== null) routeOtelDiagnostics(logger, nowMs);
     const exporters = this.otlpExporters;
     if (base !== null && exporters === undefined) throw new Error('the OTLP exporters are not loaded');
     // Once per distinct problem and minute: a broken gauge would otherwise log on every scrape.
@@ -94,7 +97,7 @@ export class Telemetry {
       storeFiles: this.deps.storeFiles,
       onCollectError: (what, error) => {
         const message = error instanceof Error ? error.message : String(error);
-        const repeats = collectErrors.occurred(`${what}:${message}`, Date.now());
+        const repeats = collectErrors.occurred(`${what}:${message}`, nowMs());
         if (repeats === 0) return;
         logger.warn('metrics.collect_failed', {
           metric: what,

@@ -93,3 +93,52 @@ test("OpenTelemetry's warnings: one line per distinct message and minute, with t
     },
   ]);
 });
+
+test('a gauge that keeps failing: one line per distinct problem and minute, with the repeats it stands for', async () => {
+  const { logger, lines } = recordingLogger();
+  let nowMs = 1_000;
+  const telemetry = await Telemetry.open(config, {
+    logger,
+    storeFiles: undefined,
+    version: 'test',
+    nowMs: () => nowMs,
+  });
+  try {
+    const broken = (): Promise<never> => Promise.reject(new Error('the database is closed'));
+    telemetry.observe({
+      queueCounts: broken,
+      describeQueues: broken,
+      batchesOpen: broken,
+      waitingReserves: 0,
+      readQueue: null,
+      eventBacklog: { subscribers: 0, events: 0, bytes: 0 },
+      diskIsFull: false,
+    });
+    await telemetry.metricsText();
+    await telemetry.metricsText();
+    nowMs += 60_000;
+    await telemetry.metricsText();
+    const failed = lines
+      .filter((line) => line.event === 'metrics.collect_failed')
+      .map((line) => line.fields)
+      .map((fields) => JSON.stringify(fields))
+      .sort();
+    const line = (metric: string, repeats?: number) =>
+      JSON.stringify({
+        metric,
+        error: 'the database is closed',
+        ...(repeats === undefined ? {} : { repeats }),
+      });
+    assert.deepEqual(
+      failed,
+      [
+        line('sepp.batches.open'),
+        line('sepp.batches.open', 2),
+        line('sepp.queue.depth'),
+        line('sepp.queue.depth', 2),
+      ].sort(),
+    );
+  } finally {
+    await telemetry.shutdown(0);
+  }
+});
