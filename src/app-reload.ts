@@ -235,11 +235,9 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     parts.logger.info('config.reloaded', {
       file: config.configFile ?? '(no config file)',
       by: request.actor,
-      changed: report.changed.length === 0 ? 'nothing' : report.changed.join('; '),
-      // Raising a bound is no security downgrade (SECURITY.md), but it is a decision: say what it was.
-      ...(plan.limits.length === 0
-        ? {}
-        : { limits: plan.limits.map(({ key, from, to }) => `${key} ${from} -> ${to}`).join('; ') }),
+      // Each setting with its running and new value (a secret as `changed`): raising a bound is
+      // no security downgrade (SECURITY.md), but it is a decision, and the line says what it was.
+      changed: plan.shown.changed.length === 0 ? 'nothing' : plan.shown.changed.join('; '),
       ...(endedUsers.length === 0 ? {} : { sessions_ended_for: endedUsers.join(', ') }),
     });
     if (safety.downgrades.length > 0) {
@@ -252,7 +250,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     }
     if (report.restartRequired.length > 0) {
       parts.logger.warn('config.restart_required', {
-        settings: report.restartRequired.join('; '),
+        settings: plan.shown.restartRequired.join('; '),
         detail: 'these settings changed in the file but keep their running values until sepp restarts',
       });
     }

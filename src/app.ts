@@ -167,16 +167,18 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   let reloader: ReturnType<typeof createReloader> | undefined;
   /** The configuration in force: a reload replaces it. */
   const current = () => reloader?.current() ?? config;
+  // Taken once: these run on every job event (a reload that rebuilds the metrics keeps them).
+  const metricsHooks = telemetry.engineHooks;
   const engine = await Engine.open(store, config.engine, {
     clock,
     ...(deps.betweenBulkSlices === undefined ? {} : { betweenBulkSlices: deps.betweenBulkSlices }),
-    ...telemetry.engineHooks,
+    ...metricsHooks,
     onEvent: (event) => {
-      telemetry.engineHooks.onEvent(event);
+      metricsHooks.onEvent(event);
       rates.record(event);
     },
     onScheduleEvent: (event) => {
-      telemetry.engineHooks.onScheduleEvent(event);
+      metricsHooks.onScheduleEvent(event);
       logScheduleEvent(logger, event);
     },
     onSchedulesReconciled: (report) => logReconciled(logger, report),

@@ -192,7 +192,8 @@ export function describeConfig(config: SeppConfig): ConfigEntry[] {
   }));
 }
 
-function formatValue({ key, raw, secret }: ConfigLeaf): string {
+/** A setting's value as people read it: plain units, `<redacted>` for a secret, URLs without credentials. */
+export function formatValue({ key, raw, secret }: ConfigLeaf): string {
   if (raw === null || raw === undefined) return 'not set';
   if (secret) return redacted;
   if (

@@ -8,7 +8,7 @@
  */
 import { restartOnlyLimits } from '../engine/live-limits.ts';
 import type { EngineLimits } from '../engine/settings.ts';
-import { type ConfigLeaf, configLeaves, needsRestart } from './config-view.ts';
+import { type ConfigLeaf, configLeaves, formatValue, needsRestart } from './config-view.ts';
 import { snakeCase } from './schema.ts';
 import type { SeppConfig } from './types.ts';
 
@@ -19,8 +19,14 @@ export interface ReloadPlan {
   readonly changed: readonly string[];
   /** Settings whose new value waits for a restart, e.g. `server.grpc_listen`. */
   readonly restartRequired: readonly string[];
-  /** The `[limits]` that change now, with their running and new values (for the log and the audit). */
+  /** The `[limits]` that change now, with their running and new values (for the audit). */
   readonly limits: readonly LimitChange[];
+  /**
+   * `changed` and `restartRequired` as the log shows them: each setting with its running and
+   * new value (`server.log_level info -> debug`), a secret as `changed` and never its value
+   * (config-view.ts's rules, as the Configuration page); the lists' summaries as they are.
+   */
+  readonly shown: { readonly changed: readonly string[]; readonly restartRequired: readonly string[] };
 }
 
 export interface LimitChange {
@@ -73,7 +79,29 @@ export function planReload(running: SeppConfig, next: SeppConfig): ReloadPlan {
       from: running.engine.limits[name],
       to: config.engine.limits[name],
     }));
-  return { config, changed, restartRequired, limits };
+  const show = (keys: readonly string[]) =>
+    keys.map((key) => shownChange(key, before.get(key), after.get(key)));
+  return {
+    config,
+    changed,
+    restartRequired,
+    limits,
+    shown: { changed: show(changed), restartRequired: show(restartRequired) },
+  };
+}
+
+/** What of a value a log line shows: a queue's settings, a URL, a list are short, but bounded all the same. */
+const shownValueMaxChars = 200;
+
+/** `key old -> new`; `key changed` for a secret; the key alone for what is no one setting (a list's summary). */
+function shownChange(key: string, from: ConfigLeaf | undefined, to: ConfigLeaf | undefined): string {
+  if (from === undefined && to === undefined) return key;
+  if (from?.secret === true || to?.secret === true) return `${key} changed`;
+  const value = (leaf: ConfigLeaf | undefined) => {
+    const text = leaf === undefined ? 'not set' : formatValue(leaf);
+    return text.length > shownValueMaxChars ? `${text.slice(0, shownValueMaxChars)}…` : text;
+  };
+  return `${key} ${value(from)} -> ${value(to)}`;
 }
 
 function byKey(leaves: readonly ConfigLeaf[]): Map<string, ConfigLeaf> {

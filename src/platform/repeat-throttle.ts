@@ -31,3 +31,28 @@ export class RepeatThrottle {
     this.untold = 0;
   }
 }
+
+/**
+ * A RepeatThrottle per distinct thing (say, per error message): each told on its own terms.
+ * At most `maxKeys` are followed; past that they are all forgotten, so the next of each is
+ * told at once again — bounded, whatever the keys hold.
+ */
+export class RepeatThrottles {
+  private readonly runs = new Map<string, RepeatThrottle>();
+
+  constructor(
+    private readonly everyMs: number,
+    private readonly maxKeys: number,
+  ) {}
+
+  /** RepeatThrottle.occurred for the run of `key`. */
+  occurred(key: string, nowMs: number): number {
+    let run = this.runs.get(key);
+    if (run === undefined) {
+      if (this.runs.size >= this.maxKeys) this.runs.clear();
+      run = new RepeatThrottle(this.everyMs);
+      this.runs.set(key, run);
+    }
+    return run.occurred(nowMs);
+  }
+}

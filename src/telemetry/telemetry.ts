@@ -4,19 +4,23 @@
  * from, rebuilt when a config reload changes the exporters, then shut down —
  * flushing the last OTLP exports — after the gRPC server has stopped.
  */
-import { type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { TelemetryConfig } from '../config/index.ts';
 import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent } from '../engine/types.ts';
+import { RepeatThrottles } from '../platform/repeat-throttle.ts';
 import type { StoreFiles } from '../store/store.ts';
 import type { ConnectionCounts } from './connection-metrics.ts';
 import type { HttpDoorCounts } from './http-door-metrics.ts';
 import type { Logger } from './logger.ts';
 import { Metrics, type MetricsSource } from './metrics.ts';
+import { routeOtelDiagnostics } from './otel-diagnostics.ts';
 import { loadOtlpExporters, type OtlpExporters } from './otlp-exporters.ts';
 import { RpcTelemetry } from './rpc-observer.ts';
 import { Tracing } from './tracing.ts';
+
+/** A gauge that keeps failing is logged at most once a minute (with the failures since). */
+const collectErrorEveryMs = 60_000;
 
 export interface TelemetryDeps {
   logger: Logger;
@@ -24,6 +28,8 @@ export interface TelemetryDeps {
   storeFiles: StoreFiles | undefined;
   /** `service.version` of everything exported. */
   version: string;
+  /** The clock the log throttles read (default: the wall clock). */
+  nowMs?: () => number;
 }
 
 export class Telemetry {
@@ -75,10 +81,12 @@ export class Telemetry {
       'service.version': this.deps.version,
     });
     const base = config.otlpEndpoint?.replace(/\/+$/, '') ?? null;
-    if (base !== null) routeOtelDiagnostics(logger);
+    const nowMs = this.deps.nowMs ?? Date.now;
+    if (base !== null) routeOtelDiagnostics(logger, nowMs);
     const exporters = this.otlpExporters;
     if (base !== null && exporters === undefined) throw new Error('the OTLP exporters are not loaded');
-    const reported = new Set<string>();
+    // Once per distinct problem and minute: a broken gauge would otherwise log on every scrape.
+    const collectErrors = new RepeatThrottles(collectErrorEveryMs, 100);
     const metrics = new Metrics({
       resource,
       otlpMetrics:
@@ -89,11 +97,13 @@ export class Telemetry {
       storeFiles: this.deps.storeFiles,
       onCollectError: (what, error) => {
         const message = error instanceof Error ? error.message : String(error);
-        // Once per distinct problem: a broken gauge would otherwise log on every scrape.
-        if (reported.has(`${what}:${message}`)) return;
-        if (reported.size >= 100) reported.clear(); // bounded, whatever the messages hold
-        reported.add(`${what}:${message}`);
-        logger.warn('metrics.collect_failed', { metric: what, error: message });
+        const repeats = collectErrors.occurred(`${what}:${message}`, nowMs());
+        if (repeats === 0) return;
+        logger.warn('metrics.collect_failed', {
+          metric: what,
+          error: message,
+          ...(repeats === 1 ? {} : { repeats }),
+        });
       },
     });
     if (this.source !== undefined) metrics.observe(this.source);
@@ -145,15 +155,20 @@ export class Telemetry {
     return true;
   }
 
-  /** The engine hooks: counters from job events, histograms from group commits. */
-  get engineHooks() {
-    // Through `this`: a reload may replace the metrics after the engine took the hooks.
-    return {
-      onEvent: (event: JobEvent) => this.currentMetrics.onEvent(event),
-      onBatch: (stats: CommitStats) => this.currentMetrics.onBatch(stats),
-      onScheduleEvent: (event: ScheduleEvent) => this.currentMetrics.onScheduleEvent(event),
-    };
-  }
+  /**
+   * The engine hooks: counters from job events, histograms from group commits. Made once (a
+   * job event runs them, so a getter making new closures on each read cost CPU per job); they
+   * reach the metrics through `this`, so after a reload replaces the metrics they count there.
+   */
+  readonly engineHooks: {
+    readonly onEvent: (event: JobEvent) => void;
+    readonly onBatch: (stats: CommitStats) => void;
+    readonly onScheduleEvent: (event: ScheduleEvent) => void;
+  } = Object.freeze({
+    onEvent: (event: JobEvent) => this.currentMetrics.onEvent(event),
+    onBatch: (stats: CommitStats) => this.currentMetrics.onBatch(stats),
+    onScheduleEvent: (event: ScheduleEvent) => this.currentMetrics.onScheduleEvent(event),
+  });
 
   /**
    * What src/push reports each delivery to (its PushObserver; the shape is
@@ -219,35 +234,4 @@ export class Telemetry {
     });
     return Promise.race([this.stopped, deadline]).finally(() => clearTimeout(timer));
   }
-}
-
-/**
- * The OTLP exporters report failures (collector down, rejected payload)
- * through OpenTelemetry's global diagnostic logger; send them to sepp's log,
- * at most once a minute per distinct message so a dead collector does not
- * flood it.
- */
-function routeOtelDiagnostics(logger: Logger): void {
-  const lastMs = new Map<string, number>();
-  const report =
-    (level: 'warn' | 'error') =>
-    (message: string, ...args: unknown[]) => {
-      // Errors arrive with their stacks; the message is what an operator can act on.
-      const detail = [message, ...args.map((a) => (a instanceof Error ? a.message : String(a)))]
-        .join(' ')
-        .slice(0, 1000);
-      const now = Date.now();
-      if ((lastMs.get(detail) ?? -Infinity) > now - 60_000) return;
-      if (lastMs.size >= 100) lastMs.clear(); // bounded, whatever the messages hold
-      lastMs.set(detail, now);
-      logger[level]('otel.export_problem', { detail });
-    };
-  const adapter: DiagLogger = {
-    error: report('error'),
-    warn: report('warn'),
-    info: () => {},
-    debug: () => {},
-    verbose: () => {},
-  };
-  diag.setLogger(adapter, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
 }

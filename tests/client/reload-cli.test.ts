@@ -105,9 +105,11 @@ describe('changing a running sepp from the command line', () => {
     );
 
     const reloaded = nextLog(server, 'config.reloaded');
+    const waiting = nextLog(server, 'config.restart_required');
     server.child.kill('SIGHUP');
     const line = await reloaded;
     assert.match(String(line.changed), /grpc\.api_keys \(added b; removed a\)/);
+    assert.match(String((await waiting).settings), /server\.durability full -> relaxed/);
     assert.equal((await sepp(['queues'], keyA)).code, 4, 'the old key is refused');
     assert.equal((await sepp(['queues'], keyB)).code, 0, 'the new key works');
 
@@ -168,17 +170,17 @@ describe('changing a running sepp from the command line', () => {
       server.child.kill('SIGHUP');
       return reloaded;
     };
-    assert.equal((await sighup()).limits, 'limits.max_page_size 1000 -> 2');
+    assert.equal((await sighup()).changed, 'limits.max_page_size 1000 -> 2');
     const over = await sepp(['queues', '--page-size', '5'], keyB);
     assert.notEqual(over.code, 0);
     assert.match(over.stderr, /page_size is 5; it must be an integer from 1 to 2 \(limits\.max_page_size\)/);
 
     // Raising it is no security downgrade: SIGHUP, which never lowers security, applies it.
     writeFileSync(configFile, withLimits('max_page_size = 10\n'));
-    assert.equal((await sighup()).limits, 'limits.max_page_size 2 -> 10');
+    assert.equal((await sighup()).changed, 'limits.max_page_size 2 -> 10');
     assert.equal((await sepp(['queues', '--page-size', '5'], keyB)).code, 0);
     writeFileSync(configFile, `${apiKey('b', keyB)}[queues.jobs]\nmax_attempts = 7\n`);
-    assert.equal((await sighup()).limits, 'limits.max_page_size 10 -> 1000');
+    assert.equal((await sighup()).changed, 'limits.max_page_size 10 -> 1000');
   });
 
   test('sepp config reload applies the file, as SIGHUP does', async () => {

@@ -160,6 +160,45 @@ max_depth = 10
   assert.equal(plan.config.http.idleTimeoutMs, 60_000);
   assert.ok(plan.changed.every((c) => !needsRestart(c)));
   assert.ok(Object.isFrozen(plan.config.server));
+  // What the log lines show: each setting with its running and new value, in plain units.
+  const shown = [...plan.shown.changed, ...plan.shown.restartRequired];
+  assert.equal(plan.shown.changed.length, plan.changed.length);
+  assert.equal(plan.shown.restartRequired.length, plan.restartRequired.length);
+  for (const line of [
+    'server.log_level debug -> warn',
+    'limits.max_wait_ms 1m -> 5s',
+    'limits.max_batch_jobs 1000 -> 10',
+    'grpc.max_event_subscribers_per_key 250 -> 5',
+    'admin.trusted_proxies (none) -> 10.0.0.1/32',
+    'telemetry.otlp_endpoint https://<redacted>@otel.example:4318/?<redacted> -> http://collector:4318/',
+    'server.grpc_listen 127.0.0.1:6000 -> 127.0.0.1:6001',
+    'server.data_dir /srv/data -> /elsewhere',
+    'grpc.api_keys (added deploy; removed ci)',
+    'queues.reports (declared)',
+  ]) {
+    assert.ok(shown.includes(line), `${line} in ${shown.join('; ')}`);
+  }
+  // A secret: changed, never its value nor its hash.
+  assert.ok(plan.shown.changed.includes('telemetry.metrics_token_sha256 changed'));
+  const text = shown.join('; ');
+  for (const secret of [
+    key,
+    'secret-pass',
+    'token=abc',
+    hash,
+    'a'.repeat(64),
+    running.telemetry.metricsTokenSha256 ?? '?',
+  ]) {
+    assert.ok(!text.includes(secret), `the log line shows ${secret.slice(0, 12)}…`);
+  }
+});
+
+test('a value the reload log shows is bounded', () => {
+  const proxies = Array.from({ length: 40 }, (_, i) => `"10.0.0.${i}"`).join(', ');
+  const plan = planReload(running, loadToml(`[admin]\ntrusted_proxies = [${proxies}]\n`));
+  const line = plan.shown.changed.find((c) => c.startsWith('admin.trusted_proxies '));
+  assert.ok(line !== undefined && line.length < 250, line);
+  assert.match(line, /^admin\.trusted_proxies \(none\) -> 10\.0\.0\.0\/32, 10\.0\.0\.1\/32, .*…$/);
 });
 
 test('turning login on or off takes a restart: the users stay as they run', () => {

@@ -104,7 +104,11 @@ describe('[limits] on a reload', () => {
       .slice(from)
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .find((l) => l.event === 'config.reloaded');
-    assert.equal(logged?.limits, 'limits.max_batch_jobs 2 -> 4000');
+    assert.equal(
+      logged?.changed,
+      'limits.max_batch_jobs 2 -> 4000',
+      'the setting with its running and new value',
+    );
     assert.ok(!lines.slice(from).some((l) => l.includes('config.security_downgraded')));
     const entry = (await t.server.engine.listAudit({ action: 'config.reload' })).items[0];
     assert.deepEqual(entry?.details.limits, [{ key: 'limits.max_batch_jobs', from: 2, to: 4000 }]);
