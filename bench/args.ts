@@ -8,6 +8,8 @@ export interface BenchOptions {
   readonly quick: boolean;
   /** Jobs of W1 and W3. */
   readonly jobs: number;
+  /** W1-shaped jobs run on each fresh server before anything is timed (0: none). */
+  readonly warmupJobs: number;
   readonly payloadBytes: number;
   /** W1's producers and workers. */
   readonly concurrency: number;
@@ -33,6 +35,9 @@ export const usage = `Usage: npm run bench -- [options]
   --systems a,b                 systems, from: ${[...systems.keys()].join(', ')} (default all but
                                 sepp-base and sepp-pg-base, which need SEPP_BENCH_BASE_BUNDLE)
   --jobs N                      jobs in W1 and W3 (default 200000; --quick 5000)
+  --warmup-jobs N               before anything is timed, enqueue and drain N jobs (W1's shape)
+                                on each fresh server, untimed: figures of a warm process, not of
+                                one still compiling its code (default 0)
   --quick                       small sizes everywhere, to check that everything works
   --concurrency N               W1 producers and workers (default 50)
   --repeat N                    run everything N times, systems interleaved; medians reported
@@ -64,6 +69,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       workload: { type: 'string' },
       systems: { type: 'string' },
       jobs: { type: 'string' },
+      'warmup-jobs': { type: 'string' },
       quick: { type: 'boolean', default: false },
       concurrency: { type: 'string' },
       repeat: { type: 'string' },
@@ -119,6 +125,10 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     systems: chosen,
     quick,
     jobs: positive('jobs', values.jobs, quick ? 5000 : 200_000),
+    warmupJobs:
+      values['warmup-jobs'] === undefined || values['warmup-jobs'] === '0'
+        ? 0
+        : positive('warmup-jobs', values['warmup-jobs'], 0),
     payloadBytes: 256,
     concurrency: positive('concurrency', values.concurrency, 50),
     repeat: positive('repeat', values.repeat, quick ? 1 : 3),

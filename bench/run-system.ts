@@ -86,6 +86,18 @@ export async function runSystem(
       );
       log(`${driver.id}: ${run.workload} c=${run.concurrency}: ${figures.join(', ')}`);
     };
+    if (opts.warmupJobs > 0) {
+      // Untimed: a fresh process spends its first thousands of jobs compiling its hot code
+      // (V8's optimiser on helper threads), which a long-running server has long done.
+      const warm = await runThroughput(ctx, {
+        jobs: opts.warmupJobs,
+        concurrency: opts.concurrency,
+        timeoutMs: ctx.phaseTimeoutMs,
+      });
+      log(
+        `${driver.id}: warm-up of ${opts.warmupJobs} jobs: ${warm.map((p) => `${p.phase} ${Math.round(p.jobsPerSec)} jobs/s`).join(', ')} (not recorded)`,
+      );
+    }
     for (const workload of opts.workloads) {
       if (workload === 'W1') {
         const phases = await runThroughput(ctx, {

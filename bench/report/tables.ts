@@ -203,7 +203,8 @@ export function renderMarkdown(report: BenchReport): string {
     `Run ${report.startedAt}: \`${report.command}\``,
     `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.os}, Linux ${m.kernel}, Node ${m.node}; ` +
       `disk ${m.disk}; 4 KiB write + fdatasync median ${m.fdatasyncMedianUs} µs.`,
-    `Figures are medians over ${opts.repeat} repetition(s) (systems interleaved, a fresh server each); ` +
+    `Figures are medians over ${opts.repeat} repetition(s) (systems interleaved, a fresh server each` +
+      `${Number(opts.warmupJobs) > 0 ? `, warmed up by ${int(Number(opts.warmupJobs))} untimed W1 jobs before anything was timed` : ''}); ` +
       '`*` marks a phase that hit its time limit (`--phase-timeout-s`) before doing all its jobs. ' +
       'Ratios are against BullMQ in the same run. "Other load" is the CPU that processes outside the ' +
       'benchmark used during the phase, in % of all cores: this machine is shared, so a high value ' +
