@@ -275,3 +275,34 @@ def test_the_python_example_of_workflows_md_runs_and_prints_what_the_page_shows(
     printed: list[str] = []
     exec(code, {"client": client, "print": lambda line: printed.append(str(line))})
     assert "\n".join(printed) == output.rstrip("\n")
+
+
+def test_an_add_from_a_running_member_sends_its_attempt_too_for_an_older_server() -> None:
+    # A server older than lease tokens (schema 30) reads from_member_attempt and refuses an add
+    # without it; this version's reads the token alone. Sending both lets workers be upgraded
+    # before their servers (docs/upgrading.md, "To schema 31"). No server here: what is sent.
+    from sepp import workflows
+    from sepp._running_members import RunningLease, member_done, member_runs
+    from sepp.v1 import batch_pb2
+
+    sent: list[batch_pb2.AddToBatchRequest] = []
+
+    class OlderServer:
+        stub = type("Stub", (), {"AddToBatch": "AddToBatch"})()
+
+        def invoke(self, method: str, request: batch_pb2.AddToBatchRequest, **_: object) -> object:
+            sent.append(request)
+            return batch_pb2.AddToBatchResponse(batch=batch_pb2.Batch(id="b", state=batch_pb2.BATCH_STATE_SEALED))
+
+    lease = RunningLease("token-of-attempt-3", 3)
+    member_runs("member-1", lease)
+    try:
+        workflows.add_to_batch(OlderServer(), "b", [sepp.JobSpec("q", "part")], False,  # type: ignore[arg-type]
+                               "member-1", None, None)
+        # A token given by the caller that is not the running lease's: its attempt is unknown.
+        workflows.add_to_batch(OlderServer(), "b", [sepp.JobSpec("q", "part")], False,  # type: ignore[arg-type]
+                               "member-1", "another", None)
+    finally:
+        member_done("member-1", lease)
+    assert [(r.from_member, r.from_member_token, r.from_member_attempt) for r in sent] == [
+        ("member-1", "token-of-attempt-3", 3), ("member-1", "another", 0)]
