@@ -294,15 +294,17 @@ def test_an_add_from_a_running_member_sends_its_attempt_too_for_an_older_server(
             sent.append(request)
             return batch_pb2.AddToBatchResponse(batch=batch_pb2.Batch(id="b", state=batch_pb2.BATCH_STATE_SEALED))
 
-    lease = RunningLease("token-of-attempt-3", 3)
-    member_runs("member-1", lease)
+    # A member leased from such a server has no token; one from a server of this version has one.
+    leases = {"member-1": RunningLease("", 3), "member-2": RunningLease("token-of-attempt-4", 4)}
+    for job_id, lease in leases.items():
+        member_runs(job_id, lease)
     try:
-        workflows.add_to_batch(OlderServer(), "b", [sepp.JobSpec("q", "part")], False,  # type: ignore[arg-type]
-                               "member-1", None, None)
-        # A token given by the caller that is not the running lease's: its attempt is unknown.
-        workflows.add_to_batch(OlderServer(), "b", [sepp.JobSpec("q", "part")], False,  # type: ignore[arg-type]
-                               "member-1", "another", None)
+        # The last: a token the caller gives that is not the running lease's, whose attempt is unknown.
+        for job_id, token in [("member-1", None), ("member-2", None), ("member-2", "another")]:
+            workflows.add_to_batch(OlderServer(), "b", [sepp.JobSpec("q", "part")], False,  # type: ignore[arg-type]
+                                   job_id, token, None)
     finally:
-        member_done("member-1", lease)
+        for job_id, lease in leases.items():
+            member_done(job_id, lease)
     assert [(r.from_member, r.from_member_token, r.from_member_attempt) for r in sent] == [
-        ("member-1", "token-of-attempt-3", 3), ("member-1", "another", 0)]
+        ("member-1", "", 3), ("member-2", "token-of-attempt-4", 4), ("member-2", "another", 0)]

@@ -13,6 +13,7 @@
 
 /** The lease a member's handler runs under. */
 export interface RunningLease {
+  /** Empty from a server older than lease tokens. */
   readonly token: string;
   readonly attempt: number;
 }

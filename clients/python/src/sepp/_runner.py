@@ -191,9 +191,9 @@ class JobRunner:
                 known = ", ".join(sorted(self._handlers))
                 raise LookupError(f'no handler for job type "{job.type}" on worker {worker.worker_id} '
                                   f"(handlers: {known})")
-            # A batch member's handler may add to its sealed batch: the add proves it with this lease's token.
-            token = job.lease_token
-            lease = None if token is None else RunningLease(token, job.attempt)
+            # A batch member's handler may add to its sealed batch: the add proves it with this lease's token
+            # (none from a server older than lease tokens, which takes the attempt: _running_members).
+            lease = None if job.batch_id is None else RunningLease(job.lease_token or "", job.attempt)
             if lease is not None:
                 member_runs(job.id, lease)
             try:

@@ -20,6 +20,7 @@ class RunningLease(NamedTuple):
     """The lease a member's handler runs under."""
 
     token: str
+    """Empty from a server older than lease tokens."""
     attempt: int
 
 
