@@ -20,7 +20,9 @@ export const openApiPath = '/v1/openapi.json';
 const errorWords: Readonly<Record<HttpErrorCode, string>> = {
   invalid_argument: 'invalid input; the message names the field',
   unauthenticated: 'no API key, or not a valid one',
-  permission_denied: "the key's role may not call this operation",
+  permission_denied:
+    'the key may not do this: its role or queues do not allow the operation, or it acts on what is not its own ' +
+    "(another key's batch; an add from a batch member without that member's lease token)",
   not_found: 'no such job or queue (or the job is not leased)',
   method_not_allowed: 'the path exists for another method (see Allow)',
   request_timeout: 'the request took longer than http.request_timeout_ms to arrive',

@@ -412,8 +412,9 @@ export type JobEndRow = Pick<
 > & {
   /**
    * Which write of the row this is, where the store can say (PostgreSQL: the row version's
-   * `xmin`, which every UPDATE changes): two reads of one end give the same, a later end of the
-   * same state and attempt (a dead letter requeued and dead-lettered again) another.
+   * `xmin`, which every UPDATE changes, for a job nothing depends on: job-ends.ts): two reads of
+   * one end give the same, a later end of the same state and attempt (a dead letter requeued and
+   * dead-lettered again) another.
    */
   version?: string;
 };

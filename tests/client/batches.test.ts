@@ -5,9 +5,20 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
-import { Flow, SeppError } from '../../clients/typescript/src/index.ts';
+import {
+  type AddToBatchRequest,
+  type AddToBatchResponse,
+  Batch,
+  BatchState,
+} from '../../clients/typescript/src/gen/sepp/v1/batch.js';
+import { LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { Flow, SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
+import { until } from './helpers.ts';
 
 describe('batches over gRPC', () => {
   const served = serverAndClient();
@@ -252,4 +263,80 @@ describe('batches over gRPC', () => {
       'invalid_argument',
     );
   });
+});
+
+test('a worker adds from a member to a server older than lease tokens: the SDK sends the attempt too', async () => {
+  // Such a server (schema 30) reads from_member_attempt and refuses an add without it
+  // (INVALID_ARGUMENT); a server of this version reads the token alone. Sending both lets
+  // workers be upgraded before their servers (docs/upgrading.md, "To schema 31").
+  const adds: AddToBatchRequest[] = [];
+  const server = new grpc.Server();
+  server.addService(QueueServiceService, {
+    work: (call: grpc.ServerDuplexStream<WorkRequest, WorkResponse>) => {
+      call.on('data', (message: WorkRequest) => {
+        const kind = message.kind;
+        if (kind?.$case === 'subscribe') {
+          const job = LeasedJob.fromPartial({
+            jobId: 'member-1',
+            queue: 'q',
+            type: 'fan',
+            attempt: 3,
+            maxAttempts: 5,
+            leaseDeadlineMs: Date.now() + 60_000,
+            // No lease token: such a server has none.
+            batchId: 'batch-1',
+          });
+          call.write({ kind: { $case: 'job', value: job } });
+        }
+        // Its ack is left unanswered: the test ends with the handler.
+      });
+      call.on('end', () => call.end());
+    },
+    addToBatch: (
+      call: grpc.ServerUnaryCall<AddToBatchRequest, AddToBatchResponse>,
+      callback: grpc.sendUnaryData<AddToBatchResponse>,
+    ) => {
+      adds.push(call.request);
+      if (call.request.fromMemberAttempt < 1) {
+        callback({
+          code: status.INVALID_ARGUMENT,
+          details: "from_member_attempt: give the attempt of the member's lease",
+        });
+        return;
+      }
+      callback(null, { batch: Batch.fromPartial({ id: 'batch-1', state: BatchState.SEALED }), results: [] });
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  const client = SeppClient.connect(`127.0.0.1:${port}`);
+  const outcomes: string[] = [];
+  const worker = client.worker({
+    queues: ['q'],
+    concurrency: 1,
+    logger: { info() {}, warn() {}, error() {} },
+    fallback: async (job) => {
+      try {
+        await client.addToBatch(job.batchId!, [{ queue: 'q', type: 'part' }], { fromMember: job.id });
+        outcomes.push('added');
+      } catch (error) {
+        outcomes.push(String(error));
+      }
+    },
+  });
+  try {
+    await until(() => outcomes.length > 0, 'the handler ran');
+    assert.deepEqual(outcomes, ['added']);
+    assert.deepEqual(
+      adds.map((a) => [a.fromMember, a.fromMemberToken, a.fromMemberAttempt]),
+      [['member-1', '', 3]],
+    );
+  } finally {
+    await worker.close({ timeoutMs: 0 });
+    await client.close();
+    server.forceShutdown();
+  }
 });

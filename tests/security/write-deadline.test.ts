@@ -195,6 +195,45 @@ max_connections = 1
     // It took longer than the deadline: the deadline is between steps of progress, not for the whole answer.
     assert.ok(tookMs > httpDeadlineMs, `${tookMs} ms`);
   });
+
+  test('a long-poll that waits past the deadline, and an event stream quiet past it, keep their connections', async () => {
+    // Nothing waits to be written while a reserve waits or a stream has no event: no deadline runs.
+    const closed = async () =>
+      sampleValue((await scrape(t.metricsUrl)).samples, 'sepp_http_connections_closed_total', {
+        sepp_http_door: 'http',
+        sepp_refusal_reason: 'write_timeout',
+      });
+    const before = await closed();
+    const waitMs = httpDeadlineMs + 500;
+    const body = JSON.stringify({ queues: ['lp-empty'], waitTimeoutMs: waitMs, workerId: 'lp' });
+    const startMs = performance.now();
+    const answer = await readWhole(
+      port(),
+      `POST /v1/reserve HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    assert.ok(performance.now() - startMs >= waitMs - 50, 'the long-poll waited');
+    assert.match(answer.toString(), /^HTTP\/1\.1 200[\s\S]*"jobs":\[\]/);
+
+    const stream = connect(port(), '127.0.0.1');
+    let text = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    let closedEarly = false;
+    stream.once('close', () => {
+      closedEarly = true;
+    });
+    stream.write('GET /v1/events?queues=lp-events HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await until(() => text.includes('text/event-stream'), 'the stream to open');
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    await call(t.client, t.client.enqueue, { job: testJob('lp-events') });
+    await until(() => text.includes('enqueued'), 'the event after the quiet');
+    assert.equal(closedEarly, false);
+    stream.destroy();
+    assert.equal(await closed(), before, 'no connection closed for the deadline');
+  });
 });
 
 describe('the admin port', () => {

@@ -1060,6 +1060,45 @@ test('an outcome wait on one server ends when another server settles the job, at
       ],
     );
 
+    // An end read back by a look, then a job added after it by id through b, which rewrites its
+    // row (it is waited on now) without ending it again: not told a second time. Two jobs b
+    // completes are the witnesses that a look read the row before the add, and one after it.
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await sdk.enqueueJson('kept', 't', {})).id);
+    const [parentId, beforeId, afterId] = ids as [string, string, string];
+    const told = collectEvents(a.server.engine, { jobIds: ids, kinds: ['completed'] });
+    const [parentLease] = await a.server.engine.reserve({ queues: ['kept'], waitMs: 0 });
+    assert.equal(parentLease?.id, parentId);
+    await a.server.engine.ack({ jobId: parentId, attempt: parentLease.attempt });
+    const throughB = await b.server.engine.reserve({ queues: ['kept'], maxJobs: 2, waitMs: 20_000 });
+    assert.deepEqual(
+      throughB.map((j) => j.id),
+      [beforeId, afterId],
+    );
+    const witness = async (job: (typeof throughB)[number]) => {
+      await b.server.engine.ack({ jobId: job.id, attempt: job.attempt });
+      nextLook();
+      await waitFor(() => told.events.some((e) => e.jobId === job.id), 'its end told on a', 30_000);
+    };
+    await witness(throughB[0]!);
+    // In a queue of its own: the sections below lease the first job of `kept`.
+    await b.server.engine.enqueue({
+      queue: 'kept-children',
+      type: 'child',
+      payload: Buffer.from(''),
+      dependsOn: [parentId],
+    });
+    await witness(throughB[1]!);
+    told.subscription.close();
+    assert.deepEqual(
+      told.events.map((e) => [e.jobId, e.fromStore]),
+      [
+        [parentId, undefined],
+        [beforeId, true],
+        [afterId, true],
+      ],
+    );
+
     // The SDK, without a timeout: the result read from the row once b has acked.
     const kept = await sdk.enqueueJson('kept', 't', {});
     let { looked } = await lookedAt(kept.id);

@@ -275,3 +275,36 @@ def test_the_python_example_of_workflows_md_runs_and_prints_what_the_page_shows(
     printed: list[str] = []
     exec(code, {"client": client, "print": lambda line: printed.append(str(line))})
     assert "\n".join(printed) == output.rstrip("\n")
+
+
+def test_an_add_from_a_running_member_sends_its_attempt_too_for_an_older_server() -> None:
+    # A server older than lease tokens (schema 30) reads from_member_attempt and refuses an add
+    # without it; this version's reads the token alone. Sending both lets workers be upgraded
+    # before their servers (docs/upgrading.md, "To schema 31"). No server here: what is sent.
+    from sepp import workflows
+    from sepp._running_members import RunningLease, member_done, member_runs
+    from sepp.v1 import batch_pb2
+
+    sent: list[batch_pb2.AddToBatchRequest] = []
+
+    class OlderServer:
+        stub = type("Stub", (), {"AddToBatch": "AddToBatch"})()
+
+        def invoke(self, method: str, request: batch_pb2.AddToBatchRequest, **_: object) -> object:
+            sent.append(request)
+            return batch_pb2.AddToBatchResponse(batch=batch_pb2.Batch(id="b", state=batch_pb2.BATCH_STATE_SEALED))
+
+    # A member leased from such a server has no token; one from a server of this version has one.
+    leases = {"member-1": RunningLease("", 3), "member-2": RunningLease("token-of-attempt-4", 4)}
+    for job_id, lease in leases.items():
+        member_runs(job_id, lease)
+    try:
+        # The last: a token the caller gives that is not the running lease's, whose attempt is unknown.
+        for job_id, token in [("member-1", None), ("member-2", None), ("member-2", "another")]:
+            workflows.add_to_batch(OlderServer(), "b", [sepp.JobSpec("q", "part")], False,  # type: ignore[arg-type]
+                                   job_id, token, None)
+    finally:
+        for job_id, lease in leases.items():
+            member_done(job_id, lease)
+    assert [(r.from_member, r.from_member_token, r.from_member_attempt) for r in sent] == [
+        ("member-1", "", 3), ("member-2", "token-of-attempt-4", 4), ("member-2", "another", 0)]

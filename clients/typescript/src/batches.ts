@@ -27,7 +27,7 @@ import {
 import { JobState as ProtoJobState } from './gen/sepp/v1/job.js';
 import type { CallOptions, JobSpec } from './job-types.ts';
 import { edgeStateName, jobStateName } from './jobs.ts';
-import { runningToken } from './running-members.ts';
+import { runningLease } from './running-members.ts';
 import type { EnqueueOutcome, JobState } from './types.ts';
 
 /** A new batch: its completion jobs, its first members, and whether it is sealed at once. */
@@ -192,6 +192,9 @@ export async function addToBatchCall(
   options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberToken?: string },
 ): Promise<BatchAdded> {
   const fromMember = options.fromMember ?? '';
+  // A handler of the member running in this process proves it with its lease's token.
+  const lease = fromMember === '' ? undefined : runningLease(fromMember);
+  const token = fromMember === '' ? '' : (options.fromMemberToken ?? lease?.token ?? '');
   const answer = await conn.invoke(
     conn.rpc.addToBatch,
     {
@@ -199,9 +202,9 @@ export async function addToBatchCall(
       jobs: jobs.map(jobFromSpec),
       seal: options.seal === true,
       fromMember,
-      // A handler of the member running in this process proves it with its lease's token.
-      fromMemberAttempt: 0,
-      fromMemberToken: fromMember === '' ? '' : (options.fromMemberToken ?? runningToken(fromMember) ?? ''),
+      // The lease's attempt too, which only a server older than lease tokens reads (running-members.ts).
+      fromMemberAttempt: lease !== undefined && lease.token === token ? lease.attempt : 0,
+      fromMemberToken: token,
     },
     { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
   );

@@ -102,10 +102,11 @@ function endedAtMs(row: JobEndRow): number | null {
  * Whether `row` is the end `told`. An end read before is known by its row version (each end
  * writes the row anew: a later end of the same state and attempt, such as a dead letter
  * requeued and dead-lettered again without a lease, is another version however soon it
- * came), or by its end time on a store that gives no version. An end committed here is the
- * first row of its state and attempt that ended no later than its event: an end of that state
- * and attempt made elsewhere after it (before the next look read this server's own) ended
- * later, and is told. Only a server whose clock is behind this one's by more than the time
+ * came), or by its end time where the store gives no version (SQLite; on PostgreSQL a job
+ * others depend on, whose row their enqueue rewrites without ending it). An end committed
+ * here is the first row of its state and attempt that ended no later than its event: an end
+ * of that state and attempt made elsewhere after it (before the next look read this server's
+ * own) ended later, and is told. Only a server whose clock is behind this one's by more than the time
  * between the two ends could make one that is taken for this server's own.
  */
 function isTold(told: End, row: JobEndRow): boolean {

@@ -14,7 +14,7 @@ import grpc
 from ._connection import backoff_delay_ms
 from ._convert import error_text, is_ms, nack_request
 from ._progress import ProgressReporter
-from ._running_members import member_done, member_runs
+from ._running_members import RunningLease, member_done, member_runs
 from ._scheduler import Scheduler, Timer
 from ._work_transport import WorkTransport
 from .errors import JobCancelledError, JobTimeoutError, LeaseLostError, SeppError, to_sepp_error
@@ -191,15 +191,16 @@ class JobRunner:
                 known = ", ".join(sorted(self._handlers))
                 raise LookupError(f'no handler for job type "{job.type}" on worker {worker.worker_id} '
                                   f"(handlers: {known})")
-            # A batch member's handler may add to its sealed batch: the add proves it with this lease's token.
-            token = job.lease_token
-            if token is not None:
-                member_runs(job.id, token)
+            # A batch member's handler may add to its sealed batch: the add proves it with this lease's token
+            # (none from a server older than lease tokens, which takes the attempt: _running_members).
+            lease = None if job.batch_id is None else RunningLease(job.lease_token or "", job.attempt)
+            if lease is not None:
+                member_runs(job.id, lease)
             try:
                 job.result = handler(job)
             finally:
-                if token is not None:
-                    member_done(job.id, token)
+                if lease is not None:
+                    member_done(job.id, lease)
         except BaseException as error:  # noqa: BLE001 - whatever a handler raises fails the attempt
             failure = error
         if active.progress is not None:

@@ -19,7 +19,7 @@ import grpc
 from ._connection import later_retry_delay_s
 from ._convert import approx_encoded_bytes, job_from_spec, outcome_from_proto, rejection_from_proto, utf8_bytes
 from ._enqueue import OLDER_SERVER_REFUSAL, EnqueueBatcher, answer_of
-from ._running_members import running_token
+from ._running_members import running_lease
 from .errors import SeppError, rejected, rejections_retry
 from .jobs import EdgeState, edge_state_name, job_state_name
 from .models import Enqueued, EnqueueOutcome, JobSpec, JobState
@@ -267,11 +267,16 @@ def create_batch(conn: Connection, on_complete: JobSpec | None, on_success: JobS
 def add_to_batch(conn: Connection, batch_id: str, jobs: Sequence[JobSpec], seal: bool, from_member: str | None,
                  from_member_token: str | None, deadline_ms: int | None) -> BatchAdded:
     token = ""
+    attempt = 0
     if from_member:
         # A handler of the member running in this process proves it with its lease's token.
-        token = from_member_token or running_token(from_member) or ""
+        lease = running_lease(from_member)
+        token = from_member_token or (lease.token if lease is not None else "")
+        # The lease's attempt too, which only a server older than lease tokens reads (_running_members).
+        attempt = lease.attempt if lease is not None and lease.token == token else 0
     request = batch_pb2.AddToBatchRequest(batch_id=batch_id, jobs=[job_from_spec(j) for j in jobs], seal=seal,
-                                          from_member=from_member or "", from_member_token=token)
+                                          from_member=from_member or "", from_member_attempt=attempt,
+                                          from_member_token=token)
     return _added(conn.invoke(conn.stub.AddToBatch, request, deadline_ms=deadline_ms, retry_safe=False))
 
 
