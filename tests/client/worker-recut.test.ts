@@ -3,9 +3,10 @@
  * "Re-cut"): a reload lowers `limits.max_batch_jobs` while a worker runs, the server ends its
  * Work stream at the next batch of settlements over the new bound (`retry: 'never'`), and the
  * worker asks the bounds again, opens a new stream and sends the refused settlements once more,
- * cut by them: every job is acked once, none fails, and the worker goes on. A settlement
- * refused a second time is not sent on a stream again (it is settled by a unary call), and a
- * refusal the bounds do not explain still stops the worker. The Python SDK's tests of the same
+ * cut by them: every job is acked once, none fails, and the worker goes on. An ack the server
+ * took before the refusal and answers "not leased" when sent again is taken as its own; a
+ * settlement refused a second time is not sent on a stream again (it is settled by a unary
+ * call), and a refusal the bounds do not explain still stops the worker (on a stand-in). The Python SDK's tests of the same
  * are in clients/python/tests/test_worker_stops.py.
  */
 import assert from 'node:assert/strict';
@@ -19,6 +20,7 @@ import {
   type AckRequest,
   AckResponse,
   type WorkRequest,
+  type WorkRequest_Settlement,
   WorkResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
@@ -90,23 +92,37 @@ test('settlements refused after a reload lowered max_batch_jobs are cut again an
   }
 });
 
+/** What the stand-in does with a settlement on stream `stream` (1 first): answer it with a status, or never. */
+type Answer = (stream: number, settlement: WorkRequest_Settlement) => status | 'never';
+
 /**
- * A stand-in for sepp whose Work stream pushes one job at the first credit and refuses every
- * batch of more settlements than `limit` with RESOURCE_EXHAUSTED marked `never`, as sepp does
- * over `limits.max_batch_jobs`. GetServerInfo answers `infoLimits` in turn (the last one again
- * and again); a unary Ack is answered OK and counted.
+ * A stand-in for sepp whose first Work stream pushes `jobs` at the first credit, and which refuses
+ * every batch of more settlements than `limit` with RESOURCE_EXHAUSTED marked `never`, as sepp
+ * does over `limits.max_batch_jobs`, and answers the others as `answer` says (by default never).
+ * GetServerInfo answers `infoLimits` in turn (the last one again and again); a unary Ack is
+ * answered OK and counted.
  */
 async function standIn(
   limit: number,
   infoLimits: number[],
-): Promise<{ address: string; streams: number; acks: AckRequest[]; close(): void }> {
+  jobs: string[],
+  answer: Answer = () => 'never',
+): Promise<{ address: string; streams: number; acks: AckRequest[]; settled: string[]; close(): void }> {
   const server = new grpc.Server();
-  const state = { address: '', streams: 0, acks: [] as AckRequest[], close: () => server.forceShutdown() };
+  const state = {
+    address: '',
+    streams: 0,
+    acks: [] as AckRequest[],
+    /** Each settlement answered on a stream: `stream job status`. */
+    settled: [] as string[],
+    close: () => server.forceShutdown(),
+  };
   let infos = 0;
   server.addService(QueueServiceService, {
     work: (call: grpc.ServerDuplexStream<WorkRequest, WorkResponse>) => {
-      state.streams++;
+      const stream = ++state.streams;
       let pushed = false;
+      call.on('end', () => call.end());
       call.on('data', (message: WorkRequest) => {
         const kind = message.kind;
         const credit =
@@ -121,11 +137,20 @@ async function standIn(
           });
           return;
         }
-        if (credit > 0 && !pushed && state.streams === 1) {
+        for (const settlement of kind?.$case === 'batch' ? kind.value.settlements : []) {
+          const code = answer(stream, settlement);
+          if (code === 'never') continue;
+          const jobId = settlement.kind?.$case === 'ack' ? settlement.kind.value.jobId : '?';
+          state.settled.push(`${stream} ${jobId} ${status[code]}`);
+          const errorCode = code === status.NOT_FOUND ? 'not_found' : '';
+          const settled = { requestId: settlement.requestId, code, message: 'stand-in', errorCode };
+          call.write(WorkResponse.fromPartial({ kind: { $case: 'settled', value: settled } }));
+        }
+        if (credit > 0 && !pushed && stream === 1) {
           pushed = true;
-          for (const id of ['job-1', 'job-2']) {
+          for (const jobId of jobs) {
             const job = LeasedJob.fromPartial({
-              jobId: id,
+              jobId,
               queue: 'q',
               type: 't',
               attempt: 1,
@@ -158,10 +183,55 @@ async function standIn(
   return state;
 }
 
+test('an ack written before the refusal and answered not_found when sent again is its own', async () => {
+  // job-1's ack leaves alone and is taken but not answered (as a server applies a batch whose
+  // answer the refusal after it cuts off); job-2's and job-3's leave together and are refused.
+  // On the next stream, cut by 1, job-1's is answered "not leased" (its first send went through).
+  const firstHeld = deferred();
+  const stand = await standIn(1, [1000, 1], ['job-1', 'job-2', 'job-3'], (stream, settlement) => {
+    const jobId = settlement.kind?.$case === 'ack' ? settlement.kind.value.jobId : '';
+    if (stream === 1) {
+      if (jobId === 'job-1') firstHeld.resolve();
+      return 'never';
+    }
+    return jobId === 'job-1' ? status.NOT_FOUND : status.OK;
+  });
+  const own = SeppClient.connect(stand.address);
+  const worker = own.worker({
+    queues: ['q'],
+    concurrency: 3,
+    logger: quiet,
+    reconnect: { baseDelayMs: 1, maxDelayMs: 20 },
+    fallback: async (job) => {
+      if (job.id !== 'job-1') await firstHeld.promise;
+    },
+  });
+  const errors: SeppError[] = [];
+  worker.on('error', (error: SeppError) => errors.push(error));
+  const failed: string[] = [];
+  worker.on('failed', (job, error: Error) => failed.push(`${job.id}: ${error.message}`));
+  const completed: string[] = [];
+  worker.on('completed', (job) => completed.push(job.id));
+  try {
+    await until(() => completed.length === 3, 'every job completed');
+    assert.deepEqual(completed.toSorted(), ['job-1', 'job-2', 'job-3']);
+    assert.deepEqual(failed, []);
+    assert.deepEqual(stand.settled.toSorted(), ['2 job-1 NOT_FOUND', '2 job-2 OK', '2 job-3 OK']);
+    assert.deepEqual(stand.acks, [], 'no unary ack');
+    assert.equal(stand.streams, 2);
+    assert.equal(errors.length, 1, 'the refusal, said once');
+    assert.equal(worker.state, 'running');
+  } finally {
+    await worker.close({ timeoutMs: 0 });
+    await own.close();
+    stand.close();
+  }
+});
+
 test('a settlement refused again after its re-cut is acked by a unary call; unexplained, the worker stops', async () => {
   // The stand-in takes one settlement per batch but says 1000, then 2 (lowered: a re-cut), then 2
   // (not lowered): the two acks go once in one batch, once more in one batch of two, then unary.
-  const stand = await standIn(1, [1000, 2]);
+  const stand = await standIn(1, [1000, 2], ['job-1', 'job-2']);
   const own = SeppClient.connect(stand.address);
   const gate = deferred();
   let started = 0;
