@@ -327,3 +327,79 @@ def test_a_settlement_refused_again_after_its_re_cut_goes_unary_and_unexplained_
     assert servicer.streams == 2, "one stream refused, one more for the re-cut, then none"
     assert servicer.acks == [("job-1", 1)], "refused twice, the ack went by a unary call, once"
     assert len(events.of("error")) == 2, "the re-cut said, then the stop"
+
+
+class _TakesOneAckThenRefuses(queue_service_pb2_grpc.QueueServiceServicer):
+    """The first Work stream pushes job-1 and job-2, takes the first batch of settlements without
+    answering it (as a server applies a batch whose answer the refusal after it cuts off), and
+    refuses the next as over `limits.max_batch_jobs`; the next stream answers job-1's ack "not
+    leased" (its first send went through) and the others OK. GetServerInfo says 1000, then 1."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+        self.acks: list[str] = []
+        self.settled: list[tuple[str, str]] = []
+        self.infos = 0
+        self.first_held = threading.Event()
+
+    def Work(self, request_iterator: Iterator[work_pb2.WorkRequest],  # noqa: N802 - the RPC's name
+             context: grpc.ServicerContext) -> Iterator[work_pb2.WorkResponse]:
+        self.streams += 1
+        stream = self.streams
+        pushed = False
+        for request in request_iterator:
+            kind = request.WhichOneof("kind")
+            settlements = list(request.batch.settlements) if kind == "batch" else []
+            if stream == 1 and settlements and self.first_held.is_set():
+                context.set_trailing_metadata((("sepp-retry", "never"),))
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                              "batch.settlements: the limit is 1 (limits.max_batch_jobs)")
+            if stream == 1 and settlements:
+                self.first_held.set()
+            for settlement in settlements if stream > 1 else []:
+                code = grpc.StatusCode.NOT_FOUND if settlement.ack.job_id == "job-1" else grpc.StatusCode.OK
+                self.settled.append((settlement.ack.job_id, code.name))
+                yield work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
+                    request_id=settlement.request_id, code=code.value[0], message="stand-in",
+                    error_code="not_found" if code == grpc.StatusCode.NOT_FOUND else ""))
+            if stream == 1 and not pushed and (kind == "credit" or (kind == "batch" and request.batch.credit > 0)):
+                pushed = True
+                for job_id in ("job-1", "job-2"):
+                    yield work_pb2.WorkResponse(job=job_pb2.LeasedJob(
+                        job_id=job_id, queue="q", type="t", attempt=1, max_attempts=3,
+                        lease_deadline_ms=int(time.time() * 1000) + 60_000))
+
+    def Ack(self, request: work_pb2.AckRequest,  # noqa: N802 - the RPC's name
+            context: grpc.ServicerContext) -> work_pb2.AckResponse:
+        self.acks.append(request.job_id)
+        return work_pb2.AckResponse()
+
+    def GetServerInfo(self, request: admin_pb2.GetServerInfoRequest,  # noqa: N802 - the RPC's name
+                      context: grpc.ServicerContext) -> admin_pb2.GetServerInfoResponse:
+        self.infos += 1
+        limits = admin_pb2.ServerLimits(max_batch_jobs=1000 if self.infos == 1 else 1, max_message_bytes=4 << 20)
+        return admin_pb2.GetServerInfoResponse(limits=limits)
+
+
+def test_an_ack_taken_before_the_refusal_and_answered_not_found_when_sent_again_is_its_own() -> None:
+    servicer = _TakesOneAckThenRefuses()
+
+    def handle(job: sepp.Job) -> None:
+        if job.id != "job-1":
+            assert servicer.first_held.wait(30)
+
+    events = Events()
+    with stand_in_server(servicer) as address, sepp.Client(address) as client:
+        worker = client.worker(["q"], transport="stream", concurrency=2, on_event=events, fallback=handle,
+                               **FAST_RECONNECTS).start()
+        try:
+            completed = events.wait("completed", 2)
+            assert sorted(e.job.id for e in completed if e.job is not None) == ["job-1", "job-2"]
+            assert events.of("failed") == []
+            assert sorted(servicer.settled) == [("job-1", "NOT_FOUND"), ("job-2", "OK")]
+            assert servicer.acks == [], "no unary ack"
+            assert servicer.streams == 2
+            assert len(events.of("error")) == 1, "the refusal, said once"
+            assert worker.state == "running"
+        finally:
+            worker.close()
