@@ -333,10 +333,11 @@ class WorkStreamTransport:
     def _lose(self, pending: dict[int, Future[Settled]], unsent: set[int], error: SeppError) -> None:
         """Fails settlements whose answers a broken stream took with it, so that each is settled
         over a unary call instead; one never written (in `unsent`) without doubt."""
+        with self._lock:
+            ambiguous = set(self._ambiguous_acks)
         for request_id, future in pending.items():
-            with self._lock:
-                sent = request_id not in unsent or request_id in self._ambiguous_acks
-            lost = _AnswerLost(sent, f"the Work stream broke: {error.message}")
+            lost = _AnswerLost(request_id not in unsent or request_id in ambiguous,
+                               f"the Work stream broke: {error.message}")
             if not future.done():
                 future.set_exception(lost)
 
@@ -410,6 +411,7 @@ class WorkStreamTransport:
                 if stream is not None:
                     stream.pending.pop(request_id, None)
                     stream.settlements.pop(request_id, None)
+                self._recut_ids.discard(request_id)
             raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED,
                             "no answer from sepp on the Work stream before the deadline") from None
         if settled.code != 0:
