@@ -23,11 +23,20 @@ import {
   type WorkRequest_Settlement,
   WorkResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
+import { SeppClient, SeppError, type Worker } from '../../clients/typescript/src/index.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { deferred, until } from './helpers.ts';
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+
+/** A worker's `error` events, its failed jobs (`id: message`) and the ids of its completed ones. */
+function watch(worker: Worker): { errors: SeppError[]; failed: string[]; completed: string[] } {
+  const seen = { errors: [] as SeppError[], failed: [] as string[], completed: [] as string[] };
+  worker.on('error', (error: SeppError) => seen.errors.push(error));
+  worker.on('failed', (job, error: Error) => seen.failed.push(`${job.id}: ${error.message}`));
+  worker.on('completed', (job) => seen.completed.push(job.id));
+  return seen;
+}
 
 let t: TestServer;
 let client: SeppClient;
@@ -64,12 +73,7 @@ test('settlements refused after a reload lowered max_batch_jobs are cut again an
       await gate?.promise;
     },
   });
-  const errors: SeppError[] = [];
-  worker.on('error', (error: SeppError) => errors.push(error));
-  const failed: string[] = [];
-  worker.on('failed', (job, error: Error) => failed.push(`${job.id}: ${error.message}`));
-  const completed: string[] = [];
-  worker.on('completed', (job) => completed.push(job.id));
+  const { errors, failed, completed } = watch(worker);
   try {
     await until(() => completed.length === ids.length, 'every job completed');
     const jobs = await Promise.all(ids.map((id) => client.getJob(id)));
@@ -206,12 +210,7 @@ test('an ack written before the refusal and answered not_found when sent again i
       if (job.id !== 'job-1') await firstHeld.promise;
     },
   });
-  const errors: SeppError[] = [];
-  worker.on('error', (error: SeppError) => errors.push(error));
-  const failed: string[] = [];
-  worker.on('failed', (job, error: Error) => failed.push(`${job.id}: ${error.message}`));
-  const completed: string[] = [];
-  worker.on('completed', (job) => completed.push(job.id));
+  const { errors, failed, completed } = watch(worker);
   try {
     await until(() => completed.length === 3, 'every job completed');
     assert.deepEqual(completed.toSorted(), ['job-1', 'job-2', 'job-3']);
@@ -245,8 +244,7 @@ test('a settlement refused again after its re-cut is acked by a unary call; unex
       await gate.promise;
     },
   });
-  const errors: SeppError[] = [];
-  worker.on('error', (error: SeppError) => errors.push(error));
+  const { errors } = watch(worker);
   try {
     const stopped = await worker.wait().then(
       () => assert.fail('the worker closed without an error'),

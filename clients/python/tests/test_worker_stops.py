@@ -279,15 +279,30 @@ def test_settlements_refused_after_a_reload_lowered_max_batch_jobs_are_cut_again
                 worker.close()
 
 
-class _RefusesEverySettlement(queue_service_pb2_grpc.QueueServiceServicer):
-    """A Work stream that pushes one job on the first stream and refuses every batch of
-    settlements as over `limits.max_batch_jobs` (RESOURCE_EXHAUSTED, never), as sepp does; its
-    GetServerInfo says 1000, then 1 (lowered once: a re-cut), then 1 again (not lowered)."""
+class _LowersItsBound(queue_service_pb2_grpc.QueueServiceServicer):
+    """A stand-in whose GetServerInfo says `max_batch_jobs` 1000, then 1 (lowered once: a re-cut),
+    then 1 again (not lowered), and which answers a unary Ack OK and keeps it."""
 
     def __init__(self) -> None:
         self.streams = 0
         self.acks: list[tuple[str, int]] = []
         self.infos = 0
+
+    def Ack(self, request: work_pb2.AckRequest,  # noqa: N802 - the RPC's name
+            context: grpc.ServicerContext) -> work_pb2.AckResponse:
+        self.acks.append((request.job_id, request.attempt))
+        return work_pb2.AckResponse()
+
+    def GetServerInfo(self, request: admin_pb2.GetServerInfoRequest,  # noqa: N802 - the RPC's name
+                      context: grpc.ServicerContext) -> admin_pb2.GetServerInfoResponse:
+        self.infos += 1
+        limits = admin_pb2.ServerLimits(max_batch_jobs=1000 if self.infos == 1 else 1, max_message_bytes=4 << 20)
+        return admin_pb2.GetServerInfoResponse(limits=limits)
+
+
+class _RefusesEverySettlement(_LowersItsBound):
+    """A Work stream that pushes one job on the first stream and refuses every batch of
+    settlements as over `limits.max_batch_jobs` (RESOURCE_EXHAUSTED, never), as sepp does."""
 
     def Work(self, request_iterator: Iterator[work_pb2.WorkRequest],  # noqa: N802 - the RPC's name
              context: grpc.ServicerContext) -> Iterator[work_pb2.WorkResponse]:
@@ -305,16 +320,6 @@ class _RefusesEverySettlement(queue_service_pb2_grpc.QueueServiceServicer):
                     job_id="job-1", queue="q", type="t", attempt=1, max_attempts=3,
                     lease_deadline_ms=int(time.time() * 1000) + 60_000))
 
-    def Ack(self, request: work_pb2.AckRequest,  # noqa: N802 - the RPC's name
-            context: grpc.ServicerContext) -> work_pb2.AckResponse:
-        self.acks.append((request.job_id, request.attempt))
-        return work_pb2.AckResponse()
-
-    def GetServerInfo(self, request: admin_pb2.GetServerInfoRequest,  # noqa: N802 - the RPC's name
-                      context: grpc.ServicerContext) -> admin_pb2.GetServerInfoResponse:
-        self.infos += 1
-        limits = admin_pb2.ServerLimits(max_batch_jobs=1000 if self.infos == 1 else 1, max_message_bytes=4 << 20)
-        return admin_pb2.GetServerInfoResponse(limits=limits)
 
 
 def test_a_settlement_refused_again_after_its_re_cut_goes_unary_and_unexplained_the_worker_stops() -> None:
@@ -329,17 +334,15 @@ def test_a_settlement_refused_again_after_its_re_cut_goes_unary_and_unexplained_
     assert len(events.of("error")) == 2, "the re-cut said, then the stop"
 
 
-class _TakesOneAckThenRefuses(queue_service_pb2_grpc.QueueServiceServicer):
+class _TakesOneAckThenRefuses(_LowersItsBound):
     """The first Work stream pushes job-1 and job-2, takes the first batch of settlements without
     answering it (as a server applies a batch whose answer the refusal after it cuts off), and
     refuses the next as over `limits.max_batch_jobs`; the next stream answers job-1's ack "not
-    leased" (its first send went through) and the others OK. GetServerInfo says 1000, then 1."""
+    leased" (its first send went through) and the others OK."""
 
     def __init__(self) -> None:
-        self.streams = 0
-        self.acks: list[str] = []
+        super().__init__()
         self.settled: list[tuple[str, str]] = []
-        self.infos = 0
         self.first_held = threading.Event()
 
     def Work(self, request_iterator: Iterator[work_pb2.WorkRequest],  # noqa: N802 - the RPC's name
@@ -369,16 +372,6 @@ class _TakesOneAckThenRefuses(queue_service_pb2_grpc.QueueServiceServicer):
                         job_id=job_id, queue="q", type="t", attempt=1, max_attempts=3,
                         lease_deadline_ms=int(time.time() * 1000) + 60_000))
 
-    def Ack(self, request: work_pb2.AckRequest,  # noqa: N802 - the RPC's name
-            context: grpc.ServicerContext) -> work_pb2.AckResponse:
-        self.acks.append(request.job_id)
-        return work_pb2.AckResponse()
-
-    def GetServerInfo(self, request: admin_pb2.GetServerInfoRequest,  # noqa: N802 - the RPC's name
-                      context: grpc.ServicerContext) -> admin_pb2.GetServerInfoResponse:
-        self.infos += 1
-        limits = admin_pb2.ServerLimits(max_batch_jobs=1000 if self.infos == 1 else 1, max_message_bytes=4 << 20)
-        return admin_pb2.GetServerInfoResponse(limits=limits)
 
 
 def test_an_ack_taken_before_the_refusal_and_answered_not_found_when_sent_again_is_its_own() -> None:
