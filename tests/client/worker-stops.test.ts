@@ -4,8 +4,10 @@
  * `sepp-retry: never`, stops the worker (said once, `wait()` rejects with it); every other
  * status, `sepp-retry: operator` included, is reported and retried with backoff. Each status a real server answers is shown on one, over both
  * transports; the rest (and a stream the server ends with OK) on a stand-in server
- * that answers whatever status it is asked for. The Python SDK's tests of the same
- * table are in clients/python/tests/test_worker_stops.py.
+ * that answers whatever status it is asked for. (A settlements batch the server refuses after
+ * a reload lowered `limits.max_batch_jobs` is cut again and sent once instead:
+ * worker-recut.test.ts.) The Python SDK's tests of the same table are in
+ * clients/python/tests/test_worker_stops.py.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -243,47 +245,6 @@ describe('Worker: what a real server refuses', () => {
     } finally {
       await Promise.all(made.map(({ worker }) => worker.close({ timeoutMs: 0 })));
     }
-  });
-});
-
-describe('Worker: an error marked sepp-retry: never stops it', () => {
-  let t: TestServer;
-  let client: SeppClient;
-  before(async () => {
-    t = await startTestServer();
-    client = SeppClient.connect(t.address);
-  });
-  after(async () => {
-    await client.close();
-    await t.dispose();
-  });
-
-  test('stream: a settlements batch over max_batch_jobs is not sent again and again', async () => {
-    const queue = 'never-batch';
-    // The client reads the server's max_batch_jobs (1000) before its first enqueue leaves; a
-    // reload lowers it after that, which the client does not see: a round of acks is then one
-    // batch too many.
-    for (let i = 0; i < 8; i++) await client.enqueue(queue, 't');
-    t.writeConfig('[limits]\nmax_batch_jobs = 2\n');
-    assert.equal((await t.server.reload({ actor: 'signal:SIGHUP' })).applied, true);
-    // Each round of four jobs ends together, so its four acks leave in one batch.
-    const rounds = [deferred(), deferred()];
-    let started = 0;
-    const made = watchedWorker(client, { queues: [queue], concurrency: 4 }, async () => {
-      const round = rounds[Math.floor(started++ / 4)];
-      if (started % 4 === 0) round?.resolve();
-      await round?.promise;
-    });
-    await assertStops(made, status.RESOURCE_EXHAUSTED, /limits\.max_batch_jobs/, 'an oversized batch');
-    const stopped = await made.worker.wait().catch((error: unknown) => error);
-    assert.ok(stopped instanceof SeppError);
-    assert.equal(stopped.retry, 'never');
-    // Counted calls: one Work stream refused (assertStops: one `error` event), one round of jobs
-    // run; a retry would have opened another stream, run the next round and been refused again.
-    assert.equal(made.errors.length, 1, 'one refused Work stream');
-    assert.equal(started, 4, 'no second round of jobs was taken');
-    const info = (await client.listQueues()).find((q) => q.name === queue);
-    assert.equal(info?.counts.ready, 4, 'the second round is still ready');
   });
 });
 

@@ -4,13 +4,16 @@ worker (said once, `run()` raises it); every other status (`sepp-retry: operator
 and retried with backoff. Each status a real server
 answers is shown on one, over both transports (UNAVAILABLE by a restart is
 test_worker_lifecycle.py's test_a_server_restart_under_a_running_worker); the rest, and a stream
-the server ends with OK, on a stand-in server that answers whatever status it is asked for. The
-TypeScript SDK's tests of the same table are in tests/client/worker-stops.test.ts."""
+the server ends with OK, on a stand-in server that answers whatever status it is asked for. A
+settlements batch the server refuses after a reload lowered `limits.max_batch_jobs` is cut again
+and sent once instead, and the worker goes on (the Re-cut of _work_stream.py). The TypeScript
+SDK's tests of the same are in tests/client/worker-stops.test.ts and worker-recut.test.ts."""
 from __future__ import annotations
 
 import logging
 import re
 import threading
+import time
 from typing import Any, Iterator
 
 import grpc
@@ -21,7 +24,7 @@ from test_worker import TRANSPORTS, Events
 
 import sepp
 from sepp._work_transport import FATAL_STATUSES
-from sepp.v1 import queue_service_pb2_grpc, work_pb2
+from sepp.v1 import admin_pb2, job_pb2, queue_service_pb2_grpc, work_pb2
 
 STOPS = frozenset({
     grpc.StatusCode.UNAUTHENTICATED,
@@ -241,3 +244,155 @@ def test_a_work_stream_the_server_ends_with_ok_is_reported_as_unavailable_and_op
     with sepp.Client(stand_in) as client:
         errors = assert_retries(client, ["q"], "stream", grpc.StatusCode.UNAVAILABLE, "OK", worker_id="status-0")
     assert "the server ended the Work stream" in str(errors[0].error)
+
+
+# ---------------------------------------------------------------------------------------------- re-cut
+
+
+def test_settlements_refused_after_a_reload_lowered_max_batch_jobs_are_cut_again_and_sent_once(
+        server: ServerProcess, queue: str) -> None:
+    rounds, concurrency = 5, 4
+    with sepp.Client(server.address, api_key=ADMIN_KEY) as client:
+        # The client reads the server's max_batch_jobs (1000) before its first batch leaves; the
+        # reload lowers it to 1 after that, so a batch of two acks or more is over the bound.
+        ids = [client.enqueue(queue, "t").id for _ in range(rounds * concurrency)]
+        with reconfigured(server, "\n[limits]\nmax_batch_jobs = 1\n"):
+            # Each round of four jobs ends together, so its acks leave in a batch or a few.
+            barrier = threading.Barrier(concurrency)
+            events = Events()
+            worker = client.worker([queue], transport="stream", concurrency=concurrency, on_event=events,
+                                   fallback=lambda job: barrier.wait(30), **FAST_RECONNECTS).start()
+            try:
+                completed = events.wait("completed", len(ids))
+                jobs = [client.get_job(id) for id in ids]
+                assert [(job.state, job.attempt) for job in jobs] == [("completed", 1)] * len(ids)
+                assert events.of("failed") == []
+                assert sorted(e.job.id for e in completed if e.job is not None) == sorted(ids), "each acked once"
+                assert worker.state == "running", "the worker went on"
+                errors = [e.error for e in events.of("error")]
+                assert errors, "no batch of acks was refused"
+                for error in errors:
+                    assert isinstance(error, sepp.SeppError)
+                    assert (error.grpc_code, error.retry) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "never")
+                    assert "the limit is 1 (limits.max_batch_jobs)" in error.message
+            finally:
+                worker.close()
+
+
+class _LowersItsBound(queue_service_pb2_grpc.QueueServiceServicer):
+    """A stand-in whose GetServerInfo says `max_batch_jobs` 1000, then 1 (lowered once: a re-cut),
+    then 1 again (not lowered), and which answers a unary Ack OK and keeps it."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+        self.acks: list[tuple[str, int]] = []
+        self.infos = 0
+
+    def Ack(self, request: work_pb2.AckRequest,  # noqa: N802 - the RPC's name
+            context: grpc.ServicerContext) -> work_pb2.AckResponse:
+        self.acks.append((request.job_id, request.attempt))
+        return work_pb2.AckResponse()
+
+    def GetServerInfo(self, request: admin_pb2.GetServerInfoRequest,  # noqa: N802 - the RPC's name
+                      context: grpc.ServicerContext) -> admin_pb2.GetServerInfoResponse:
+        self.infos += 1
+        limits = admin_pb2.ServerLimits(max_batch_jobs=1000 if self.infos == 1 else 1, max_message_bytes=4 << 20)
+        return admin_pb2.GetServerInfoResponse(limits=limits)
+
+
+class _RefusesEverySettlement(_LowersItsBound):
+    """A Work stream that pushes one job on the first stream and refuses every batch of
+    settlements as over `limits.max_batch_jobs` (RESOURCE_EXHAUSTED, never), as sepp does."""
+
+    def Work(self, request_iterator: Iterator[work_pb2.WorkRequest],  # noqa: N802 - the RPC's name
+             context: grpc.ServicerContext) -> Iterator[work_pb2.WorkResponse]:
+        self.streams += 1
+        first_stream = self.streams == 1
+        for request in request_iterator:
+            kind = request.WhichOneof("kind")
+            if kind == "batch" and request.batch.settlements:
+                context.set_trailing_metadata((("sepp-retry", "never"),))
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                              "batch.settlements: the limit is 0 (limits.max_batch_jobs)")
+            if first_stream and (kind == "credit" or (kind == "batch" and request.batch.credit > 0)):
+                first_stream = False
+                yield work_pb2.WorkResponse(job=job_pb2.LeasedJob(
+                    job_id="job-1", queue="q", type="t", attempt=1, max_attempts=3,
+                    lease_deadline_ms=int(time.time() * 1000) + 60_000))
+
+
+
+def test_a_settlement_refused_again_after_its_re_cut_goes_unary_and_unexplained_the_worker_stops() -> None:
+    servicer = _RefusesEverySettlement()
+    with stand_in_server(servicer) as address, sepp.Client(address) as client:
+        stopped = stops_with(client, ["q"], "stream")
+    error, events, worker = stopped
+    assert error is not None and (error.grpc_code, error.retry) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "never")
+    assert worker.state == "closed"
+    assert servicer.streams == 2, "one stream refused, one more for the re-cut, then none"
+    assert servicer.acks == [("job-1", 1)], "refused twice, the ack went by a unary call, once"
+    assert len(events.of("error")) == 2, "the re-cut said, then the stop"
+
+
+class _TakesOneAckThenRefuses(_LowersItsBound):
+    """The first Work stream pushes job-1 and job-2, takes the first batch of settlements without
+    answering it (as a server applies a batch whose answer the refusal after it cuts off), and
+    refuses the next as over `limits.max_batch_jobs`; the next stream answers job-1's ack "not
+    leased" (its first send went through) and the others OK."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.settled: list[tuple[str, str]] = []
+        self.first_held = threading.Event()
+
+    def Work(self, request_iterator: Iterator[work_pb2.WorkRequest],  # noqa: N802 - the RPC's name
+             context: grpc.ServicerContext) -> Iterator[work_pb2.WorkResponse]:
+        self.streams += 1
+        stream = self.streams
+        pushed = False
+        for request in request_iterator:
+            kind = request.WhichOneof("kind")
+            settlements = list(request.batch.settlements) if kind == "batch" else []
+            if stream == 1 and settlements and self.first_held.is_set():
+                context.set_trailing_metadata((("sepp-retry", "never"),))
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                              "batch.settlements: the limit is 1 (limits.max_batch_jobs)")
+            if stream == 1 and settlements:
+                self.first_held.set()
+            for settlement in settlements if stream > 1 else []:
+                code = grpc.StatusCode.NOT_FOUND if settlement.ack.job_id == "job-1" else grpc.StatusCode.OK
+                self.settled.append((settlement.ack.job_id, code.name))
+                yield work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
+                    request_id=settlement.request_id, code=code.value[0], message="stand-in",
+                    error_code="not_found" if code == grpc.StatusCode.NOT_FOUND else ""))
+            if stream == 1 and not pushed and (kind == "credit" or (kind == "batch" and request.batch.credit > 0)):
+                pushed = True
+                for job_id in ("job-1", "job-2"):
+                    yield work_pb2.WorkResponse(job=job_pb2.LeasedJob(
+                        job_id=job_id, queue="q", type="t", attempt=1, max_attempts=3,
+                        lease_deadline_ms=int(time.time() * 1000) + 60_000))
+
+
+
+def test_an_ack_taken_before_the_refusal_and_answered_not_found_when_sent_again_is_its_own() -> None:
+    servicer = _TakesOneAckThenRefuses()
+
+    def handle(job: sepp.Job) -> None:
+        if job.id != "job-1":
+            assert servicer.first_held.wait(30)
+
+    events = Events()
+    with stand_in_server(servicer) as address, sepp.Client(address) as client:
+        worker = client.worker(["q"], transport="stream", concurrency=2, on_event=events, fallback=handle,
+                               **FAST_RECONNECTS).start()
+        try:
+            completed = events.wait("completed", 2)
+            assert sorted(e.job.id for e in completed if e.job is not None) == ["job-1", "job-2"]
+            assert events.of("failed") == []
+            assert sorted(servicer.settled) == [("job-1", "NOT_FOUND"), ("job-2", "OK")]
+            assert servicer.acks == [], "no unary ack"
+            assert servicer.streams == 2
+            assert len(events.of("error")) == 1, "the refusal, said once"
+            assert worker.state == "running"
+        finally:
+            worker.close()

@@ -22,6 +22,15 @@
  * a backoff while still taking jobs, unless the server refused the stream
  * with an error that stops the worker (`stopsWorker`): then it stops; settlements go over
  * unary calls meanwhile) → finishing (half-closed, waiting for the server to end) → done.
+ *
+ * Re-cut: a stream ended as over a bound of the call (`overCallBound`: a batch of more
+ * settlements than a reload left in `limits.max_batch_jobs`, a message over a restart's
+ * `grpc.max_message_bytes`) is broken differently while the worker takes jobs: its settlements
+ * not answered are kept, the server's bounds are asked again, and if they went down a new stream
+ * opens at once and sends them again, cut by the new bounds, once (each is fenced by its
+ * attempt, so a repeat of one the server applied before the refusal changes nothing: an ack so
+ * repeated is answered `not_found`, taken as its own). Bounds that did not go down, or a
+ * settlement refused a second time, take the broken path above.
  */
 import { type ClientDuplexStream, connectivityState, type ServiceError, status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
@@ -34,6 +43,7 @@ import {
   JobCancelledError,
   JobTimeoutError,
   LeaseLostError,
+  overCallBound,
   retryAdviceOf,
   SeppError,
   toSeppError,
@@ -84,6 +94,12 @@ interface Pending {
   reject(error: SeppError): void;
   /** `Date.now()` after which the answer is no longer waited for. */
   deadlineAtMs: number;
+  /** What was (or will be) written, kept to send it again after a refusal over a bound. */
+  settlement: WorkRequest_Settlement;
+  /** Sent again on a new stream after such a refusal (never twice). */
+  recut: boolean;
+  /** Written before that refusal: the server may have applied it (an ack then answers `not_found`). */
+  ambiguous: boolean;
 }
 
 /** An ack's answer says nothing more than that it was applied. */
@@ -137,6 +153,8 @@ export class WorkStreamTransport implements WorkTransport {
   private readonly flushBound = () => this.flush();
   /** Set once finish() half-closed the stream: nothing more may be written to it. */
   private halfClosed = false;
+  /** The largest bounds the current stream's settlements were cut by (see `recut`). */
+  private cutBy = { jobs: 0, bytes: 0 };
 
   constructor(
     private readonly conn: Connection,
@@ -162,6 +180,7 @@ export class WorkStreamTransport implements WorkTransport {
     );
     this.stream = stream;
     this.outstanding = 0;
+    this.cutBy = { jobs: 0, bytes: 0 };
     this.openedAtMs = this.config.clock.nowMs();
     this.healthy = false;
     this.healthyTimer = this.config.clock.setTimer(healthyAfterMs, () => this.checkHealthy(stream));
@@ -255,18 +274,26 @@ export class WorkStreamTransport implements WorkTransport {
     if (pending === undefined) return;
     this.pending.delete(settled.requestId);
     if (this.pending.size === 0) this.stopDeadlineTimer();
-    if (settled.code === status.OK) pending.resolve(settled);
-    else
-      pending.reject(
-        fromStatus(
-          settled.code,
-          settled.message,
-          true,
-          errorCodeOf(settled.errorCode),
-          undefined,
-          retryAdviceOf(settled.retry),
-        ),
-      );
+    if (settled.code === status.OK) {
+      pending.resolve(settled);
+      return;
+    }
+    const error = fromStatus(
+      settled.code,
+      settled.message,
+      true,
+      errorCodeOf(settled.errorCode),
+      undefined,
+      retryAdviceOf(settled.retry),
+    );
+    // An ack sent again after a refusal, "not leased": most likely its first send went through.
+    const ownAck =
+      pending.ambiguous &&
+      pending.settlement.kind?.$case === 'ack' &&
+      error instanceof LeaseLostError &&
+      error.code === 'not_found';
+    if (ownAck) pending.resolve(settled);
+    else pending.reject(error);
   }
 
   private onBroken(stream: WorkStream, error: SeppError): void {
@@ -275,23 +302,70 @@ export class WorkStreamTransport implements WorkTransport {
     this.outstanding = 0;
     this.healthyTimer?.cancel();
     this.healthyTimer = undefined;
-    // Never written: the caller may settle over a unary call without doubt.
-    for (const settlement of this.unsent) {
-      this.pending
-        .get(settlement.requestId)
-        ?.reject(new AnswerLost(false, `the Work stream broke: ${error.message}`));
-      this.pending.delete(settlement.requestId);
+    if (this.ended === undefined && this.taking && !this.conn.closed && overCallBound(error)) {
+      this.recut(error);
+      return;
     }
-    this.unsent = [];
-    for (const pending of this.pending.values()) {
-      pending.reject(new AnswerLost(true, `the Work stream broke: ${error.message}`));
-    }
-    this.pending.clear();
-    this.stopDeadlineTimer();
+    this.loseAnswers(this.pending.values(), error);
     if (this.ended !== undefined) {
       this.ended();
       return;
     }
+    this.reconnectAfter(error);
+  }
+
+  /**
+   * Fails settlements whose answers the broken stream took with it, so that each is settled
+   * over a unary call instead; one never written (still in `unsent`) without doubt.
+   */
+  private loseAnswers(lost: Iterable<Pending>, error: SeppError): void {
+    const unsent = new Set(this.unsent);
+    this.unsent = [];
+    for (const pending of [...lost]) {
+      this.pending.delete(pending.settlement.requestId);
+      const sent = !unsent.has(pending.settlement);
+      pending.reject(new AnswerLost(sent || pending.ambiguous, `the Work stream broke: ${error.message}`));
+    }
+    if (this.pending.size === 0) this.stopDeadlineTimer();
+  }
+
+  /**
+   * The stream ended as over a bound of the call (see the top): the settlements not answered
+   * and not sent again before wait, in order, for the server's bounds; if they went down, a
+   * new stream sends them again cut by them; else they are lost with the stream as on any break.
+   */
+  private recut(error: SeppError): void {
+    const unsent = new Set(this.unsent);
+    const again: Pending[] = [];
+    const lost: Pending[] = [];
+    for (const pending of this.pending.values()) (pending.recut ? lost : again).push(pending);
+    this.loseAnswers(lost, error);
+    for (const pending of again) {
+      pending.recut = true;
+      pending.ambiguous = !unsent.has(pending.settlement);
+    }
+    this.unsent = again.map((pending) => pending.settlement);
+    const { jobs, bytes } = this.cutBy;
+    void this.conn.relearnServerBounds().then(() => {
+      // Lower than what the refused stream's batches were cut by (an enqueue's refusal may have
+      // lowered them already: that the ask lowered them is not enough to know).
+      const { maxBatchJobs, maxMessageBytes } = this.conn.options;
+      const lowered = maxBatchJobs < jobs || maxMessageBytes < bytes;
+      if (lowered && this.taking && !this.conn.closed && this.stream === undefined) {
+        this.host.report(error);
+        this.open();
+        return;
+      }
+      this.loseAnswers(
+        again.filter((pending) => this.pending.get(pending.settlement.requestId) === pending),
+        error,
+      );
+      if (this.stream === undefined) this.reconnectAfter(error);
+    });
+  }
+
+  /** After a break: stop the worker for a refusal asking again cannot change, else reopen after a backoff. */
+  private reconnectAfter(error: SeppError): void {
     if (!this.taking || this.conn.closed) return;
     if (stopsWorker(error)) {
       this.taking = false;
@@ -333,8 +407,12 @@ export class WorkStreamTransport implements WorkTransport {
     this.unsent = [];
     // A batch's settlements count against the server's `max_batch_jobs`, as an enqueue batch does,
     // and results and progress documents against its message size.
-    const perMessage = this.conn.options.maxBatchJobs;
-    const maxBytes = this.conn.options.maxMessageBytes / 2;
+    const { maxBatchJobs: perMessage, maxMessageBytes } = this.conn.options;
+    const maxBytes = maxMessageBytes / 2;
+    if (unsent.length > 0) {
+      this.cutBy.jobs = Math.max(this.cutBy.jobs, perMessage);
+      this.cutBy.bytes = Math.max(this.cutBy.bytes, maxMessageBytes);
+    }
     let start = 0;
     while (start < unsent.length) {
       let end = start;
@@ -370,9 +448,17 @@ export class WorkStreamTransport implements WorkTransport {
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
       const deadlineMs = this.conn.options.defaultDeadlineMs;
-      this.pending.set(requestId, { resolve, reject, deadlineAtMs: Date.now() + deadlineMs });
+      const settlement = { requestId, kind };
+      this.pending.set(requestId, {
+        resolve,
+        reject,
+        deadlineAtMs: Date.now() + deadlineMs,
+        settlement,
+        recut: false,
+        ambiguous: false,
+      });
       this.deadlineTimer ??= setTimeout(this.sweepBound, deadlineMs);
-      this.unsent.push({ requestId, kind });
+      this.unsent.push(settlement);
       this.scheduleFlush();
     });
   }

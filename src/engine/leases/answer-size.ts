@@ -22,6 +22,10 @@ export interface SizedJob {
   readonly idempotencyKey: string | null;
   readonly lastError: string | null;
   readonly group: string | null;
+  /** The batch of a member (null, or empty in the protocol's, outside batches). */
+  readonly batchId: string | null;
+  /** Only a batch member's lease has one. */
+  readonly leaseToken?: string | undefined;
   /** Only a job that had dependencies has them. */
   readonly dependencyResults?: readonly {
     readonly name: string | null;
@@ -41,7 +45,9 @@ export function leasedJobBytes(job: SizedJob, idLength: number): number {
     (job.tracestate?.length ?? 0) +
     (job.idempotencyKey?.length ?? 0) +
     (job.lastError?.length ?? 0) +
-    (job.group?.length ?? 0);
+    (job.group?.length ?? 0) +
+    (job.batchId?.length ?? 0) +
+    (job.leaseToken?.length ?? 0);
   for (const key in job.metadata) chars += key.length + (job.metadata[key]?.length ?? 0) + 8;
   let resultBytes = 0;
   if (job.dependencyResults !== undefined) {

@@ -23,6 +23,15 @@ calls, and a new stream opens after a backoff while the worker still takes
 jobs, unless the server refused the stream with an error that stops the worker (stops_worker): then
 the worker stops) → half-closed by finish() (the server answers what is in flight, then
 ends the stream) → done.
+
+Re-cut: a stream ended as over a bound of the call (over_call_bound: a batch of more settlements
+than a reload left in `limits.max_batch_jobs`, a message over a restart's `grpc.max_message_bytes`)
+while the worker takes jobs keeps its settlements not answered, asks the server's bounds again, and
+if they are lower than the ones the stream cut its batches by, the next stream opens at once and
+sends them again, cut by the new bounds, once (each is fenced by its attempt, so a repeat of one the
+server applied before the refusal changes nothing: an ack so repeated is answered `not_found`, taken
+as its own). Bounds that did not go down, or a settlement refused a second time, take the broken
+path above. The TypeScript SDK's work-stream-transport.ts does the same.
 """
 from __future__ import annotations
 
@@ -45,6 +54,7 @@ from .errors import (
     SeppError,
     error_code_of,
     from_status,
+    over_call_bound,
     status_from_number,
     to_sepp_error,
 )
@@ -112,6 +122,10 @@ class _Stream:
         self.call: Any = None
         self.pending: dict[int, Future[Settled]] = {}
         self.unsent: list[work_pb2.WorkRequest.Settlement] = []
+        # Every settlement not answered, by request id, to send it again after a refusal (Re-cut).
+        self.settlements: dict[int, work_pb2.WorkRequest.Settlement] = {}
+        # The bounds its batches are cut by (max_batch_jobs, max_message_bytes).
+        self.cut_by = (0, 0)
 
 
 class WorkStreamTransport:
@@ -127,6 +141,12 @@ class WorkStreamTransport:
         self._taking = True
         self._finishing = False
         self._next_id = 1
+        # The stream to open next, carrying settlements to send again (Re-cut).
+        self._carried: _Stream | None = None
+        # Settlements sent again once after a refusal (never twice), and the acks among them
+        # that were written before it (the server may have applied them).
+        self._recut_ids: set[int] = set()
+        self._ambiguous_acks: set[int] = set()
         self._thread = threading.Thread(target=self._run, name="sepp-work", daemon=True)
         self._channel_state: grpc.ChannelConnectivity | None = None
 
@@ -153,11 +173,17 @@ class WorkStreamTransport:
         config = self._config
         while True:
             with self._lock:
-                if not self._taking or self._finishing:
-                    return
-                stream = _Stream()
-                self._stream = stream
-                self._outstanding = 0
+                carried, self._carried = self._carried, None
+                closing = not self._taking or self._finishing
+                if not closing:
+                    stream = carried or _Stream()
+                    self._stream = stream
+                    self._outstanding = 0
+            if closing:
+                if carried is not None:
+                    # Handed on as the worker stopped taking jobs: settled by unary calls instead.
+                    self._on_broken(carried, from_status(grpc.StatusCode.CANCELLED, "the worker is closing"))
+                return
             check = self._scheduler.call_later(HEALTHY_AFTER_S, lambda: self._healthy(stream))
             error: SeppError | None = None
             try:
@@ -175,6 +201,8 @@ class WorkStreamTransport:
             check.cancel()
             if error is None or error.grpc_code == grpc.StatusCode.OK:
                 error = from_status(grpc.StatusCode.UNAVAILABLE, "the server ended the Work stream")
+            if over_call_bound(error) and self._recut(stream, error):
+                continue
             self._on_broken(stream, error)
             with self._lock:
                 if not self._taking or self._finishing:
@@ -210,6 +238,7 @@ class WorkStreamTransport:
         ))
         per_message = self._conn.max_batch_jobs
         max_bytes = self._conn.max_message_bytes // 2
+        stream.cut_by = (per_message, self._conn.max_message_bytes)
         while True:
             with self._lock:
                 while True:
@@ -267,6 +296,9 @@ class WorkStreamTransport:
         for answer in settled:
             with self._lock:
                 future = stream.pending.pop(answer.request_id, None)
+                stream.settlements.pop(answer.request_id, None)
+                if self._recut_ids:
+                    self._recut_ids.discard(answer.request_id)
             if future is not None and not future.done():
                 future.set_result(answer)
         if jobs:
@@ -281,20 +313,72 @@ class WorkStreamTransport:
 
     def _on_broken(self, stream: _Stream, error: SeppError) -> None:
         with self._lock:
-            stream.ended = True
-            if self._stream is stream:
-                self._stream = None
-                self._outstanding = 0
+            self._end(stream)
             unsent = {s.request_id for s in stream.unsent}
             stream.unsent.clear()
+            stream.settlements.clear()
             pending = stream.pending
             stream.pending = {}
-            self._lock.notify_all()
+            self._recut_ids.difference_update(pending)
+        self._lose(pending, unsent, error)
+
+    def _end(self, stream: _Stream) -> None:
+        """The stream is over: nothing more is written to it (the lock held)."""
+        stream.ended = True
+        if self._stream is stream:
+            self._stream = None
+            self._outstanding = 0
+        self._lock.notify_all()
+
+    def _lose(self, pending: dict[int, Future[Settled]], unsent: set[int], error: SeppError) -> None:
+        """Fails settlements whose answers a broken stream took with it, so that each is settled
+        over a unary call instead; one never written (in `unsent`) without doubt."""
+        with self._lock:
+            ambiguous = set(self._ambiguous_acks)
         for request_id, future in pending.items():
-            # Never written: the caller may settle over a unary call without doubt.
-            lost = _AnswerLost(request_id not in unsent, f"the Work stream broke: {error.message}")
+            lost = _AnswerLost(request_id not in unsent or request_id in ambiguous,
+                               f"the Work stream broke: {error.message}")
             if not future.done():
                 future.set_exception(lost)
+
+    def _recut(self, stream: _Stream, error: SeppError) -> bool:
+        """The stream ended as over a bound of the call (Re-cut, at the top): asks the server's
+        bounds again and, if they went down, hands the settlements not answered and not sent
+        again before to the next stream, in order, and says so; False (nothing handed on) when
+        the bounds did not go down or the worker no longer takes jobs."""
+        with self._lock:
+            self._end(stream)
+            if not self._taking or self._finishing:
+                return False
+        self._conn.relearn_server_bounds()
+        jobs, size = stream.cut_by
+        if not (self._conn.max_batch_jobs < jobs or self._conn.max_message_bytes < size):
+            return False
+        carried = _Stream()
+        lost: dict[int, Future[Settled]] = {}
+        with self._lock:
+            if not self._taking or self._finishing:
+                return False
+            unsent = {s.request_id for s in stream.unsent}
+            for request_id, future in stream.pending.items():
+                settlement = stream.settlements.get(request_id)
+                if request_id in self._recut_ids or settlement is None:
+                    lost[request_id] = future
+                    continue
+                self._recut_ids.add(request_id)
+                if request_id not in unsent and settlement.WhichOneof("kind") == "ack":
+                    self._ambiguous_acks.add(request_id)
+                carried.pending[request_id] = future
+                carried.settlements[request_id] = settlement
+                carried.unsent.append(settlement)
+            stream.pending = {}
+            stream.settlements = {}
+            stream.unsent = []
+            self._recut_ids.difference_update(lost)
+            self._carried = carried
+        self._lose(lost, unsent, error)
+        self._host.report(error, 0)
+        return True
 
     # ------------------------------------------------------------------ settlements
 
@@ -307,7 +391,9 @@ class WorkStreamTransport:
             self._next_id += 1
             future: Future[Settled] = Future()
             stream.pending[request_id] = future
-            stream.unsent.append(work_pb2.WorkRequest.Settlement(request_id=request_id, **kind))
+            settlement = work_pb2.WorkRequest.Settlement(request_id=request_id, **kind)
+            stream.settlements[request_id] = settlement
+            stream.unsent.append(settlement)
             if freed is not None:
                 freed()  # Under the lock: the next message carries this settlement and the slot's credit.
             self._lock.notify_all()
@@ -324,6 +410,8 @@ class WorkStreamTransport:
                 stream = self._stream
                 if stream is not None:
                     stream.pending.pop(request_id, None)
+                    stream.settlements.pop(request_id, None)
+                self._recut_ids.discard(request_id)
             raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED,
                             "no answer from sepp on the Work stream before the deadline") from None
         if settled.code != 0:
@@ -332,12 +420,28 @@ class WorkStreamTransport:
 
     def ack(self, lease: LeaseRef, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> None:
         ambiguous = False
+        request = work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt, result=result)
         try:
-            request = work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt, result=result)
-            self._answer(self._settle(freed, ack=request))
-            return
+            sent = self._settle(freed, ack=request)
         except _AnswerLost as lost:
-            ambiguous = lost.sent
+            sent, ambiguous = None, lost.sent
+        if sent is not None:
+            try:
+                self._answer(sent)
+                return
+            except _AnswerLost as lost:
+                ambiguous = lost.sent
+            except LeaseLostError as error:
+                # Sent again after a refusal, "not leased": most likely its first send went through.
+                with self._lock:
+                    resent = sent[0] in self._ambiguous_acks
+                if not (resent and error.code == "not_found"):
+                    raise
+                return
+            finally:
+                if self._ambiguous_acks:
+                    with self._lock:
+                        self._ambiguous_acks.discard(sent[0])
         # No stream, or it broke before answering: leases can be settled over unary calls too.
         try:
             self._calls.ack(lease, result)
