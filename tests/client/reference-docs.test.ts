@@ -174,6 +174,18 @@ describe('clients/typescript/REFERENCE.md', { timeout: 300_000 }, () => {
     assert.deepEqual(missing, [], 'REFERENCE.md names each of these');
   });
 
+  test("its table of the client's options has a row for each, in one table", () => {
+    // A row written after the paragraph that follows the table is no row: it renders as text.
+    const table = /\n\| option +\| default +\| meaning +\|\n((?:\|.*\n)+)/.exec(reference)?.[1];
+    assert.ok(table, 'REFERENCE.md has the table of SeppClient.connect options');
+    const rows = [...table.matchAll(/^\| `(\w+)` +\|/gm)].map((m) => m[1]);
+    assert.deepEqual(
+      fieldsOf('connection.ts', 'ConnectOptions').filter((name) => !rows.includes(name)),
+      [],
+      'every ConnectOptions field is a row of the table',
+    );
+  });
+
   test('its list of what a handler gets names every field of a leased job', () => {
     const handlers = /\*\*Handlers\.\*\* A handler gets a `WorkerJob`: ([\s\S]*?)\n\n/.exec(reference)?.[1];
     assert.ok(handlers, 'REFERENCE.md has the Handlers paragraph');
