@@ -19,6 +19,7 @@ export interface Delivery {
     payload?: unknown;
     metadata: Record<string, string>;
     batchId: string | null;
+    leaseToken: string | null;
   };
   /** The Sepp-Signature header verified against the body with the test's secret. */
   signed: boolean;

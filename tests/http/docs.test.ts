@@ -323,6 +323,19 @@ describe('docs/http.md: checking a push signature', () => {
     ];
   };
 
+  test('its list of what the request carries names every field of the real delivery', () => {
+    const list = /\*\*The request\*\*: ([\s\S]*?), and the headers/.exec(docs)?.[1];
+    assert.ok(list, 'docs/http.md describes the push request');
+    const named = new Set([...list.matchAll(/`(\w+)`/g)].map((m) => m[1]));
+    const fields = Object.keys(delivery.json);
+    assert.ok(fields.includes('jobId') && fields.includes('leaseToken'), fields.join(', '));
+    assert.deepEqual(
+      fields.filter((f) => !named.has(f)),
+      [],
+      'docs/http.md names each field',
+    );
+  });
+
   test('the Node snippet accepts the real delivery and refuses a changed body, secret or an old timestamp', () => {
     writeFileSync(join(dir, 'verify.mjs'), block('verify-node'));
     const script = `

@@ -5,7 +5,8 @@
  * a redirect is not followed, a body past limits.max_result_bytes is not
  * kept — every request signed; targets on non-public addresses refused unless
  * allowed; a cancel stops a delivery; max_leased bounds the deliveries open;
- * a reload switches the target; the admin API and /metrics show it all.
+ * a reload switches the target; the admin API and /metrics show it all; a batch
+ * member's delivery carries its lease's token, with which it adds to its sealed batch.
  * Every job ends completed or dead.
  */
 import assert from 'node:assert/strict';
@@ -86,19 +87,51 @@ describe('push delivery', () => {
     assert.match(String(delivery.headers['sepp-signature']), /^t=\d+,v1=[0-9a-f]{64}$/);
   });
 
-  test('a batch member is delivered with its batch id', async () => {
-    receiver.answer = (_d, res) => {
-      res.writeHead(204);
-      res.end();
+  test("a batch member is delivered with its batch id and its lease's token, which adds to its sealed batch", async () => {
+    const notify = {
+      queue: 'hooks',
+      type: 'notify',
+      payload: Buffer.from('{}'),
+      contentType: 'application/json',
     };
-    const { batch, results } = await t.server.engine.createBatch({
-      jobs: [{ queue: 'hooks', type: 'notify', payload: Buffer.from('{}'), contentType: 'application/json' }],
-    });
+    const { batch, results } = await t.server.engine.createBatch({ jobs: [notify], seal: true });
     const [added] = results;
     assert.ok(added?.ok);
+    // The endpoint fans out while its delivery is open, as a worker's handler does (docs/http.md).
+    let fannedOut: Promise<unknown> = Promise.resolve();
+    let childId: string | undefined;
+    receiver.answer = (d, res) => {
+      const add = (memberToken: string | undefined) =>
+        t.server.engine.addToBatch(batch.id, [{ ...notify, type: 'child' }], {
+          fromMember: d.json.jobId,
+          memberToken,
+        });
+      fannedOut =
+        d.json.jobId !== added.jobId
+          ? Promise.resolve()
+          : assert
+              .rejects(add('not-the-token'), /permission_denied|not the token/)
+              .then(() => add(d.json.leaseToken ?? undefined))
+              .then((answer) => {
+                const [child] = answer.results;
+                assert.ok(child?.ok);
+                childId = child.jobId;
+              });
+      fannedOut.then(
+        () => res.writeHead(204).end(),
+        () => res.writeHead(500).end(),
+      );
+    };
     await jobUntil(t, added.jobId, (j) => j.state === 'completed');
+    await fannedOut;
     const delivery = receiver.deliveries.find((d) => d.json.jobId === added.jobId);
     assert.equal(delivery?.json.batchId, batch.id);
+    assert.match(String(delivery?.json.leaseToken), /^[\w-]{16,}$/);
+    const { batch: read } = await t.server.engine.getBatch(batch.id);
+    assert.equal(read.members, 2, 'the member added one job to its sealed batch');
+    assert.ok(childId !== undefined);
+    // Delivered too, before the next test answers otherwise.
+    await jobUntil(t, childId, (j) => j.state === 'completed');
   });
 
   test('a 500 is a failed attempt, retried with the backoff; the next attempt carries attempt 2', async () => {
