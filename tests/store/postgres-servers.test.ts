@@ -917,7 +917,7 @@ test('the config file is each server’s own: a reload applies where it is sent;
   }
 });
 
-test("a server's limits row: its shard's, written at connect, again at each look and when told, what sepp.enqueue reads", async () => {
+test("a server's limits row: its shard's, written at connect, again at each look and when told, what sepp.enqueue reads, deleted as it stops", async () => {
   const schema = 'limit_rows';
   const limits = {
     maxNameLength: 100,
@@ -971,6 +971,9 @@ test("a server's limits row: its shard's, written at connect, again at each look
     assert.equal((await followed())?.servers, 1, 'recorded again by the next look');
     await store.recordLimits({ ...limits, maxNameLength: 64 });
     assert.equal((await followed())?.max_name_length, 64, 'a reload’s limits, at once');
+    await store.close();
+    assert.deepEqual(await read(), [], 'a store that stops deletes its row');
+    assert.equal((await followed())?.servers, 0, 'sepp.enqueue no longer counts it');
   } finally {
     await store.close();
   }

@@ -59,6 +59,7 @@ import { scheduleOps } from './schedules.ts';
 import {
   defaultLimitsIntervalMs,
   type EnqueueLimits,
+  forgetLimitsSql,
   recordLimitsSql,
   recordLimitsValues,
   type ServerLimitOps,
@@ -176,6 +177,8 @@ export const defaultMaxWaitingReads = 1000;
 /** Each caller's share of them unless the options say otherwise (store.max_waiting_reads_per_key). */
 export const defaultMaxWaitingReadsPerKey = 100;
 
+/** Longest a stopping server waits for the deletion of its limits row (server-limits.ts). */
+const forgetLimitsMs = 1000;
 /** The advisory-lock class of counter shards (the second key is the shard number). */
 const shardLockClass = 0x5e9a;
 /** Most servers on one schema: shards are numbered 1 to this. */
@@ -366,10 +369,32 @@ export class PostgresStore implements Store {
     await this.writeLimits();
   }
 
+  /** The last write of the limits row, ended or not (a close waits for it). */
+  private limitsWriting: Promise<unknown> = Promise.resolve();
+
   private async writeLimits(): Promise<void> {
     const { limits, shard } = this;
     if (limits === undefined || shard === undefined || this.closing !== undefined) return;
-    await this.readers.read((view) => view.serverLimits.record(shard, limits), true);
+    const written = this.readers.read((view) => view.serverLimits.record(shard, limits), true);
+    this.limitsWriting = written.catch(() => {});
+    await written;
+  }
+
+  /**
+   * Deletes this server's limits row as it stops, last on the writer's connection, which holds
+   * its shard (server-limits.ts). Gives up after `forgetLimitsMs`, so that a database that no
+   * longer answers does not hold the shutdown: the row then counts until it is a minute old.
+   */
+  private async forgetLimits(session: WriterSession): Promise<void> {
+    const shard = this.shardOf.get(session);
+    if (this.limits === undefined || shard === undefined || session.broken) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, forgetLimitsMs);
+    });
+    const forgotten = session.client.query(forgetLimitsSql, [shard]).catch(() => {});
+    await Promise.race([forgotten, late]);
+    clearTimeout(timer);
   }
 
   private readonly timers: ReturnType<typeof setInterval>[] = [];
@@ -423,7 +448,9 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const timer of this.timers) clearInterval(timer);
-      await this.writer.close();
+      // A look writing the limits row ends first: the row it writes is deleted as the writer closes.
+      await this.limitsWriting;
+      await this.writer.close((session) => this.forgetLimits(session));
       await this.readers.close();
       await this.signals.close();
     })();

@@ -10,6 +10,9 @@
  * (on its connection, before it serves), when a reload is applied, and every
  * `limitsIntervalMs` (10 s) on a read connection. Its time is the database's clock, as
  * the function's `now_ms` is: the servers' clocks play no part in which rows count.
+ * A server that stops deletes its row last on its writer's connection, which still holds the
+ * shard (`forgetLimitsSql`): the function no longer counts it. One that cannot (killed, cut
+ * off) counts until its row is a minute old.
  */
 import type { Op } from '../op.ts';
 import { type Connection, changes, statement } from './sql.ts';
@@ -36,6 +39,9 @@ export const recordLimitsSql = `INSERT INTO server_limits AS l
     max_metadata_entries = excluded.max_metadata_entries, max_metadata_bytes = excluded.max_metadata_bytes,
     max_schedule_ahead_ms = excluded.max_schedule_ahead_ms, recorded_at_ms = excluded.recorded_at_ms`;
 const recordLimits = statement(recordLimitsSql);
+
+/** $1 the shard whose lock the connection holds: its server stops. */
+export const forgetLimitsSql = 'DELETE FROM server_limits WHERE shard = $1';
 
 /** The parameters of `recordLimitsSql`. */
 export function recordLimitsValues(shard: number, limits: EnqueueLimits): unknown[] {

@@ -206,8 +206,11 @@ export class PostgresWriter {
     return this.queue.length;
   }
 
-  /** Refuses new units, writes what is queued, and ends the connection. */
-  async close(): Promise<void> {
+  /**
+   * Refuses new units, writes what is queued, runs `last` on the session (nothing else runs on
+   * it then; its failure is ignored), and ends the connection.
+   */
+  async close(last?: (session: WriterSession) => Promise<void>): Promise<void> {
     this.closed = true;
     while (this.running !== undefined || this.queue.length > 0) {
       if (this.running === undefined) this.running = this.flush();
@@ -215,6 +218,7 @@ export class PostgresWriter {
     }
     const session = this.session;
     this.session = undefined;
+    if (session !== undefined && last !== undefined) await last(session).catch(() => {});
     await session?.client.end().catch(() => {});
   }
 
