@@ -13,8 +13,8 @@ export const adminRoleTable = [
     role: 'viewer',
     can:
       'see everything except the audit log, the configuration, which machine answers and where the store is: ' +
-      'dashboard, queues, jobs and ' +
-      'their payloads, dead letters, schedules, workers, search',
+      'dashboard (with the SQLite database and WAL sizes, never their paths: the figures `/metrics` serves), ' +
+      'queues, jobs and their payloads, dead letters, schedules, workers, search',
     actions: [],
   },
   {
