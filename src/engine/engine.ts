@@ -240,6 +240,15 @@ export class Engine {
     return this.parts.settler.extend(request);
   }
 
+  /**
+   * Undoes leases that never reached their worker (an answer refused before it was sent): each
+   * job still leased at the attempt named is ready again at its place, on the attempt it had
+   * before, with no failure counted (leases/undone-lease.ts). Resolves with how many went back.
+   */
+  undoLeases(jobs: readonly { jobId: string; attempt: number }[]): Promise<number> {
+    return this.parts.settler.undoLeases(jobs);
+  }
+
   /** Records how far along a leased job is (fenced like extend); resolves with the job's progress after it. */
   reportProgress(report: ProgressReport): Promise<JobProgress> {
     return this.parts.progress.report(report);

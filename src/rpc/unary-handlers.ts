@@ -103,27 +103,16 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
   };
 
   /**
-   * A Reserve's jobs whose answer was refused (refused-answers.ts): nobody got them, so they go
-   * back to their queues now instead of when their leases end. Each is nacked, fenced by its
-   * attempt, to run again at once: the path of a worker's nack with a retry after 0 (the SDKs'
-   * give-back of held jobs at close). The engine has no release that leaves an attempt uncounted,
-   * so the attempt counts as a failed one, as the lease's expiry would have counted it, and a job
-   * on its last attempt goes to the dead letters (attempts_exhausted) with this error.
+   * A Reserve's jobs whose answer was refused (refused-answers.ts): nobody got them, so their
+   * leases are undone now instead of ending when they run out: each job, fenced by its attempt,
+   * is ready again at its place with its attempt given back and no failure recorded (a job on
+   * its last attempt runs again, it is not dead-lettered).
    */
   const giveBackUnsent = (jobs: readonly LeasedJob[]) => {
-    for (const job of jobs) {
-      engine
-        .nack({
-          jobId: job.id,
-          attempt: job.attempt,
-          error:
-            'leased by a Reserve whose answer was not sent (the answers its client had not read filled ' +
-            'grpc.max_bytes_in_flight_per_connection or _per_key); given back unstarted',
-          directive: { kind: 'delay', delayMs: 0 },
-        })
-        // Ended meanwhile (cancelled, shutting down): nothing to give back. Only a bug is told.
-        .catch((error: unknown) => reportIfBug(toSeppError(error), 'Reserve (giving back jobs)', onBug));
-    }
+    engine
+      .undoLeases(jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })))
+      // Ended meanwhile (shutting down): the leases run out instead. Only a bug is told.
+      .catch((error: unknown) => reportIfBug(toSeppError(error), 'Reserve (giving back jobs)', onBug));
   };
 
   function observe<Req, Res>(

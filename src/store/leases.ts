@@ -107,6 +107,15 @@ export interface Leases extends LeaseReads {
     lastErrorClass: string | null;
     errorsJson: string;
   }): Op<void>;
+  /**
+   * Undoes leases that never reached their worker (an answer refused before it was sent): each
+   * job still leased at the attempt named, with no cancel asked, is ready again where it was in
+   * its queue (its due time, priority and group unchanged), on the attempt it had before the
+   * lease, with the lease's fields (deadline, start, worker, hard timeout) cleared and no error
+   * recorded. A job leased at another attempt, or no longer leased, is left alone. The job ids
+   * must be distinct; returns the jobs it changed, in no order.
+   */
+  undoLeases(keys: readonly AttemptKey[]): Op<{ id: string; queue: string }[]>;
   /** A leased job with a cancel request whose attempt ended → cancelled (null keeps the error history). */
   finishCancelled(p: { seq: number; lastError: string | null; errorsJson: string | null }): Op<void>;
 }

@@ -8,6 +8,7 @@ import type { Engine } from '../../src/engine/engine.ts';
 import { type BackoffSettings, defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { LeasedJob } from '../../src/engine/types.ts';
 import { expectCode, helperRandom, job, rowCount, withEngine, withQueues } from '../helpers/engine.ts';
+import { collect } from '../helpers/events.ts';
 
 async function leaseOne(engine: Engine, queue = 'q', leaseMs?: number): Promise<LeasedJob> {
   const [leased] = await engine.reserve({ queues: [queue], ...(leaseMs === undefined ? {} : { leaseMs }) });
@@ -371,5 +372,33 @@ test('extend may shorten a lease; the job then expires at the new deadline', asy
     clock.advance(1000);
     await engine.runMaintenance();
     assert.equal((await engine.getJob(jobId)).state, 'ready');
+  });
+});
+
+test('undoLeases: no failure is told; a job asked to stop meanwhile ends cancelled; repeats change nothing', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const c = collect(engine);
+    const { jobId: kept } = await engine.enqueue(job('q', { maxAttempts: 1 }));
+    const { jobId: stopping } = await engine.enqueue(job('q'));
+    const leased = await engine.reserve({ queues: ['q'], maxJobs: 2, workerId: 'w-1' });
+    assert.equal(leased.length, 2);
+    await engine.cancel(stopping);
+    const keys = leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
+    // Named twice: one key per job.
+    assert.equal(await engine.undoLeases([...keys, ...keys]), 1);
+    const back = await engine.getJob(kept);
+    assert.deepEqual(
+      [back.state, back.attempt, back.leasedAtMs, back.workerId, back.leaseDeadlineMs, back.errors],
+      ['ready', 0, null, null, null, []],
+    );
+    assert.equal((await engine.getJob(stopping)).state, 'cancelled');
+    assert.equal(await engine.undoLeases(keys), 0, 'undone once');
+    assert.equal(await engine.undoLeases([]), 0);
+    // Lifecycle events: the leases, the cancel; nothing says an attempt failed or a job died.
+    assert.deepEqual(
+      c.events.map((e) => e.kind),
+      ['enqueued', 'enqueued', 'leased', 'leased', 'cancelled'],
+    );
+    c.subscription.close();
   });
 });

@@ -12,6 +12,7 @@ import { type ClientHttp2Session, connect } from 'node:http2';
 import { after, before, test } from 'node:test';
 import { Metadata, status } from '@grpc/grpc-js';
 import { GetJobRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { ReserveRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { toServiceError } from '../../src/rpc/status.ts';
 import { UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
@@ -165,7 +166,7 @@ test('a client that reads gets every answer of many large calls at once', async 
   }
 });
 
-test('a Reserve whose answer is refused gives its jobs back at once, and its call counts as refused', async () => {
+test('a Reserve whose answer is refused gives its jobs back at once, attempt uncounted, and its call counts as refused', async () => {
   // Three unread answers of ~190 KiB fill most of the connection's 640 KiB; a Reserve (never held
   // back: it waits for jobs, not for room) then leases a job of 190 KiB whose answer does not fit.
   const { session } = unreadCalls(3);
@@ -176,7 +177,8 @@ test('a Reserve whose answer is refused gives its jobs back at once, and its cal
     const { jobId: leasedId } = await call(
       t.client,
       t.client.enqueue,
-      { job: testJob(queue, { payload }) },
+      // One attempt only: the lease that never reached a worker must not spend it.
+      { job: testJob(queue, { payload, maxAttempts: 1 }) },
       withKey(),
     );
     const refused = new Promise<string>((resolve) =>
@@ -193,8 +195,9 @@ test('a Reserve whose answer is refused gives its jobs back at once, and its cal
       ),
     );
     assert.equal(await refused, String(status.RESOURCE_EXHAUSTED));
-    // Another worker leases it at once: no lease had to end. Its attempt counts (as an expiry's would).
-    // The give-back is a write that follows the refusal: a short long-poll sees it.
+    // Another worker leases it at once: no lease had to end. The undone lease's attempt does not
+    // count, so it gets attempt 1 again (not a dead letter: it had one attempt). The give-back is a
+    // write that follows the refusal: a short long-poll sees it.
     const { jobs } = await call(
       t.client,
       t.client.reserve,
@@ -204,9 +207,9 @@ test('a Reserve whose answer is refused gives its jobs back at once, and its cal
     const again = jobs[0];
     assert.ok(again !== undefined, 'the job was leased again within the wait');
     assert.equal(again.jobId, leasedId);
-    assert.equal(again.attempt, 2);
+    assert.equal(again.attempt, 1);
     const { job } = await call(t.client, t.client.getJob, { jobId: leasedId }, withKey());
-    assert.match(job?.errors[0]?.error ?? '', /Reserve whose answer was not sent/);
+    assert.deepEqual([job?.state, job?.attempt, job?.errors, job?.lastError], [JobState.LEASED, 1, [], '']);
     // The refused Reserve is in rpc.server.duration with the code its client got, not OK.
     const { samples } = await scrape(t.metricsUrl);
     const reserves = (code: status) =>

@@ -1,7 +1,8 @@
 /**
  * Leases: reserve (and long-polls), the settlements fenced by the attempt (ack
  * alone or in batches, nack, extend, progress), results, expiry at lease time,
- * the end of a cancelled job's lease, and the waiters.
+ * the end of a cancelled job's lease, undone leases (jobs whose answer never
+ * reached a worker), and the waiters.
  */
 export { AckBatches } from './ack-batch.ts';
 export { jobOverheadBytes, leasedJobBytes } from './answer-size.ts';

@@ -8,6 +8,7 @@
  */
 
 import { dependedOn } from '../../store/dependencies.ts';
+import type { AttemptKey } from '../../store/leases.ts';
 import type { Op } from '../../store/op.ts';
 import type { AckedRow, AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
@@ -30,6 +31,7 @@ import { backoffDelayMs } from './backoff.ts';
 import { cancelledMessage, finishCancelled } from './cancelled-lease.ts';
 import { checkAckResult, resultContentTypeOf } from './results.ts';
 import { endedByTimeout, pastTimeout, TimeoutNotices, timedOutMessage } from './timed-out-lease.ts';
+import { undoLeasesIn } from './undone-lease.ts';
 
 /** The jobs of an ack batch kept completed for their dependents: how many per queue, and their rows. */
 export interface KeptJobs {
@@ -62,6 +64,17 @@ export class Settler {
 
   extend(request: ExtendRequest): Promise<{ leaseDeadlineMs: number }> {
     return this.ctx.write((tx) => this.extendIn(tx, request));
+  }
+
+  /**
+   * Undoes leases whose jobs never reached a worker (undone-lease.ts): ready again, the
+   * attempt given back, no failure counted. Resolves with how many went back to ready.
+   */
+  undoLeases(keys: readonly AttemptKey[]): Promise<number> {
+    // One key per job (the last named): the store takes distinct ids.
+    const distinct = [...new Map(keys.map((key) => [key.jobId, key])).values()];
+    if (distinct.length === 0) return Promise.resolve(0);
+    return this.ctx.write((tx) => undoLeasesIn(this.ctx, tx, distinct));
   }
 
   /**

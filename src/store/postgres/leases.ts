@@ -256,6 +256,20 @@ const fail = statement(
                    last_error = $4, errors_json = $5, last_error_class = $6
     WHERE seq = $1`,
 );
+/**
+ * Leases that never reached their worker, undone (Leases.undoLeases): $1 ids, $2 attempts. Each
+ * job leased at its attempt with no cancel asked is ready again at its old place, on the attempt
+ * it had before, the lease's fields cleared. Rare (an answer refused): planned each time, with
+ * `id = ANY($1)` so the ids' index finds the rows (as completeDependedOnMany).
+ */
+const undoLeases = plannedEachTime(
+  `UPDATE jobs j SET state = 'ready', attempt = j.attempt - 1, leased_at_ms = NULL, lease_deadline_ms = NULL,
+                     worker_id = NULL, timeout_at_ms = NULL
+     FROM unnest($1::text[], $2::integer[]) AS a(id, attempt)
+    WHERE j.id = ANY($1::text[]) AND j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL
+      AND j.cancelled_at_ms IS NULL
+   RETURNING j.id, j.queue`,
+);
 const finishCancelled = statement(
   `UPDATE jobs SET state = 'cancelled', lease_deadline_ms = NULL,
                    last_error = coalesce($2, last_error), errors_json = coalesce($3, errors_json)
@@ -353,6 +367,13 @@ export function leaseOps(c: Connection): Leases {
     },
     *fail(p) {
       yield* changes(c, fail, [p.seq, p.deadReason, p.nowMs, p.lastError, p.errorsJson, p.lastErrorClass]);
+    },
+    *undoLeases(keys) {
+      if (keys.length === 0) return [];
+      return yield* rows<{ id: string; queue: string }>(c, undoLeases, [
+        keys.map((k) => k.jobId),
+        keys.map((k) => k.attempt),
+      ]);
     },
     *finishCancelled(p) {
       yield* changes(c, finishCancelled, [p.seq, p.lastError, p.errorsJson]);

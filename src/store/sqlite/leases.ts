@@ -174,6 +174,17 @@ export function prepareLeaseStatements(db: Preparer) {
                        last_error = @lastError, last_error_class = @lastErrorClass, errors_json = @errorsJson
         WHERE seq = @seq`,
     ),
+    /**
+     * A lease that never reached its worker, undone (Leases.undoLeases): ready again at its old
+     * place, on the attempt it had before, the lease's fields cleared. Fenced by the attempt; a
+     * job asked to stop is left to the engine (it ends cancelled, as a settled one would).
+     */
+    undoLease: db.prepare<[AttemptKey], { id: string; queue: string }>(
+      `UPDATE jobs SET state = 'ready', attempt = attempt - 1, leased_at_ms = NULL, lease_deadline_ms = NULL,
+                       worker_id = NULL, timeout_at_ms = NULL
+        WHERE id = @jobId AND state = 'leased' AND attempt = @attempt AND cancelled_at_ms IS NULL
+        RETURNING id, queue`,
+    ),
     /** The attempt of a job with a cancel request ended (settled, or its lease ran out) → cancelled. */
     finishCancelled: db.prepare<[{ seq: number; lastError: string | null; errorsJson: string | null }]>(
       `UPDATE jobs SET state = 'cancelled', lease_deadline_ms = NULL,
@@ -310,6 +321,14 @@ export function leaseOps(
     },
     *fail(p) {
       sql.failJob.run(p);
+    },
+    *undoLeases(keys) {
+      const undone: { id: string; queue: string }[] = [];
+      for (const key of keys) {
+        const row = sql.undoLease.get(key);
+        if (row !== undefined) undone.push(row);
+      }
+      return undone;
     },
     *finishCancelled(p) {
       sql.finishCancelled.run(p);

@@ -302,4 +302,134 @@ export const leaseCases: StoreCase[] = [
       assert.ok(ended instanceof SeppError && ended.code === 'not_found');
     },
   },
+  {
+    name: 'undo: a lease undone is ready at its old place on its old attempt; fenced, a cancel asked left alone',
+    async run(h) {
+      const plain = newJob('q', { max_attempts: 1, timeout_ms: 5000 });
+      const grouped = newJob('q', { group_key: 'g' });
+      const stopping = newJob('q');
+      const moved = newJob('q');
+      await h.write((tx) => storeJobs(tx, [plain, grouped, stopping, moved]));
+      await h.write(function* (tx) {
+        const leased = [
+          ...(yield* tx.leases.leaseReady({ ...leaseAt(2000, 'w-1'), queue: 'q', limit: 3 })),
+          ...(yield* tx.leases.leaseGroupAt({
+            ...leaseAt(2000, 'w-1'),
+            queue: 'q',
+            priority: 0,
+            groupKey: 'g',
+            limit: 1,
+          })),
+        ];
+        assert.equal(leased.length, 4);
+        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
+        const row = yield* tx.jobs.attempt(stopping.id);
+        yield* tx.control.requestCancel({ seq: row!.seq, nowMs: 2100, by: null });
+      });
+      // Enqueued after the lease: the undone job is ahead of it again.
+      const later = newJob('q');
+      await h.write((tx) => storeJobs(tx, [later]));
+      const undo = () =>
+        h.write(function* (tx) {
+          const undone = yield* tx.leases.undoLeases([
+            { jobId: plain.id, attempt: 1 },
+            { jobId: grouped.id, attempt: 1 },
+            { jobId: stopping.id, attempt: 1 },
+            { jobId: moved.id, attempt: 2 },
+            { jobId: 'job-none', attempt: 1 },
+          ]);
+          yield* tx.counts.adjust({ queue: 'q', from: 'leased', to: 'ready', jobs: undone.length });
+          return undone;
+        });
+      const undone = await undo();
+      assert.deepEqual(ids(undone), ids([plain, grouped]));
+      assert.ok(undone.every((row) => row.queue === 'q'));
+      const row = (id: string) => h.store.read((view) => view.jobs.get(id));
+      for (const job of [plain, grouped]) {
+        const back = await row(job.id);
+        assert.deepEqual(
+          [
+            back?.state,
+            back?.attempt,
+            back?.lease_deadline_ms,
+            back?.leased_at_ms,
+            back?.worker_id,
+            back?.timeout_at_ms,
+          ],
+          ['ready', 0, null, null, null, null],
+        );
+        assert.deepEqual(
+          [back?.run_at_ms, back?.last_error, back?.errors_json],
+          [1000, null, null],
+          'no failure',
+        );
+      }
+      assert.equal((await row(grouped.id))?.group_key, 'g');
+      assert.equal(await h.store.read((view) => view.flow.leasedInGroup({ queue: 'q', groupKey: 'g' })), 0);
+      // Another attempt's lease and a job asked to stop are left as they were.
+      assert.deepEqual([(await row(moved.id))?.state, (await row(moved.id))?.attempt], ['leased', 1]);
+      assert.deepEqual([(await row(stopping.id))?.state, (await row(stopping.id))?.attempt], ['leased', 1]);
+      // Undone once: the same keys match nothing now.
+      assert.deepEqual(await undo(), []);
+      const again = await h.write(function* (tx) {
+        const leased = yield* tx.leases.leaseReady({ ...leaseAt(3000), queue: 'q', limit: 1 });
+        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
+        return leased;
+      });
+      assert.deepEqual(
+        again.map((r) => [r.id, r.attempt, r.max_attempts]),
+        [[plain.id, 1, 1]],
+        'first in line again, on attempt 1',
+      );
+    },
+  },
+  {
+    name: 'engine: an undone lease counts no attempt, frees max_leased and group_max_leased, wakes a long-poll',
+    async run(h) {
+      const { engine } = await h.engine({ options: { queues: { q: { maxLeased: 1, groupMaxLeased: 1 } } } });
+      const { jobId } = await engine.enqueue({
+        queue: 'q',
+        type: 't',
+        payload: bytes('x'),
+        group: 'g',
+        maxAttempts: 1,
+      });
+      await engine.enqueue({ queue: 'q', type: 't', payload: bytes('y'), group: 'g' });
+      const [first] = await engine.reserve({ queues: ['q'], workerId: 'w-1' });
+      assert.deepEqual([first?.id, first?.attempt], [jobId, 1]);
+      // Held back by max_leased until the lease is undone, then handed the job.
+      const waiting = engine.reserve({ queues: ['q'], waitMs: 60_000 });
+      const throttled = async () => (await engine.listQueues()).find((x) => x.name === 'q')?.throttledWorkers;
+      for (let barriers = 0; (await throttled()) !== 1; barriers++) {
+        assert.ok(barriers < 20, 'the long-poll registers as throttled');
+        await engine.ackBatch([]);
+      }
+      assert.equal(
+        await engine.undoLeases([
+          { jobId, attempt: 1 },
+          { jobId: 'job-none', attempt: 1 },
+        ]),
+        1,
+      );
+      const [second] = await waiting;
+      assert.deepEqual(
+        [second?.id, second?.attempt],
+        [jobId, 1],
+        'the same attempt: the first was not counted',
+      );
+      const info = await engine.getJob(jobId);
+      assert.deepEqual([info.state, info.attempt, info.errors, info.lastError], ['leased', 1, [], null]);
+      // Fenced: the first lease's attempt is the live one again, an older one undoes nothing.
+      assert.equal(await engine.undoLeases([{ jobId, attempt: 0 }]), 0);
+      // Its one attempt is still there to fail: then it is dead, attempts exhausted.
+      await engine.nack({ jobId, attempt: 1, error: 'boom', directive: { kind: 'delay', delayMs: 0 } });
+      assert.deepEqual(
+        [(await engine.getJob(jobId)).state, (await engine.getJob(jobId)).deadReason],
+        ['dead', 'attempts_exhausted'],
+      );
+      assert.equal(await engine.undoLeases([{ jobId, attempt: 1 }]), 0, 'not leased: left alone');
+      const q = (await engine.listQueues()).find((x) => x.name === 'q');
+      assert.deepEqual([q?.counts.leased, q?.counts.ready, q?.counts.dead], [0, 1, 1]);
+    },
+  },
 ];
