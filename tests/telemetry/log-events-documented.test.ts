@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -122,7 +122,7 @@ test('the scanner finds every way the server names an event, and a name it canno
         "logger.error(event === 'lost' ? 'a.lost' : 'a.rescue_failed', { detail });",
         "logger[level]('a.level_picked', { detail });",
         "deps.log?.log('warn', 'a.admin', { user });",
-        ' * logger.warn(\'a.in_comment\') is prose',
+        " * logger.warn('a.in_comment') is prose",
         "// logger.warn('a.in_line_comment')",
         "console.error('not.an_event');",
         'logger.warn(name, { detail });',
@@ -131,10 +131,15 @@ test('the scanner finds every way the server names an event, and a name it canno
       ].join('\n'),
     },
   ]);
-  assert.deepEqual(
-    [...found.events.keys()].sort(),
-    ['a.admin', 'a.level_picked', 'a.lost', 'a.next_line', 'a.optional', 'a.plain', 'a.rescue_failed'],
-  );
+  assert.deepEqual([...found.events.keys()].sort(), [
+    'a.admin',
+    'a.level_picked',
+    'a.lost',
+    'a.next_line',
+    'a.optional',
+    'a.plain',
+    'a.rescue_failed',
+  ]);
   assert.deepEqual(found.events.get('a.next_line'), ['a.ts:3']);
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal
   assert.deepEqual(found.unreadable, ['a.ts:13: name', 'a.ts:14: `a.${kind}`']);
