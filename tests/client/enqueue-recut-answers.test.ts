@@ -21,6 +21,7 @@ import type {
 } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
+import { listenOnLoopback } from '../helpers/stand-in-server.ts';
 
 /** How the stand-in answers a batch within its bound: every job, one result short, or an atomic outcome. */
 type Answer = 'all' | 'short' | 'atomic';
@@ -104,12 +105,7 @@ before(async () => {
       call.on('error', () => {});
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  address = `127.0.0.1:${port}`;
+  address = await listenOnLoopback(server);
 });
 
 after(() => server.forceShutdown());
