@@ -202,7 +202,9 @@ describe('listing batches', () => {
       client('billing').addToBatch(batch.id, [{ queue: 'bl-fan', type: 'junk' }], { fromMember: member }),
       (error: Error & { code?: string }) => {
         assert.equal(error.code, 'permission_denied');
-        assert.match(error.message, /^from_member_token: required with from_member/);
+        // In the SDK's names: the option and the job's field the server's proto names stand for.
+        assert.match(error.message, /^fromMemberToken: required with fromMember, the leaseToken of /);
+        assert.doesNotMatch(error.message, /from_member|lease_token/);
         return true;
       },
     );

@@ -18,6 +18,7 @@ import { pageSizeArgument } from './arguments.ts';
 import { type Connection, retrySafe } from './connection.ts';
 import { jobFromSpec } from './convert.ts';
 import { outcomeOf } from './enqueue-calls.ts';
+import { SeppError } from './errors.ts';
 import {
   BatchMemberState,
   type Batch as ProtoBatch,
@@ -185,6 +186,22 @@ export async function createBatchCall(
   return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
 }
 
+/** The request's fields the server names in its refusals of an add, as the proto spells them. */
+const memberFieldNames = /\b(?:from_member_token|from_member_attempt|from_member|lease_token)\b/g;
+
+/**
+ * The server's refusal of an add with this SDK's names for the fields it names
+ * (`from_member_token` → `fromMemberToken`, `lease_token` → the job's `leaseToken`).
+ */
+function inOptionNames(error: unknown): unknown {
+  if (error instanceof SeppError) {
+    error.message = error.message.replace(memberFieldNames, (name) =>
+      name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()),
+    );
+  }
+  return error;
+}
+
 export async function addToBatchCall(
   conn: Connection,
   batchId: string,
@@ -195,19 +212,23 @@ export async function addToBatchCall(
   // A handler of the member running in this process proves it with its lease's token.
   const lease = fromMember === '' ? undefined : runningLease(fromMember);
   const token = fromMember === '' ? '' : (options.fromMemberToken ?? lease?.token ?? '');
-  const answer = await conn.invoke(
-    conn.rpc.addToBatch,
-    {
-      batchId,
-      jobs: jobs.map(jobFromSpec),
-      seal: options.seal === true,
-      fromMember,
-      // The lease's attempt too, which only a server older than lease tokens reads (running-members.ts).
-      fromMemberAttempt: lease !== undefined && lease.token === token ? lease.attempt : 0,
-      fromMemberToken: token,
-    },
-    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
-  );
+  const answer = await conn
+    .invoke(
+      conn.rpc.addToBatch,
+      {
+        batchId,
+        jobs: jobs.map(jobFromSpec),
+        seal: options.seal === true,
+        fromMember,
+        // The lease's attempt too, which only a server older than lease tokens reads (running-members.ts).
+        fromMemberAttempt: lease !== undefined && lease.token === token ? lease.attempt : 0,
+        fromMemberToken: token,
+      },
+      { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
+    )
+    .catch((error: unknown) => {
+      throw inOptionNames(error);
+    });
   return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
 }
 

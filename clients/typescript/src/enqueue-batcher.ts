@@ -236,14 +236,13 @@ export class EnqueueBatcher {
   }
 
   private distribute(entries: Entry[], jobCount: number, answer: BatchAnswer): void {
-    if (answer.atomic === undefined && answer.results.length !== jobCount) {
-      this.fail(
-        entries,
-        new SeppError(
-          status.INTERNAL,
-          `the server answered ${answer.results.length} results for ${jobCount} jobs`,
-        ),
-      );
+    // A best-effort batch is answered one result per job; an atomic one by its outcome
+    // (submitAtomic fails an answer without one).
+    const mismatched =
+      answer.atomic === undefined ? answer.results.length !== jobCount : entries[0]?.atomic !== true;
+    if (mismatched) {
+      const what = answer.atomic === undefined ? `${answer.results.length} results` : 'an atomic outcome';
+      this.fail(entries, new SeppError(status.INTERNAL, `the server answered ${what} for ${jobCount} jobs`));
       return;
     }
     let offset = 0;
@@ -277,12 +276,13 @@ export class EnqueueBatcher {
   /**
    * Sends `parts` of a best-effort entry (each a list of its jobs' indexes) as entries of their
    * own after `delayMs`; their outcomes fill `results` (the entry's, one per job) and the entry is
-   * done once every part is: with `results`, or with the first error a part failed with.
+   * done once every part is: with `results`, or with the first error a part failed with. A job
+   * left without a result fails the entry as a short answer does (distribute).
    */
   private sendInParts(
     entry: Entry,
     parts: readonly number[][],
-    results: EnqueueResult[],
+    results: (EnqueueResult | undefined)[],
     retries: number,
     delayMs: number,
   ): void {
@@ -300,14 +300,22 @@ export class EnqueueBatcher {
         deadlineAtMs: entry.deadlineAtMs,
         done: (error, answer, offset) => {
           if (error !== undefined) failed ??= error;
-          else if (answer !== undefined && answer.atomic === undefined) {
+          else {
+            const answered = answer?.atomic === undefined ? answer?.results : undefined;
             slots.forEach((slot, i) => {
-              results[slot] = answer.results[offset + i] ?? results[slot]!;
+              results[slot] = answered?.[offset + i];
             });
           }
           if (--waiting > 0) return;
+          const complete = results.filter((result) => result !== undefined);
+          if (failed === undefined && complete.length !== entry.jobs.length) {
+            failed = new SeppError(
+              status.INTERNAL,
+              `the server answered ${complete.length} results for ${entry.jobs.length} jobs`,
+            );
+          }
           if (failed !== undefined) entry.done(failed, undefined, 0);
-          else entry.done(undefined, { results }, 0);
+          else entry.done(undefined, { results: complete }, 0);
         },
       };
       if (delayMs > 0) setTimeout(() => this.push(part), delayMs);
