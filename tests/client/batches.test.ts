@@ -6,8 +6,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
-import { Flow, SeppError } from '../../clients/typescript/src/index.ts';
+import { Flow, SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
+import { startTestServer } from '../helpers/server.ts';
+
+const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('batches over gRPC', () => {
   const served = serverAndClient();
@@ -152,6 +155,68 @@ describe('batches over gRPC', () => {
     assert.deepEqual([ended.state, ended.completed], ['ended', 3]);
     assert.ok(ended.completeJobId);
     assert.equal((await served.client.sealBatch(batch.id)).state, 'ended', 'sealing again changes nothing');
+  });
+
+  test('a handler’s lease token goes only to the server that leased it, not to another the process uses', async () => {
+    // The same process talks to a second server (another deployment, a typo'd address): an add
+    // fromMember through its client sends no token (that server answers the token is required).
+    const other = await startTestServer();
+    const toOther = SeppClient.connect(other.address);
+    const toSame = SeppClient.connect(served.server.address);
+    try {
+      const { batch } = await served.client.createBatch({
+        jobs: [{ queue: 'bt-fan', type: 'fan' }],
+        seal: true,
+      });
+      let tried!: (outcome: { refused: unknown; added: number }) => void;
+      const outcome = new Promise<{ refused: unknown; added: number }>((resolve) => {
+        tried = resolve;
+      });
+      const part = [{ queue: 'bt-part', type: 'part' }];
+      const worker = served.client.worker({
+        queues: ['bt-fan'],
+        handlers: {
+          fan: async (job) => {
+            const refused = await toOther.addToBatch(job.batchId!, part, { fromMember: job.id }).then(
+              () => undefined,
+              (error: unknown) => error,
+            );
+            // Another client of the worker's own target still proves the member.
+            const added = await toSame.addToBatch(job.batchId!, part, { fromMember: job.id });
+            tried({ refused, added: added.batch.members });
+          },
+        },
+      });
+      worker.on('failed', (_job, error) => tried({ refused: error, added: 0 }));
+      const { refused, added } = await outcome;
+      await worker.close();
+      assert.equal(added, 2);
+      assert.ok(refused instanceof SeppError, String(refused));
+      assert.equal(refused.code, 'permission_denied');
+      assert.match(
+        refused.message,
+        new RegExp(
+          `^fromMember: member \\S+ is not running on this client's server \\(sepp at ${escaped(other.address)} ` +
+            `\\(plaintext\\)\\): its handler runs in this process on a worker of sepp at ` +
+            `${escaped(served.server.address)} \\(plaintext\\)`,
+        ),
+      );
+      assert.match(
+        refused.message,
+        /The server answered: from_member_token: required/,
+        'no token reached it',
+      );
+      // Outside any handler the SDK has no token for it: it says so.
+      const [member] = (await served.client.getBatch(batch.id)).members;
+      await assert.rejects(
+        toSame.addToBatch(batch.id, part, { fromMember: member!.jobId }),
+        /no handler of it runs in this process, so the SDK has no lease token to send/,
+      );
+    } finally {
+      await toOther.close();
+      await toSame.close();
+      await other.dispose();
+    }
   });
 
   test('a flow as one thing: GetJob links, GetFlow, CancelFlow; CancelBatch', async () => {

@@ -18,6 +18,7 @@ import { pageSizeArgument } from './arguments.ts';
 import { type Connection, retrySafe } from './connection.ts';
 import { jobFromSpec } from './convert.ts';
 import { outcomeOf } from './enqueue-calls.ts';
+import { SeppError } from './errors.ts';
 import {
   BatchMemberState,
   type Batch as ProtoBatch,
@@ -27,7 +28,7 @@ import {
 import { JobState as ProtoJobState } from './gen/sepp/v1/job.js';
 import type { CallOptions, JobSpec } from './job-types.ts';
 import { edgeStateName, jobStateName } from './jobs.ts';
-import { runningToken } from './running-members.ts';
+import { runningTargets, runningToken } from './running-members.ts';
 import type { EnqueueOutcome, JobState } from './types.ts';
 
 /** A new batch: its completion jobs, its first members, and whether it is sealed at once. */
@@ -192,20 +193,54 @@ export async function addToBatchCall(
   options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberToken?: string },
 ): Promise<BatchAdded> {
   const fromMember = options.fromMember ?? '';
-  const answer = await conn.invoke(
-    conn.rpc.addToBatch,
-    {
-      batchId,
-      jobs: jobs.map(jobFromSpec),
-      seal: options.seal === true,
-      fromMember,
-      // A handler of the member running in this process proves it with its lease's token.
-      fromMemberAttempt: 0,
-      fromMemberToken: fromMember === '' ? '' : (options.fromMemberToken ?? runningToken(fromMember) ?? ''),
-    },
-    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
+  // A handler of the member running in this process proves it with its lease's token, sent only
+  // to the target its worker leased it from (running-members.ts), never to another server.
+  const fromMemberToken =
+    fromMember === '' ? '' : (options.fromMemberToken ?? runningToken(conn.target, fromMember) ?? '');
+  try {
+    const answer = await conn.invoke(
+      conn.rpc.addToBatch,
+      {
+        batchId,
+        jobs: jobs.map(jobFromSpec),
+        seal: options.seal === true,
+        fromMember,
+        fromMemberAttempt: 0,
+        fromMemberToken,
+      },
+      { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
+    );
+    return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
+  } catch (error) {
+    if (
+      fromMember !== '' &&
+      fromMemberToken === '' &&
+      error instanceof SeppError &&
+      error.code === 'permission_denied'
+    )
+      throw notRunningHere(conn.target, fromMember, error);
+    throw error;
+  }
+}
+
+/**
+ * The server refused an add `fromMember` that carried no token: says why the SDK had none to
+ * send — the member's handler runs here on a worker of another server, or not in this process.
+ */
+function notRunningHere(target: string, jobId: string, refused: SeppError): SeppError {
+  const elsewhere = runningTargets(jobId);
+  const why =
+    elsewhere.length > 0
+      ? `its handler runs in this process on a worker of sepp at ${elsewhere.join(', ')}, and its lease ` +
+        'token goes only to the server that leased it: add through a client of that server'
+      : 'no handler of it runs in this process, so the SDK has no lease token to send ' +
+        '(fromMemberToken: job.leaseToken gives it)';
+  return new SeppError(
+    refused.grpcCode,
+    `fromMember: member ${jobId} is not running on this client's server (sepp at ${target}): ${why}. ` +
+      `The server answered: ${refused.message}`,
+    { code: refused.code, retry: refused.retry, cause: refused },
   );
-  return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
 }
 
 export async function sealBatchCall(

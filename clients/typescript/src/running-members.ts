@@ -1,23 +1,58 @@
 /**
- * The batch members whose handlers run in this process, and the token of the lease each runs
- * under: the server accepts an add to a sealed batch `fromMember` only with the secret token
- * of the member's current lease (`fromMemberToken`), which only its worker was handed. A
- * Worker notes a member while its handler runs, so `addToBatch(job.batchId, jobs,
- * { fromMember: job.id })` proves itself whichever Client of the process makes the call
- * (a handler may add through a producer key's Client while a worker key's Client leases).
+ * The batch members whose handlers run in this process, the token of the lease each runs
+ * under, and the server that leased it: the server accepts an add to a sealed batch
+ * `fromMember` only with the secret token of the member's current lease (`fromMemberToken`),
+ * which only its worker was handed. A Worker notes a member while its handler runs, so
+ * `addToBatch(job.batchId, jobs, { fromMember: job.id })` proves itself through any Client of
+ * the process connected to the same target as that Worker (a handler may add through a
+ * producer key's Client while a worker key's Client leases).
+ *
+ * The token goes only to that target, never to another server the process also talks to (a
+ * staging server, another deployment, a typo'd address): a target is the address exactly as
+ * configured plus how it is reached (plaintext, or TLS and the name its certificate is
+ * checked against). Two spellings of one server (`localhost:50051`, `127.0.0.1:50051`) are
+ * two targets: the add then carries no token and the server refuses it, which fails closed.
+ * No answer of a server decides it: a server could claim another's identity.
  */
 
-const running = new Map<string, string>();
+/** jobId → target → the token of the lease the member's handler runs under. */
+const running = new Map<string, Map<string, string>>();
 
-/** Notes that the handler of batch member `jobId` runs under the lease whose token is `token`; returns what forgets it. */
-export function memberRuns(jobId: string, token: string): () => void {
-  running.set(jobId, token);
+/**
+ * The target a connection reaches (see above), as a key and for messages: the address as
+ * configured, then `(plaintext)`, `(TLS)` or `(TLS, server name NAME)`.
+ */
+export function targetOf(address: string, tls: { serverName?: string } | true | undefined): string {
+  if (tls === undefined) return `${address} (plaintext)`;
+  if (tls === true || tls.serverName === undefined) return `${address} (TLS)`;
+  return `${address} (TLS, server name ${tls.serverName})`;
+}
+
+/**
+ * Notes that the handler of batch member `jobId`, leased from `target`, runs under the lease
+ * whose token is `token`; returns what forgets it.
+ */
+export function memberRuns(target: string, jobId: string, token: string): () => void {
+  let tokens = running.get(jobId);
+  if (tokens === undefined) {
+    tokens = new Map();
+    running.set(jobId, tokens);
+  }
+  tokens.set(target, token);
   return () => {
-    if (running.get(jobId) === token) running.delete(jobId);
+    const now = running.get(jobId);
+    if (now?.get(target) !== token) return;
+    now.delete(target);
+    if (now.size === 0) running.delete(jobId);
   };
 }
 
-/** The lease token a handler of member `jobId` runs under in this process; undefined when none runs here. */
-export function runningToken(jobId: string): string | undefined {
-  return running.get(jobId);
+/** The lease token a handler of member `jobId` leased from `target` runs under in this process; undefined when none runs. */
+export function runningToken(target: string, jobId: string): string | undefined {
+  return running.get(jobId)?.get(target);
+}
+
+/** The targets whose workers run a handler of member `jobId` in this process now (for messages). */
+export function runningTargets(jobId: string): string[] {
+  return [...(running.get(jobId)?.keys() ?? [])];
 }

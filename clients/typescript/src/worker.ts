@@ -271,7 +271,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     let value: unknown;
     // A batch member's handler may add to its sealed batch: the add proves it with this lease's token.
     const token = job.leaseToken;
-    const memberDone = token === null ? undefined : memberRuns(job.id, token);
+    const memberDone = token === null ? undefined : memberRuns(this.connection.target, job.id, token);
     try {
       if (active.decodeError !== undefined) throw active.decodeError;
       // Own properties only: a job type such as "toString" must not find Object.prototype's.
