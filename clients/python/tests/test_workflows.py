@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import pathlib
 import re
+from typing import Any
 
+import grpc
 import pytest
 
 import sepp
-from conftest import ADMIN_KEY, PRODUCER_KEY, ServerProcess, eventually
+from conftest import ADMIN_KEY, PRODUCER_KEY, ServerProcess, eventually, stand_in_server
+from sepp.v1 import queue_service_pb2_grpc
 
 
 def lease_one(client: sepp.Client, queue: str) -> sepp.LeasedJob:
@@ -210,6 +213,54 @@ def test_a_handler_adds_to_its_batch_through_another_client(server: ServerProces
             worker.close()
     batch, _ = client.get_batch(added.batch.id, members_limit=0)
     assert (batch.members, batch.completed) == (2, 2)
+
+
+class RecordsAdds(queue_service_pb2_grpc.QueueServiceServicer):
+    """Another server the process also talks to: records the token each AddToBatch carried and
+    refuses it, as sepp refuses an add `from_member` without one."""
+
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+
+    def AddToBatch(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
+        self.tokens.append(request.from_member_token)
+        context.abort(grpc.StatusCode.PERMISSION_DENIED, "from_member_token: required with from_member")
+
+
+def test_a_handlers_lease_token_goes_only_to_the_server_that_leased_it(server: ServerProcess, client: sepp.Client,
+                                                                       queue: str) -> None:
+    added = client.create_batch(jobs=[sepp.JobSpec(queue, "fan")], seal=True)
+    other = RecordsAdds()
+    refusals: list[sepp.SeppError] = []
+    with stand_in_server(other) as other_address, sepp.Client(other_address) as elsewhere, \
+            sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
+        def fan(job: sepp.WorkerJob) -> None:
+            assert job.batch_id is not None
+            try:
+                elsewhere.add_to_batch(job.batch_id, [sepp.JobSpec(queue, "part")], from_member=job.id)
+            except sepp.SeppError as error:
+                refusals.append(error)
+            # Another client of the worker's own server still proves the member.
+            producer.add_to_batch(job.batch_id, [sepp.JobSpec(queue, "part")], from_member=job.id)
+
+        worker = client.worker([queue], handlers={"fan": fan, "part": lambda job: None}).start()
+        try:
+            eventually(lambda: client.get_batch(added.batch.id, members_limit=0)[0].state == "ended",
+                       "the batch to end")
+        finally:
+            worker.close()
+    assert other.tokens == [""], "the other server was sent no token"
+    [refused] = refusals
+    assert refused.code == "permission_denied"
+    assert re.match(
+        rf"from_member: member \S+ is not running on this client's server \(sepp at {re.escape(other_address)}"
+        rf" \(plaintext\)\): its handler runs in this process on a worker of sepp at {re.escape(server.address)}"
+        r" \(plaintext\).*The server answered: from_member_token: required", refused.message)
+    batch, _ = client.get_batch(added.batch.id, members_limit=0)
+    assert (batch.members, batch.completed) == (2, 2)
+    # Outside any handler the SDK has no token for it: it says so.
+    with pytest.raises(sepp.SeppError, match="no handler of it runs in this process, so the SDK has no lease token"):
+        client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")], from_member=added.results[0].id)
 
 
 def test_a_flow_and_a_batch_are_cancelled_as_one_act(client: sepp.Client, queue: str) -> None:

@@ -193,13 +193,14 @@ class JobRunner:
                                   f"(handlers: {known})")
             # A batch member's handler may add to its sealed batch: the add proves it with this lease's token.
             token = job.lease_token
+            target = self._worker.client.connection.target
             if token is not None:
-                member_runs(job.id, token)
+                member_runs(target, job.id, token)
             try:
                 job.result = handler(job)
             finally:
                 if token is not None:
-                    member_done(job.id, token)
+                    member_done(target, job.id, token)
         except BaseException as error:  # noqa: BLE001 - whatever a handler raises fails the attempt
             failure = error
         if active.progress is not None:
