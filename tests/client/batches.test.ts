@@ -18,7 +18,10 @@ import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/qu
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { Flow, SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
+import { startTestServer } from '../helpers/server.ts';
 import { until } from './helpers.ts';
+
+const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('batches over gRPC', () => {
   const served = serverAndClient();
@@ -165,6 +168,66 @@ describe('batches over gRPC', () => {
     assert.equal((await served.client.sealBatch(batch.id)).state, 'ended', 'sealing again changes nothing');
   });
 
+  test('a handler’s lease token goes only to the server that leased it, not to another the process uses', async () => {
+    // The same process talks to a second server (another deployment, a typo'd address): an add
+    // fromMember through its client sends no token (that server answers the token is required).
+    const other = await startTestServer();
+    const toOther = SeppClient.connect(other.address);
+    const toSame = SeppClient.connect(served.server.address);
+    try {
+      const { batch } = await served.client.createBatch({
+        jobs: [{ queue: 'bt-fan', type: 'fan' }],
+        seal: true,
+      });
+      let tried!: (outcome: { refused: unknown; added: number }) => void;
+      const outcome = new Promise<{ refused: unknown; added: number }>((resolve) => {
+        tried = resolve;
+      });
+      const part = [{ queue: 'bt-part', type: 'part' }];
+      const worker = served.client.worker({
+        queues: ['bt-fan'],
+        handlers: {
+          fan: async (job) => {
+            const refused = await toOther.addToBatch(job.batchId!, part, { fromMember: job.id }).then(
+              () => undefined,
+              (error: unknown) => error,
+            );
+            // Another client of the worker's own target still proves the member.
+            const added = await toSame.addToBatch(job.batchId!, part, { fromMember: job.id });
+            tried({ refused, added: added.batch.members });
+          },
+        },
+      });
+      worker.on('failed', (_job, error) => tried({ refused: error, added: 0 }));
+      const { refused, added } = await outcome;
+      await worker.close();
+      assert.equal(added, 2);
+      assert.ok(refused instanceof SeppError, String(refused));
+      assert.equal(refused.code, 'permission_denied');
+      assert.match(
+        refused.message,
+        new RegExp(
+          `^fromMember: member \\S+ is not running on this client's server \\(sepp at ${escaped(other.address)} ` +
+            `\\(plaintext\\)\\): its handler runs in this process on a worker of sepp at ` +
+            `${escaped(served.server.address)} \\(plaintext\\)`,
+        ),
+      );
+      // No token reached it, and its refusal reads in the SDK's names.
+      assert.match(refused.message, /The server answered: fromMemberToken: required/, 'no token reached it');
+      assert.doesNotMatch(refused.message, /from_member|lease_token/);
+      // Outside any handler the SDK has no token for it: it says so.
+      const [member] = (await served.client.getBatch(batch.id)).members;
+      await assert.rejects(
+        toSame.addToBatch(batch.id, part, { fromMember: member!.jobId }),
+        /no handler of it runs in this process, so the SDK has no lease token to send/,
+      );
+    } finally {
+      await toOther.close();
+      await toSame.close();
+      await other.dispose();
+    }
+  });
+
   test('a flow as one thing: GetJob links, GetFlow, CancelFlow; CancelBatch', async () => {
     const ids = await served.client.enqueueFlow(
       new Flow()
@@ -265,7 +328,7 @@ describe('batches over gRPC', () => {
   });
 });
 
-test('a worker adds from a member to a server older than lease tokens: the SDK sends the attempt too', async () => {
+test('a worker adds from a member to a server older than lease tokens: the SDK sends the attempt too, to it alone', async () => {
   // Such a server (schema 30) reads from_member_attempt and refuses an add without it
   // (INVALID_ARGUMENT); a server of this version reads the token alone. Sending both lets
   // workers be upgraded before their servers (docs/upgrading.md, "To schema 31").
@@ -312,13 +375,25 @@ test('a worker adds from a member to a server older than lease tokens: the SDK s
       error ? reject(error) : resolve(bound),
     ),
   );
+  // A second port of the same stand-in: to the SDK another target, as another deployment's
+  // older server would be. An add through its client carries neither token nor attempt.
+  const otherPort = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
   const client = SeppClient.connect(`127.0.0.1:${port}`);
+  const other = SeppClient.connect(`127.0.0.1:${otherPort}`);
   const outcomes: string[] = [];
   const worker = client.worker({
     queues: ['q'],
     concurrency: 1,
     logger: { info() {}, warn() {}, error() {} },
     fallback: async (job) => {
+      await other.addToBatch(job.batchId!, [{ queue: 'q', type: 'part' }], { fromMember: job.id }).then(
+        () => outcomes.push('added elsewhere'),
+        (error: unknown) => outcomes.push(error instanceof SeppError ? error.code : String(error)),
+      );
       try {
         await client.addToBatch(job.batchId!, [{ queue: 'q', type: 'part' }], { fromMember: job.id });
         outcomes.push('added');
@@ -328,15 +403,19 @@ test('a worker adds from a member to a server older than lease tokens: the SDK s
     },
   });
   try {
-    await until(() => outcomes.length > 0, 'the handler ran');
-    assert.deepEqual(outcomes, ['added']);
+    await until(() => outcomes.length === 2, 'the handler ran');
+    assert.deepEqual(outcomes, ['invalid_argument', 'added']);
     assert.deepEqual(
       adds.map((a) => [a.fromMember, a.fromMemberToken, a.fromMemberAttempt]),
-      [['member-1', '', 3]],
+      [
+        ['member-1', '', 0],
+        ['member-1', '', 3],
+      ],
     );
   } finally {
     await worker.close({ timeoutMs: 0 });
     await client.close();
+    await other.close();
     server.forceShutdown();
   }
 });

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import pathlib
 import re
+from typing import Any
 
+import grpc
 import pytest
 
 import sepp
-from conftest import ADMIN_KEY, PRODUCER_KEY, ServerProcess, eventually
+from conftest import ADMIN_KEY, PRODUCER_KEY, ServerProcess, eventually, stand_in_server
+from sepp.v1 import queue_service_pb2_grpc
 
 
 def lease_one(client: sepp.Client, queue: str) -> sepp.LeasedJob:
@@ -194,13 +197,34 @@ def test_a_running_member_fans_out_into_its_sealed_batch(client: sepp.Client, qu
     assert client.seal_batch(batch.id).state == "ended"
 
 
-def test_a_handler_adds_to_its_batch_through_another_client(server: ServerProcess, client: sepp.Client,
-                                                             queue: str) -> None:
+class RecordsAdds(queue_service_pb2_grpc.QueueServiceServicer):
+    """Another server the process also talks to: records the token and attempt each AddToBatch
+    carried and refuses it, as sepp refuses an add `from_member` without a token."""
+
+    def __init__(self) -> None:
+        self.proofs: list[tuple[str, int]] = []
+
+    def AddToBatch(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
+        self.proofs.append((request.from_member_token, request.from_member_attempt))
+        context.abort(grpc.StatusCode.PERMISSION_DENIED, "from_member_token: required with from_member")
+
+
+def test_a_handler_adds_through_any_client_of_its_server_and_sends_no_token_elsewhere(
+    server: ServerProcess, client: sepp.Client, queue: str
+) -> None:
     added = client.create_batch(jobs=[sepp.JobSpec(queue, "fan")], seal=True)
-    with sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
+    other = RecordsAdds()
+    refusals: list[sepp.SeppError] = []
+    with stand_in_server(other) as other_address, sepp.Client(other_address) as elsewhere, \
+            sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
         def fan(job: sepp.WorkerJob) -> None:
-            # The SDK passes the token of the lease this handler runs under.
-            producer.add_to_batch(job.batch_id or "", [sepp.JobSpec(queue, "part")], from_member=job.id)
+            assert job.batch_id is not None
+            try:
+                elsewhere.add_to_batch(job.batch_id, [sepp.JobSpec(queue, "part")], from_member=job.id)
+            except sepp.SeppError as error:
+                refusals.append(error)
+            # Another key's client of the worker's own server: the SDK passes the lease's token.
+            producer.add_to_batch(job.batch_id, [sepp.JobSpec(queue, "part")], from_member=job.id)
 
         worker = client.worker([queue], handlers={"fan": fan, "part": lambda job: None}).start()
         try:
@@ -208,8 +232,18 @@ def test_a_handler_adds_to_its_batch_through_another_client(server: ServerProces
                        "the batch to end")
         finally:
             worker.close()
+    assert other.proofs == [("", 0)], "the other server was sent neither token nor attempt"
+    [refused] = refusals
+    assert refused.code == "permission_denied"
+    assert re.match(
+        rf"from_member: member \S+ is not running on this client's server \(sepp at {re.escape(other_address)}"
+        rf" \(plaintext\)\): its handler runs in this process on a worker of sepp at {re.escape(server.address)}"
+        r" \(plaintext\).*The server answered: from_member_token: required", refused.message)
     batch, _ = client.get_batch(added.batch.id, members_limit=0)
     assert (batch.members, batch.completed) == (2, 2)
+    # Outside any handler the SDK has no token for it: it says so.
+    with pytest.raises(sepp.SeppError, match="no handler of it runs in this process, so the SDK has no lease token"):
+        client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")], from_member=added.results[0].id)
 
 
 def test_a_flow_and_a_batch_are_cancelled_as_one_act(client: sepp.Client, queue: str) -> None:
@@ -290,21 +324,29 @@ def test_an_add_from_a_running_member_sends_its_attempt_too_for_an_older_server(
     class OlderServer:
         stub = type("Stub", (), {"AddToBatch": "AddToBatch"})()
 
+        def __init__(self, target: str) -> None:
+            self.target = target
+
         def invoke(self, method: str, request: batch_pb2.AddToBatchRequest, **_: object) -> object:
             sent.append(request)
             return batch_pb2.AddToBatchResponse(batch=batch_pb2.Batch(id="b", state=batch_pb2.BATCH_STATE_SEALED))
 
     # A member leased from such a server has no token; one from a server of this version has one.
     leases = {"member-1": RunningLease("", 3), "member-2": RunningLease("token-of-attempt-4", 4)}
+    leased_from, elsewhere = "127.0.0.1:1 (plaintext)", "127.0.0.1:2 (plaintext)"
     for job_id, lease in leases.items():
-        member_runs(job_id, lease)
+        member_runs(leased_from, job_id, lease)
     try:
-        # The last: a token the caller gives that is not the running lease's, whose attempt is unknown.
-        for job_id, token in [("member-1", None), ("member-2", None), ("member-2", "another")]:
-            workflows.add_to_batch(OlderServer(), "b", [sepp.JobSpec("q", "part")], False,  # type: ignore[arg-type]
-                                   job_id, token, None)
+        # Then a token the caller gives that is not the running lease's, whose attempt is unknown; last,
+        # through a client of another target (an older server of another deployment): neither goes there.
+        for target, job_id, token in [(leased_from, "member-1", None), (leased_from, "member-2", None),
+                                      (leased_from, "member-2", "another"), (elsewhere, "member-1", None),
+                                      (elsewhere, "member-2", None)]:
+            workflows.add_to_batch(OlderServer(target), "b",  # type: ignore[arg-type]
+                                   [sepp.JobSpec("q", "part")], False, job_id, token, None)
     finally:
         for job_id, lease in leases.items():
-            member_done(job_id, lease)
+            member_done(leased_from, job_id, lease)
     assert [(r.from_member, r.from_member_token, r.from_member_attempt) for r in sent] == [
-        ("member-1", "", 3), ("member-2", "token-of-attempt-4", 4), ("member-2", "another", 0)]
+        ("member-1", "", 3), ("member-2", "token-of-attempt-4", 4), ("member-2", "another", 0),
+        ("member-1", "", 0), ("member-2", "", 0)]

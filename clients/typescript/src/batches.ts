@@ -28,7 +28,7 @@ import {
 import { JobState as ProtoJobState } from './gen/sepp/v1/job.js';
 import type { CallOptions, JobSpec } from './job-types.ts';
 import { edgeStateName, jobStateName } from './jobs.ts';
-import { runningLease } from './running-members.ts';
+import { runningLease, runningTargets } from './running-members.ts';
 import type { EnqueueOutcome, JobState } from './types.ts';
 
 /** A new batch: its completion jobs, its first members, and whether it is sealed at once. */
@@ -209,8 +209,9 @@ export async function addToBatchCall(
   options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberToken?: string },
 ): Promise<BatchAdded> {
   const fromMember = options.fromMember ?? '';
-  // A handler of the member running in this process proves it with its lease's token.
-  const lease = fromMember === '' ? undefined : runningLease(fromMember);
+  // A handler of the member running in this process proves it with its lease's token, sent only
+  // to the target its worker leased it from (running-members.ts), never to another server.
+  const lease = fromMember === '' ? undefined : runningLease(conn.target, fromMember);
   const token = fromMember === '' ? '' : (options.fromMemberToken ?? lease?.token ?? '');
   const answer = await conn
     .invoke(
@@ -227,9 +228,40 @@ export async function addToBatchCall(
       { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
     )
     .catch((error: unknown) => {
-      throw inOptionNames(error);
+      const refused = inOptionNames(error);
+      // The SDK had nothing to prove the member with here: say why.
+      if (
+        fromMember !== '' &&
+        options.fromMemberToken === undefined &&
+        lease === undefined &&
+        refused instanceof SeppError &&
+        refused.code === 'permission_denied'
+      )
+        throw notRunningHere(conn.target, fromMember, refused);
+      throw refused;
     });
   return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
+}
+
+/**
+ * The server refused an add `fromMember` for which this client had no running lease to send
+ * (neither token nor attempt): says why — the member's handler runs here on a worker of
+ * another server, or not in this process.
+ */
+function notRunningHere(target: string, jobId: string, refused: SeppError): SeppError {
+  const elsewhere = runningTargets(jobId);
+  const why =
+    elsewhere.length > 0
+      ? `its handler runs in this process on a worker of sepp at ${elsewhere.join(', ')}, and its lease's ` +
+        'token and attempt go only to the server that leased it: add through a client of that server'
+      : 'no handler of it runs in this process, so the SDK has no lease token to send ' +
+        '(fromMemberToken: job.leaseToken gives it)';
+  return new SeppError(
+    refused.grpcCode,
+    `fromMember: member ${jobId} is not running on this client's server (sepp at ${target}): ${why}. ` +
+      `The server answered: ${refused.message}`,
+    { code: refused.code, retry: refused.retry, cause: refused },
+  );
 }
 
 export async function sealBatchCall(

@@ -260,8 +260,11 @@ export class SeppClient {
   /**
    * Adds jobs to an open batch; a running member adds to its own sealed batch by
    * passing its job id as `fromMember`: the server also asks for the secret token of its
-   * lease, which this SDK passes itself while the member's handler runs in this process
-   * (through any Client); `fromMemberToken` (the job's `leaseToken`) gives it otherwise.
+   * lease, which this SDK passes itself while the member's handler runs in this process,
+   * through a Client of the same target as the Worker that leased it (the address as
+   * configured, plaintext or TLS and its server name), never to another server: through a
+   * client of another the add is refused (`permission_denied`, saying the member does not run
+   * on this client's server). `fromMemberToken` (the job's `leaseToken`) gives it otherwise.
    * `seal` seals it after.
    */
   addToBatch(

@@ -17,6 +17,7 @@ import { backoffDelayMs, sleep } from './backoff.ts';
 import { cancelCall } from './cancel-call.ts';
 import { connectionClosedByServer, retriedByClient, SeppError, toSeppError } from './errors.ts';
 import { QueueServiceClient, QueueServiceService } from './gen/sepp/v1/queue_service.js';
+import { targetOf } from './running-members.ts';
 
 /** TLS settings; PEM contents, not file names. */
 export interface TlsOptions {
@@ -189,6 +190,8 @@ export class Connection {
   readonly rpc: QueueServiceClient;
   readonly options: ResolvedOptions;
   readonly address: string;
+  /** The address and how it is reached (running-members.ts): a member's lease token goes only to its target. */
+  readonly target: string;
   private readonly baseMetadata: Metadata;
   private closedFlag = false;
   /** The server's bounds (learnServerBounds): asked and known, being asked, or when to ask again. */
@@ -200,6 +203,7 @@ export class Connection {
 
   constructor(address: string, options: ConnectOptions) {
     this.address = address;
+    this.target = targetOf(address, options.tls);
     this.options = {
       defaultDeadlineMs: defaultDeadlineMs(options.defaultDeadlineMs),
       retry: {

@@ -270,11 +270,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     let ok = false;
     let value: unknown;
     // A batch member's handler may add to its sealed batch: the add proves it with this lease's token
-    // (none from a server older than lease tokens, which takes the attempt: running-members.ts).
+    // (none from a server older than lease tokens, which takes the attempt), sent only to the
+    // target this worker leased it from (running-members.ts).
     const memberDone =
       job.batchId === null
         ? undefined
-        : memberRuns(job.id, { token: job.leaseToken ?? '', attempt: job.attempt });
+        : memberRuns(this.connection.target, job.id, { token: job.leaseToken ?? '', attempt: job.attempt });
     try {
       if (active.decodeError !== undefined) throw active.decodeError;
       // Own properties only: a job type such as "toString" must not find Object.prototype's.

@@ -12,6 +12,7 @@ from typing import Any, Callable, Literal, TypeVar
 
 import grpc
 
+from ._running_members import target_of
 from .errors import SeppError, closed_error, connection_closed_by_server, from_status, retried_by_client, to_sepp_error
 from .v1 import admin_pb2, queue_service_pb2_grpc
 
@@ -119,6 +120,9 @@ class Connection:
         if transport not in ("stream", "unary"):
             raise ValueError("transport must be 'stream' or 'unary'")
         self.address = address
+        # The address and how it is reached (_running_members): a member's lease token goes only to its target.
+        self.target = target_of(address, tls is not False,
+                                tls.server_name if isinstance(tls, TlsOptions) else None)
         self.default_deadline_ms = _positive(default_deadline_ms, "default_deadline_ms")
         self.retry = retry
         if retry is not None:

@@ -192,15 +192,17 @@ class JobRunner:
                 raise LookupError(f'no handler for job type "{job.type}" on worker {worker.worker_id} '
                                   f"(handlers: {known})")
             # A batch member's handler may add to its sealed batch: the add proves it with this lease's token
-            # (none from a server older than lease tokens, which takes the attempt: _running_members).
+            # (none from a server older than lease tokens, which takes the attempt), sent only to the target
+            # this worker leased it from (_running_members).
             lease = None if job.batch_id is None else RunningLease(job.lease_token or "", job.attempt)
+            target = self._worker.client.connection.target
             if lease is not None:
-                member_runs(job.id, lease)
+                member_runs(target, job.id, lease)
             try:
                 job.result = handler(job)
             finally:
                 if lease is not None:
-                    member_done(job.id, lease)
+                    member_done(target, job.id, lease)
         except BaseException as error:  # noqa: BLE001 - whatever a handler raises fails the attempt
             failure = error
         if active.progress is not None:

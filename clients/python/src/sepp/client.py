@@ -462,7 +462,10 @@ class Client:
                      deadline_ms: int | None = None) -> BatchAdded:
         """Adds jobs to an open batch; a running member adds to its own sealed batch with
         `from_member=job.id`: the server also asks for the secret token of its lease, which this
-        SDK passes itself while the member's handler runs in this process (through any Client);
+        SDK passes itself while the member's handler runs in this process, through a Client of the
+        same target as the Worker that leased it (the address as configured, plaintext or TLS and its
+        server name), never to another server: through a client of another the add is refused
+        (`permission_denied`, saying the member does not run on this client's server).
         `from_member_token` (the job's `lease_token`) gives it otherwise. `seal` seals it after."""
         return _workflows.add_to_batch(self._conn, batch_id, list(jobs), seal, from_member, from_member_token,
                                        deadline_ms)

@@ -19,8 +19,8 @@ import grpc
 from ._connection import later_retry_delay_s
 from ._convert import approx_encoded_bytes, job_from_spec, outcome_from_proto, rejection_from_proto, utf8_bytes
 from ._enqueue import OLDER_SERVER_REFUSAL, EnqueueBatcher, answer_of
-from ._running_members import running_lease
-from .errors import SeppError, rejected, rejections_retry
+from ._running_members import RunningLease, running_lease, running_targets
+from .errors import SeppError, from_status, rejected, rejections_retry
 from .jobs import EdgeState, edge_state_name, job_state_name
 from .models import Enqueued, EnqueueOutcome, JobSpec, JobState
 from .v1 import batch_pb2, flow_pb2, job_pb2
@@ -268,16 +268,39 @@ def add_to_batch(conn: Connection, batch_id: str, jobs: Sequence[JobSpec], seal:
                  from_member_token: str | None, deadline_ms: int | None) -> BatchAdded:
     token = ""
     attempt = 0
+    lease: RunningLease | None = None
     if from_member:
-        # A handler of the member running in this process proves it with its lease's token.
-        lease = running_lease(from_member)
+        # A handler of the member running in this process proves it with its lease's token, sent only
+        # to the target its worker leased it from (_running_members), never to another server.
+        lease = running_lease(conn.target, from_member)
         token = from_member_token or (lease.token if lease is not None else "")
         # The lease's attempt too, which only a server older than lease tokens reads (_running_members).
         attempt = lease.attempt if lease is not None and lease.token == token else 0
     request = batch_pb2.AddToBatchRequest(batch_id=batch_id, jobs=[job_from_spec(j) for j in jobs], seal=seal,
                                           from_member=from_member or "", from_member_attempt=attempt,
                                           from_member_token=token)
-    return _added(conn.invoke(conn.stub.AddToBatch, request, deadline_ms=deadline_ms, retry_safe=False))
+    try:
+        return _added(conn.invoke(conn.stub.AddToBatch, request, deadline_ms=deadline_ms, retry_safe=False))
+    except SeppError as error:
+        # This client had nothing to prove the member with (neither token nor attempt): say why.
+        if from_member and not from_member_token and lease is None and error.code == "permission_denied":
+            raise _not_running_here(conn.target, from_member, error) from error
+        raise
+
+
+def _not_running_here(target: str, job_id: str, refused: SeppError) -> SeppError:
+    """The server refused an add `from_member` for which this client had no running lease to send (neither token
+    nor attempt): says why — the member's handler runs here on a worker of another server, or not in this process."""
+    elsewhere = running_targets(job_id)
+    if elsewhere:
+        why = (f"its handler runs in this process on a worker of sepp at {', '.join(elsewhere)}, and its lease's"
+               " token and attempt go only to the server that leased it: add through a client of that server")
+    else:
+        why = ("no handler of it runs in this process, so the SDK has no lease token to send"
+               " (from_member_token=job.lease_token gives it)")
+    return from_status(refused.grpc_code,
+                       f"from_member: member {job_id} is not running on this client's server (sepp at {target}):"
+                       f" {why}. The server answered: {refused.message}", code=refused.code, retry=refused.retry)
 
 
 def seal_batch(conn: Connection, batch_id: str, deadline_ms: int | None) -> Batch:
