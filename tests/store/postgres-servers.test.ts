@@ -918,15 +918,17 @@ test('the config file is each server’s own: a reload applies where it is sent;
   }
 });
 
+/** The limits a store records in the tests of its limits row. */
+const limits = {
+  maxNameLength: 100,
+  maxIdempotencyKeyBytes: 300,
+  maxMetadataEntries: 10,
+  maxMetadataBytes: 2048,
+  maxScheduleAheadMs: 86_400_000,
+};
+
 test("a server's limits row: its shard's, written at connect, again at each look and when told, what sepp.enqueue reads, deleted as it stops", async () => {
   const schema = 'limit_rows';
-  const limits = {
-    maxNameLength: 100,
-    maxIdempotencyKeyBytes: 300,
-    maxMetadataEntries: 10,
-    maxMetadataBytes: 2048,
-    maxScheduleAheadMs: 86_400_000,
-  };
   // Looks every 20 ms of the store's own timer (10 s in a server), so the test waits little.
   const store = new PostgresStore({
     ...postgres.cluster.storeOptions(postgres.database, schema),
@@ -982,13 +984,6 @@ test("a server's limits row: its shard's, written at connect, again at each look
 
 test('a server whose writer was cut off does not write its limits into the shard another server took meanwhile', async () => {
   const schema = 'limit_shards';
-  const limits = {
-    maxNameLength: 100,
-    maxIdempotencyKeyBytes: 300,
-    maxMetadataEntries: 10,
-    maxMetadataBytes: 2048,
-    maxScheduleAheadMs: 86_400_000,
-  };
   // No looks of their own (10 s in a server): recordLimits is the look, made when the test says.
   const open = (maxNameLength: number) =>
     new PostgresStore({
