@@ -6,7 +6,10 @@
  * transactions with one idempotency key store one job; the function's refusals answer
  * a SQLSTATE and sepp's rejection reason; a role with EXECUTE on the function only can
  * enqueue and read nothing; the commit's NOTIFY wakes a waiting worker with no poll;
- * the row it writes is the row an enqueue over gRPC writes; counts match the rows.
+ * the row it writes is the row an enqueue over gRPC writes; counts match the rows;
+ * transactions left open after their enqueue do not make the next one wait (schema 22: a
+ * counter shard each, of as many as the database has connections), a first grouped job's
+ * holds its queue's row, and docs/postgres.md's query finds them and its bounds apply.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -482,6 +485,68 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
   assert.deepEqual(await mismatches('refusals'), []);
 });
 
+test('transactions left open after sepp.enqueue: 64 do not make the next wait; a first grouped one holds its queue row; docs/postgres.md finds them and bounds them', async () => {
+  const t = await server('held_open');
+  const open = await Promise.all(Array.from({ length: 64 }, () => connect()));
+  const [next, grouped] = await Promise.all([connect(), connect()]);
+  const enqueue = (app: pg.Client, queue = 'mail', options = {}) =>
+    app.query(`SELECT job_id FROM held_open.enqueue($1, 'send', ''::bytea, $2)`, [queue, options]);
+  const shopApp = {
+    ...postgres.cluster.connection(postgres.database),
+    user: 'shop_app',
+    password: 'shop-app',
+  };
+  try {
+    const pids: number[] = [];
+    for (const app of open) {
+      await app.query('BEGIN');
+      pids.push((await app.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+      await enqueue(app);
+    }
+    // 64 shards were the function's before schema 22: the next one waited for one of these to end.
+    await next.query(`BEGIN; SET LOCAL lock_timeout = '1s'`);
+    await enqueue(next);
+    await next.query('COMMIT');
+    const idle = (await next.query(docsExample('held-open-find'))).rows.map((row) => row.pid);
+    assert.deepEqual(
+      pids.filter((pid) => !idle.includes(pid)),
+      [],
+      'docs/postgres.md’s query finds them',
+    );
+    await Promise.all(open.map((app, i) => app.query(i % 2 === 0 ? 'COMMIT' : 'ROLLBACK')));
+    assert.equal((await counts(t, 'mail'))?.ready, 33);
+
+    // The first grouped job of a queue: its row stays locked until the transaction ends.
+    await grouped.query('BEGIN');
+    await enqueue(grouped, 'small', { group: 'g' });
+    await next.query(`BEGIN; SET LOCAL lock_timeout = '100ms'`);
+    await assert.rejects(
+      next.query(`UPDATE held_open.queues SET paused = paused WHERE name = 'small'`),
+      (error: { code?: string }) => error.code === '55P03',
+    );
+    await next.query('ROLLBACK');
+    await grouped.query('COMMIT');
+
+    // The bounds docs/postgres.md gives the application's role.
+    await next.query(`CREATE ROLE shop_app LOGIN PASSWORD '${shopApp.password}'`);
+    await next.query(docsExample('held-open-role'));
+    const app = await connect(shopApp);
+    try {
+      const shown = await app.query('SHOW idle_in_transaction_session_timeout; SHOW lock_timeout');
+      assert.deepEqual(
+        (shown as unknown as pg.QueryResult[]).map((r) => Object.values(r.rows[0])[0]),
+        ['30s', '5s'],
+      );
+    } finally {
+      await app.end();
+    }
+  } finally {
+    await Promise.all([...open, next, grouped].map((app) => app.end()));
+    await t.dispose();
+  }
+  assert.deepEqual(await mismatches('held_open'), []);
+});
+
 test('jobs waiting on dependencies count toward max_depth and hold their key, as over gRPC', async () => {
   const t = await server('waiting');
   const app = await connect();
@@ -554,6 +619,10 @@ test('a role with EXECUTE on sepp.enqueue only: enqueues, and reads or writes no
       assert.match(
         await refusal(app, "SELECT roles.enqueue_over_server_limit('x', 'y', 'z', 1)"),
         /^42501 .*permission denied for function enqueue_over_server_limit/,
+      );
+      assert.match(
+        await refusal(app, 'SELECT roles.enqueue_counter_shard()'),
+        /^42501 .*permission denied for function enqueue_counter_shard/,
       );
       // The fixed search_path: a table the caller's own path puts first is not used.
       await admin.query(

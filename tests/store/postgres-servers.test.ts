@@ -13,7 +13,8 @@
  * Counts and rows agree at the end of each. What a user of several servers meets
  * (docs/postgres.md): a reload applies the file of the server it reaches only, and
  * sepp.enqueue checks by the settings the last server recorded and the lowest limits of the
- * servers running (the defaults when none recorded theirs in the last minute); an
+ * servers running (the defaults when none recorded theirs in the last minute; a server whose
+ * writer was cut off does not write its limits into the shard another server took meanwhile); an
  * outcome wait on one server ends when another settles the job (at the waiting server's next
  * look at the store, also an end repeated there in the same state and attempt), and the first
  * grouped job of a queue is leased through a server that had seen no group there on the signal
@@ -917,15 +918,17 @@ test('the config file is each server’s own: a reload applies where it is sent;
   }
 });
 
+/** The limits a store records in the tests of its limits row. */
+const limits = {
+  maxNameLength: 100,
+  maxIdempotencyKeyBytes: 300,
+  maxMetadataEntries: 10,
+  maxMetadataBytes: 2048,
+  maxScheduleAheadMs: 86_400_000,
+};
+
 test("a server's limits row: its shard's, written at connect, again at each look and when told, what sepp.enqueue reads, deleted as it stops", async () => {
   const schema = 'limit_rows';
-  const limits = {
-    maxNameLength: 100,
-    maxIdempotencyKeyBytes: 300,
-    maxMetadataEntries: 10,
-    maxMetadataBytes: 2048,
-    maxScheduleAheadMs: 86_400_000,
-  };
   // Looks every 20 ms of the store's own timer (10 s in a server), so the test waits little.
   const store = new PostgresStore({
     ...postgres.cluster.storeOptions(postgres.database, schema),
@@ -976,6 +979,65 @@ test("a server's limits row: its shard's, written at connect, again at each look
     assert.equal((await followed())?.servers, 0, 'sepp.enqueue no longer counts it');
   } finally {
     await store.close();
+  }
+});
+
+test('a server whose writer was cut off does not write its limits into the shard another server took meanwhile', async () => {
+  const schema = 'limit_shards';
+  // No looks of their own (10 s in a server): recordLimits is the look, made when the test says.
+  const open = (maxNameLength: number) =>
+    new PostgresStore({
+      ...postgres.cluster.storeOptions(postgres.database, schema),
+      limits: { ...limits, maxNameLength },
+      limitsIntervalMs: 0,
+    });
+  const a = open(100);
+  const b = open(50);
+  const pgClient = await postgres.client();
+  const rows = async () =>
+    (await pgClient.query(`SELECT shard, max_name_length FROM ${schema}.server_limits ORDER BY shard`)).rows;
+  const holders = async (shard: number) =>
+    (
+      await pgClient.query(
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = ${0x5e9a} AND objid = $1 AND objsubid = 2`,
+        [shard],
+      )
+    ).rows;
+  try {
+    await within(a.start(), 'a started');
+    const cut = a.shard!;
+    assert.equal((await holders(cut)).length, 1);
+    await pgClient.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_locks
+        WHERE locktype = 'advisory' AND classid = ${0x5e9a} AND objid = $1 AND objsubid = 2`,
+      [cut],
+    );
+    for (let i = 0; i < 500 && (await holders(cut)).length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await within(b.start(), 'b started');
+    assert.equal(b.shard, cut, 'b took the shard a’s writer held');
+    // a has written nothing since: its writer has not reconnected, and a look comes now.
+    await a.recordLimits({ ...limits, maxNameLength: 100 });
+    assert.deepEqual(await rows(), [{ shard: cut, max_name_length: 50 }], 'the row is b’s');
+    // a's next write reconnects its writer, which takes another shard and records its row there.
+    for (let i = 0; i < 100 && (a.shard === undefined || a.shard === cut); i++) {
+      await within(
+        a.write(function* () {}),
+        'a write of a',
+      ).catch(() => {});
+    }
+    assert.ok(a.shard !== undefined && a.shard !== cut, `a took a shard of its own (${a.shard})`);
+    await a.recordLimits({ ...limits, maxNameLength: 64 });
+    assert.deepEqual(
+      (await rows()).map((row) => [row.shard === cut ? 'b' : 'a', row.max_name_length]).sort(),
+      [
+        ['a', 64],
+        ['b', 50],
+      ],
+    );
+  } finally {
+    await within(Promise.all([a.close(), b.close()]), 'the stores closed');
   }
 });
 

@@ -64,6 +64,8 @@ import {
   recordLimitsValues,
   type ServerLimitOps,
   serverLimitOps,
+  type WriterBackend,
+  writerBackendSql,
 } from './server-limits.ts';
 import { sessionOps } from './sessions.ts';
 import { settingOps } from './settings.ts';
@@ -361,8 +363,8 @@ export class PostgresStore implements Store {
 
   /**
    * Records `limits` as this server's for sepp.enqueue (after a reload), and from then on at
-   * each look; resolves once written. Not written while the writer is not connected: its next
-   * connection writes them.
+   * each look; resolves once written. Not written while the writer is not connected, nor once
+   * its session lost the shard without knowing yet: its next connection writes them.
    */
   async recordLimits(limits: EnqueueLimits): Promise<void> {
     this.limits = limits;
@@ -373,9 +375,17 @@ export class PostgresStore implements Store {
   private limitsWriting: Promise<unknown> = Promise.resolve();
 
   private async writeLimits(): Promise<void> {
-    const { limits, shard } = this;
-    if (limits === undefined || shard === undefined || this.closing !== undefined) return;
-    const written = this.readers.read((view) => view.serverLimits.record(shard, limits), true);
+    const { limits } = this;
+    const session = this.writer.current;
+    const shard = session === undefined ? undefined : this.shardOf.get(session);
+    const holder = session === undefined ? undefined : this.backendOf.get(session);
+    if (limits === undefined || shard === undefined || holder === undefined || this.closing !== undefined)
+      return;
+    // Not written once the writer's session lost the shard (server-limits.ts): another server's row, maybe.
+    const written = this.readers.read(
+      (view) => view.serverLimits.recordIfHeld(shard, shardLockClass, holder, limits),
+      true,
+    );
     this.limitsWriting = written.catch(() => {});
     await written;
   }
@@ -458,6 +468,8 @@ export class PostgresStore implements Store {
   }
 
   private readonly shardOf = new WeakMap<WriterSession, number>();
+  /** Who holds the shard: what a read connection checks before it writes the limits row. */
+  private readonly backendOf = new WeakMap<WriterSession, WriterBackend>();
   private migrated = false;
   /** The primary's replication, read each time the writer connects. */
   private replication: ReplicationFacts | undefined;
@@ -492,6 +504,8 @@ export class PostgresStore implements Store {
       // The shard's row is this server's now (server-limits.ts): sepp.enqueue follows it at once.
       if (this.limits !== undefined)
         await client.query(recordLimitsSql, recordLimitsValues(shard, this.limits));
+      const backend = (await client.query<WriterBackend>(writerBackendSql)).rows[0];
+      if (backend === undefined) throw new Error('pg_stat_activity does not show the writer’s own session');
       this.replication = await readReplication(client);
       this.options.onConnected?.({ host: `${client.host}:${client.port}`, replication: this.replication });
       session = writerSession(client, shard, postgresCapabilities);
@@ -499,6 +513,7 @@ export class PostgresStore implements Store {
       void this.signals.start();
       this.watch();
       this.shardOf.set(session, shard);
+      this.backendOf.set(session, backend);
       return session;
     } catch (error) {
       await client.end().catch(() => {});
