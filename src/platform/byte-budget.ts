@@ -1,9 +1,12 @@
 /**
  * A budget of bytes: a limit, what is held now, and the waiters for room in
- * the order they came. Two things are held to budgets per connection and per
- * API key: requests' bytes in flight (below, and bytes-in-flight.ts) and
- * unary answers not yet sent (unsent-answers.ts, which keeps room for calls
- * that run and have not answered: `kept`, and queues its own waiters).
+ * the order they came. Over gRPC, two things are held to budgets per
+ * connection and per API key: requests' bytes in flight (below, and
+ * rpc/bytes-in-flight.ts) and unary answers not yet sent
+ * (rpc/unsent-answers.ts, which keeps room for calls that run and have not
+ * answered: `kept`, and queues its own waiters). The HTTP API holds its
+ * answers not yet sent to budgets per key and over the server
+ * (http/unsent-answers.ts), without waiters: what does not fit is refused.
  *
  * Bytes of requests in flight, per connection and per API key (issue 29,
  * item 5). grpc-js reads a message whole, and decodes it, before a handler

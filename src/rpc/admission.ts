@@ -28,7 +28,7 @@
  *
  * It also tells the connection that a call opened (its handshake is done),
  * and holds every admitted call's request bytes to the budgets of its
- * connection and its caller (byte-budget.ts): a message is read on only once
+ * connection and its caller (platform/byte-budget.ts): a message is read on only once
  * the bytes its prefix declares are reserved. The key's role is checked by
  * the handler as before; the identity found here is remembered, so the key
  * is hashed once per call. And it holds a unary QueueService call to the

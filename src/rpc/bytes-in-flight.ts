@@ -1,5 +1,5 @@
 /**
- * The budgets of request bytes in flight (byte-budget.ts), one per
+ * The budgets of request bytes in flight (platform/byte-budget.ts), one per
  * connection and one per caller (an API key's name; `anonymous` when the
  * server has no keys, so then it bounds the whole server), and what follows
  * one call's request: its frames (message-frames.ts), its reservations, the
@@ -13,7 +13,7 @@
  * fails if a grpc-js upgrade takes the stream away.
  */
 
-import { type BudgetWaiter, ByteBudget, cancel, force, release, reserve } from './byte-budget.ts';
+import { type BudgetWaiter, ByteBudget, cancel, force, release, reserve } from '../platform/byte-budget.ts';
 import type { Connection } from './connections.ts';
 import { MessageFrames } from './message-frames.ts';
 import type { UnsentAnswersStats } from './unsent-answers.ts';

@@ -4,7 +4,7 @@
  * then that many bytes), without keeping any of it: it only says where each
  * message starts, how long it says it is, and whether it ended in the same
  * chunk. grpc-js does the reading itself; this lets the admission reserve a
- * message's bytes before the rest of it is read (byte-budget.ts).
+ * message's bytes before the rest of it is read (platform/byte-budget.ts).
  */
 
 /** A message whose prefix ended in a chunk. */

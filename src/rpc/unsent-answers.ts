@@ -8,7 +8,7 @@
  * The admission interceptor (admission.ts) counts each unary QueueService
  * answer's bytes from the moment its handler answers until its status goes
  * out (grpc-js sends a unary call's status once the answer's last byte was
- * taken by HTTP/2) or its stream closes, in a budget (byte-budget.ts) of its connection and
+ * taken by HTTP/2) or its stream closes, in a budget (platform/byte-budget.ts) of its connection and
  * one of its caller, as large as the request budgets
  * (`grpc.max_bytes_in_flight_per_connection`, `_per_key`):
  *
@@ -37,7 +37,7 @@
  * worker's credit, Events and Backup wait for each message to be written.
  */
 import { SeppError } from '../engine/errors.ts';
-import { ByteBudget } from './byte-budget.ts';
+import { ByteBudget } from '../platform/byte-budget.ts';
 import type { Connection } from './connections.ts';
 
 /** The unary long-poll: its call waits for jobs, so room is not kept for its answer while it waits. */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type ClientDuplexStream, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
-import { ByteBudget, cancel, release, reserve } from '../../src/rpc/byte-budget.ts';
+import { ByteBudget, cancel, release, reserve } from '../../src/platform/byte-budget.ts';
 import { MessageFrames } from '../../src/rpc/message-frames.ts';
 import { problemsOf } from '../config/helpers.ts';
 import { apiKeysToml, call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
