@@ -10,7 +10,17 @@ import { stringifyWithRaw } from './raw-json.ts';
 
 /** An answer's JSON encoded already: every answer that sends it holds these same bytes. */
 export class EncodedJson {
-  constructor(readonly bytes: Buffer) {}
+  constructor(readonly bytes: Buffer | string) {}
+
+  /** The bytes it is sent as. */
+  get byteLength(): number {
+    return Buffer.byteLength(this.bytes);
+  }
+}
+
+/** `value` encoded as sendJson sends it (raw JSON kept as it came: raw-json.ts). */
+export function encodeJson(value: unknown): EncodedJson {
+  return value instanceof EncodedJson ? value : new EncodedJson(stringifyWithRaw(value));
 }
 
 const jsonHeaders = {
@@ -34,8 +44,7 @@ export interface JsonAnswer {
 }
 
 export function sendJson(res: ServerResponse, answer: JsonAnswer): void {
-  const { value } = answer;
-  const text = value instanceof EncodedJson ? value.bytes : stringifyWithRaw(value);
+  const text = encodeJson(answer.value).bytes;
   res.writeHead(answer.status, {
     ...jsonHeaders,
     'Content-Length': String(Buffer.byteLength(text)),

@@ -55,6 +55,13 @@ export interface ApiRequest {
   readonly peer: string;
   /** Aborted when the client goes away (or the response is done). */
   readonly signal: AbortSignal;
+  /**
+   * Runs `undo` (once; a rejection that is a bug is logged) if the answer this handler returns
+   * never reaches its client whole: refused for the answers its key has not read
+   * (unsent-answers.ts), its connection closed before all of it was written (the write
+   * deadline, the client gone), or an error answered instead. A reserve gives its jobs back.
+   */
+  onAnswerLost(undo: () => Promise<unknown>): void;
 }
 
 interface RouteBase {

@@ -6,14 +6,20 @@
  * 2. refused while shutting down (503);
  * 3. the API key is checked and the role's permission, from the headers
  *    alone — before a byte of the body is read (401, 403); then the query
- *    parameters against the operation's (400 for one it does not take);
+ *    parameters against the operation's (400 for one it does not take); then
+ *    the key's answers not yet sent (429 with Retry-After when they leave no
+ *    room for this operation's last answer: unsent-answers.ts);
  * 4. the body's size (Content-Length, or as chunks arrive) against
  *    http.max_request_bytes (413) and against the bytes in flight overall and
  *    for this key (429 with Retry-After) — a request with
  *    `Expect: 100-continue` is told to send its body only after all of the
  *    above passed;
  * 5. the body read, checked to be UTF-8 and a JSON object (400, 415);
- * 6. the handler; whatever it throws becomes the one error shape (errors.ts).
+ * 6. the handler; whatever it throws becomes the one error shape (errors.ts);
+ * 7. its answer held to the answers not yet sent, until its last byte was
+ *    handed to the kernel or its connection closed (429 instead when it does
+ *    not fit). A handler's undo (a reserve's give-back of its jobs) runs when
+ *    its answer never reached the client whole.
  *
  * Steps 3 to 5 are request-reading.ts; a JSON answer is written by
  * json-answer.ts, a failure's by failure-answer.ts.
@@ -61,7 +67,7 @@ import { anonymous, type Caller, KeyTable } from './auth.ts';
 import { type ErrorBody, httpStatusOf, invalid } from './errors.ts';
 import { answerFailure, type HttpLog } from './failure-answer.ts';
 import { jobIdFrom } from './job-json.ts';
-import { EncodedJson, sendJson } from './json-answer.ts';
+import { EncodedJson, encodeJson, sendJson } from './json-answer.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
 import { BodyReader, callerOf } from './request-reading.ts';
 import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.ts';
@@ -73,6 +79,7 @@ import { workflowRoutes } from './routes/workflow-routes.ts';
 import type { JsonSchema } from './schema-primitives.ts';
 import { components } from './schemas.ts';
 import { EventStreamResponse } from './sse.ts';
+import { UnsentAnswers } from './unsent-answers.ts';
 
 export type HttpLimits = Omit<HttpConfig, 'tls' | 'insecureAllowUnauthenticated'>;
 
@@ -170,6 +177,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const { engine, limits } = options;
   const keys = new KeyTable(options.apiKeys);
   const bodies = new BodyReader(limits);
+  const answers = new UnsentAnswers(limits);
   let draining = false;
   const drainListeners = new Set<() => void>();
   const keyListeners = new Set<() => void>();
@@ -223,6 +231,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     let release = () => {};
     let leaveRead = () => {};
     let ended = false;
+    /** What the handler asked to undo if its answer never reaches the client whole (onAnswerLost). */
+    let undoLost: (() => Promise<unknown>) | undefined;
+    /** The answer's last byte was handed to the kernel. */
+    let delivered = false;
     // When its answer closes, or its connection does (an answer waiting behind another is never closed).
     onEnd(() => {
       ended = true;
@@ -242,6 +254,17 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         }
       : null;
     let names: ApiNames | undefined;
+    const answerLost = () => {
+      const undo = undoLost;
+      undoLost = undefined;
+      undo?.().catch((error: unknown) => {
+        // The undo answers its expected failures itself: what reaches here is a bug.
+        options.log?.error('http.internal_error', {
+          operation,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
+    };
     try {
       const target = req.url ?? '';
       if (!target.startsWith('/')) throw invalid('the request target must be a path, e.g. /v1/jobs');
@@ -255,6 +278,11 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const caller = callerOf(keys, req, route, operation);
       const query = q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1));
       refuseUnknownQuery(operation, Object.keys(route.query ?? {}), query);
+      // A key whose answers not yet read fill its budget is refused before anything is done.
+      if (route.kind === 'json') {
+        const full = answers.admit(caller.name, operation);
+        if (full !== null) throw full;
+      }
       // A read counts toward its key's share of the store's read queue (engine/read-shares.ts),
       // from before a scoped key's check of the job's queue, which reads the store too. A
       // long-poll counts only while it reads (that check, and the reads of its handler).
@@ -302,11 +330,29 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           if (ended) abort.abort();
           return abort.signal;
         },
+        onAnswerLost(undo) {
+          undoLost = undo;
+        },
       };
       if (route.kind === 'json') {
         const revoked = route.longPoll === true ? endOnKeyChange(caller) : null;
         const value = await jsonRouteAnswer(route, request, scopedJobId, revoked);
-        if (!res.writableEnded && !res.destroyed) sendJson(res, { status: 200, value, closing: draining });
+        if (res.writableEnded || res.destroyed) {
+          answerLost();
+          return;
+        }
+        const encoded = encodeJson(value);
+        const held = answers.hold(caller.name, operation, encoded.byteLength);
+        if (held instanceof SeppError) throw held;
+        res.once('finish', () => {
+          delivered = true;
+        });
+        // Cut by the write deadline, or its connection closed first: the client has not all of it.
+        onEnd(() => {
+          held();
+          if (!delivered) answerLost();
+        });
+        sendJson(res, { status: 200, value: encoded, closing: draining });
         return;
       }
       const stream = new EventStreamResponse(res, draining ? { Connection: 'close' } : {});
@@ -317,6 +363,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         stream.end();
       }
     } catch (error) {
+      // An error is answered instead of what the handler had done (a refused answer, a revoked key).
+      answerLost();
       // A refused body is not handled: the bytes it counted in flight are given back now, not
       // when the rest of it has been dropped.
       release();

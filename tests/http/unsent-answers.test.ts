@@ -1,0 +1,181 @@
+/**
+ * The HTTP API's answers not yet sent, per API key (task httpbudget19; attack6: 100 connections
+ * of one key reading slowly took a server from 130 to 331 MiB). A key's answers that its clients
+ * have not read count against http.max_in_flight_bytes_per_key: its next requests are refused
+ * (429, Retry-After) while another key is served; a reserve whose answer is refused, or cut by
+ * the write deadline, gives its jobs back at once, fenced by their attempt
+ * (src/http/unsent-answers.ts, src/http/server.ts).
+ *
+ * Real sockets, a real server on port 0. Answers are reserves of a job of 4.5 MiB (6 MiB of
+ * base64, enqueued over HTTP too), past what the kernel's buffers take on loopback (about 4
+ * MiB): a client that stops reading leaves the end of its answer in the server. The per-key
+ * budget is 16 MiB: two such answers. Leases are a minute long, so a job leasable again within
+ * the test was given back.
+ */
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { createLogger } from '../../src/telemetry/logger.ts';
+import { type ApiAnswer, apiCall } from '../helpers/http-api.ts';
+import { apiKeysToml, startTestServer, type TestServer } from '../helpers/server.ts';
+
+const MiB = 1024 * 1024;
+const keys = {
+  slow: 'slow-worker-key-0123456789',
+  other: 'other-worker-key-0123456789',
+  producer: 'producer-key-0123456789abc',
+};
+const leaseMs = 60_000;
+
+interface Leased {
+  jobId: string;
+  attempt: number;
+}
+
+describe('answers not yet sent, per key', () => {
+  let t: TestServer;
+  const lines: string[] = [];
+  const jobIds: string[] = [];
+  /** Connections of the slow key that never read their reserve's answer. */
+  const unread: Socket[] = [];
+  const port = () => Number(new URL(t.httpUrl).port);
+  const toml = (writeTimeout: string) => `${apiKeysToml([
+    { name: 'slow', role: 'worker', key: keys.slow },
+    { name: 'other', role: 'worker', key: keys.other },
+    { name: 'producer', role: 'producer', key: keys.producer },
+  ])}
+[queue_defaults]
+max_payload_bytes = "5MiB"
+[http]
+max_request_bytes = "8MiB"
+max_in_flight_bytes_per_key = "16MiB"
+write_timeout_ms = "${writeTimeout}"
+`;
+
+  const reserve = (key: string, queue: string, waitTimeoutMs = 0) =>
+    apiCall<{ jobs: Leased[]; error?: { code: string; message: string } }>(t.httpUrl, '/v1/reserve', {
+      key,
+      body: { queues: [queue], maxJobs: 1, leaseDurationMs: leaseMs, waitTimeoutMs, workerId: 'w' },
+      agent: false,
+    });
+
+  /**
+   * A reserve of one big job on a new connection that reads the first bytes of its answer and
+   * then nothing more: resolves with them (the answer is held from before its first byte went out).
+   */
+  const reserveUnread = async (): Promise<string> => {
+    const body = JSON.stringify({ queues: ['big'], maxJobs: 1, leaseDurationMs: leaseMs, workerId: 'slow' });
+    const socket = connect(port(), '127.0.0.1');
+    socket.on('error', () => {});
+    unread.push(socket);
+    const first = new Promise<string>((resolve) =>
+      socket.once('data', (chunk: Buffer) => {
+        socket.pause();
+        resolve(chunk.subarray(0, 20).toString());
+      }),
+    );
+    socket.write(
+      'POST /v1/reserve HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+        `Authorization: Bearer ${keys.slow}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    return await first;
+  };
+
+  /** Jobs of `big` the `other` key may lease now (it waits up to 5 s for each). */
+  const leaseAgain = async (count: number): Promise<Leased[]> => {
+    const leased: Leased[] = [];
+    while (leased.length < count) {
+      const answer = await reserve(keys.other, 'big', 5_000);
+      assert.equal(answer.status, 200, answer.text.slice(0, 300));
+      assert.ok(answer.json.jobs.length > 0, `${leased.length} of ${count} jobs given back`);
+      leased.push(...answer.json.jobs);
+    }
+    return leased;
+  };
+
+  const refusedFor = (answer: ApiAnswer<{ error?: { code: string; message: string } }>, what: RegExp) => {
+    assert.equal(answer.status, 429, answer.text.slice(0, 300));
+    assert.equal(answer.headers['retry-after'], '1');
+    assert.equal(answer.json.error?.code, 'resource_exhausted');
+    assert.match(answer.json.error?.message ?? '', what);
+    assert.match(
+      answer.json.error?.message ?? '',
+      /key slow's 16\.0 MiB \(http\.max_in_flight_bytes_per_key\)/,
+    );
+  };
+
+  before(async () => {
+    t = await startTestServer({
+      http: true,
+      logger: createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) }),
+      toml: toml('1h'),
+    });
+    const payloadBase64 = Buffer.alloc(4.5 * MiB, 0x61).toString('base64');
+    for (let i = 0; i < 4; i++) {
+      const answer = await apiCall<{ jobId: string }>(t.httpUrl, '/v1/jobs', {
+        key: keys.producer,
+        body: { queue: 'big', type: 't', payloadBase64 },
+      });
+      assert.equal(answer.status, 200, answer.text + lines.join('\n'));
+      jobIds.push(answer.json.jobId);
+    }
+  });
+  after(async () => {
+    for (const socket of unread) socket.destroy();
+    await t?.dispose();
+  });
+
+  test('a key whose connections do not read is refused beyond its budget; another key is served', async () => {
+    // Two answers of 6 MiB unread: 12 of the key's 16 MiB held.
+    assert.match(await reserveUnread(), /^HTTP\/1\.1 200/);
+    assert.match(await reserveUnread(), /^HTTP\/1\.1 200/);
+    const other = await reserve(keys.other, 'big');
+    assert.equal(other.status, 200, other.text.slice(0, 300));
+    assert.equal(other.json.jobs.length, 1, 'the other key is served');
+    const [served] = other.json.jobs;
+    assert.ok(served !== undefined);
+    const refused = await reserve(keys.slow, 'big');
+    // The last reserve answered 6 MiB: no room for another such answer, so nothing was leased.
+    refusedFor(
+      refused,
+      /^the request was not carried out: answers not yet read by the client hold 12\.\d MiB/,
+    );
+    const ack = await apiCall(t.httpUrl, `/v1/jobs/${served.jobId}/ack`, {
+      key: keys.other,
+      body: { attempt: served.attempt },
+    });
+    assert.equal(ack.status, 200, ack.text);
+  });
+
+  test('a reserve whose answer does not fit gives its jobs back at once', async () => {
+    // A small answer makes the guess small: the slow key's next reserve runs, and leases the last job.
+    const empty = await reserve(keys.other, 'empty');
+    assert.deepEqual(empty.json.jobs, []);
+    const refused = await reserve(keys.slow, 'big');
+    refusedFor(refused, /^the answer \(\d+ bytes\) was not sent, though the request was carried out/);
+    const [again] = await leaseAgain(1);
+    assert.ok(again !== undefined);
+    assert.ok(jobIds.includes(again.jobId));
+    assert.equal(again.attempt, 2, 'given back, fenced by its first attempt');
+    const ack = await apiCall(t.httpUrl, `/v1/jobs/${again.jobId}/ack`, {
+      key: keys.other,
+      body: { attempt: 2 },
+    });
+    assert.equal(ack.status, 200, ack.text);
+  });
+
+  test('reserves cut by the write deadline give their jobs back; the key is served again', async () => {
+    t.writeConfig(toml('1s'));
+    const reload = await t.server.reload();
+    assert.ok(reload.changed.includes('http.write_timeout_ms'), JSON.stringify(reload));
+    const leased = await leaseAgain(2);
+    assert.deepEqual(
+      leased.map((job) => job.attempt),
+      [2, 2],
+    );
+    assert.equal(lines.filter((line) => line.includes('"http.write_timeout"')).length, 2);
+    // Their bytes were given back with their connections: the slow key is served again.
+    const served = await reserve(keys.slow, 'empty');
+    assert.equal(served.status, 200, served.text.slice(0, 300));
+  });
+});
