@@ -10,11 +10,14 @@ import { stringifyWithRaw } from './raw-json.ts';
 
 /** An answer's JSON encoded already: every answer that sends it holds these same bytes. */
 export class EncodedJson {
+  private length: number | undefined;
+
   constructor(readonly bytes: Buffer | string) {}
 
-  /** The bytes it is sent as. */
+  /** How many bytes it is sent as (counted once: a string of megabytes takes a scan). */
   get byteLength(): number {
-    return Buffer.byteLength(this.bytes);
+    this.length ??= Buffer.byteLength(this.bytes);
+    return this.length;
   }
 }
 
@@ -44,10 +47,11 @@ export interface JsonAnswer {
 }
 
 export function sendJson(res: ServerResponse, answer: JsonAnswer): void {
-  const text = encodeJson(answer.value).bytes;
+  const encoded = encodeJson(answer.value);
+  const text = encoded.bytes;
   res.writeHead(answer.status, {
     ...jsonHeaders,
-    'Content-Length': String(Buffer.byteLength(text)),
+    'Content-Length': String(encoded.byteLength),
     ...(answer.closing ? { Connection: 'close' } : {}),
     ...answer.headers,
   });
