@@ -221,31 +221,18 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
 /**
  * A reserve's jobs whose answer never reached its client whole (refused for the answers its key
  * had not read, or its connection closed first: the write deadline, the client gone): nobody can
- * work on them, so they go back to their queues now instead of when their leases end. Each is
- * nacked, fenced by its attempt, to run again at once — the path gRPC takes for a refused
- * Reserve's jobs. The engine has no release that leaves an attempt uncounted, so the attempt
- * counts as a failed one, as the lease's expiry would have counted it.
+ * work on them, so their leases are undone now instead of ending when they run out — the path
+ * gRPC takes for a refused Reserve's jobs. Each job, fenced by its attempt, is ready again at its
+ * place with its attempt given back and no failure recorded (engine/leases/undone-lease.ts).
  */
 async function giveBackUnsent(engine: Engine, jobs: readonly LeasedJob[]): Promise<void> {
-  await Promise.all(
-    jobs.map((job) =>
-      engine
-        .nack({
-          jobId: job.id,
-          attempt: job.attempt,
-          error:
-            'leased by an HTTP reserve whose answer did not reach its client (refused for the answers ' +
-            'its key had not read, http.max_in_flight_bytes_per_key, or its connection closed first, ' +
-            'http.write_timeout_ms); given back unstarted',
-          directive: { kind: 'delay', delayMs: 0 },
-        })
-        .catch((error: unknown) => {
-          // Ended meanwhile (settled, cancelled, shutting down): nothing to give back. Only a bug is told.
-          const failure = toSeppError(error);
-          if (failure.code === 'internal') throw failure;
-        }),
-    ),
-  );
+  try {
+    await engine.undoLeases(jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })));
+  } catch (error) {
+    // Shutting down: the leases run out instead. Only a bug is told (server.ts logs it).
+    const failure = toSeppError(error);
+    if (failure.code === 'internal') throw failure;
+  }
 }
 
 /** Room the answer's envelope (`{"jobs":[…]}`) takes beside its jobs. */
