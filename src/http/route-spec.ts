@@ -60,8 +60,11 @@ export interface ApiRequest {
    * never reaches its client whole: refused for the answers its key has not read
    * (unsent-answers.ts), its connection closed before all of it was written (the write
    * deadline, the client gone), or an error answered instead. A reserve gives its jobs back.
+   * `partlySent`: some of the answer may have reached the client (its writing had begun), so
+   * what it named may be acted on: a reserve then gives its jobs back with their attempts
+   * counted, never under the attempt (and lease token) the client may hold.
    */
-  onAnswerLost(undo: () => Promise<unknown>): void;
+  onAnswerLost(undo: (partlySent: boolean) => Promise<unknown>): void;
 }
 
 interface RouteBase {

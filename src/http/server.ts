@@ -232,7 +232,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     let leaveRead = () => {};
     let ended = false;
     /** What the handler asked to undo if its answer never reaches the client whole (onAnswerLost). */
-    let undoLost: (() => Promise<unknown>) | undefined;
+    let undoLost: ((partlySent: boolean) => Promise<unknown>) | undefined;
     /** The answer's last byte was handed to the kernel. */
     let delivered = false;
     // When its answer closes, or its connection does (an answer waiting behind another is never closed).
@@ -254,10 +254,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         }
       : null;
     let names: ApiNames | undefined;
-    const answerLost = () => {
+    const answerLost = (partlySent: boolean) => {
       const undo = undoLost;
       undoLost = undefined;
-      undo?.().catch((error: unknown) => {
+      undo?.(partlySent).catch((error: unknown) => {
         // The undo answers its expected failures itself: what reaches here is a bug.
         options.log?.error('http.internal_error', {
           operation,
@@ -338,7 +338,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         const revoked = route.longPoll === true ? endOnKeyChange(caller) : null;
         const value = await jsonRouteAnswer(route, request, scopedJobId, revoked);
         if (res.writableEnded || res.destroyed) {
-          answerLost();
+          answerLost(false);
           return;
         }
         const encoded = encodeJson(value);
@@ -350,7 +350,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         // Cut by the write deadline, or its connection closed first: the client has not all of it.
         onEnd(() => {
           held();
-          if (!delivered) answerLost();
+          if (!delivered) answerLost(true);
         });
         sendJson(res, { status: 200, value: encoded, closing: draining });
         return;
@@ -364,7 +364,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       }
     } catch (error) {
       // An error is answered instead of what the handler had done (a refused answer, a revoked key).
-      answerLost();
+      answerLost(false);
       // A refused body is not handled: the bytes it counted in flight are given back now, not
       // when the rest of it has been dropped.
       release();

@@ -91,7 +91,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
         );
         // Listed once the request proved valid (the engine checked the queues and the worker id).
         engine().workers.touch({ workerId, address: `http:${request.peer}`, queues });
-        if (jobs.length > 0) request.onAnswerLost(() => giveBackUnsent(engine(), jobs));
+        if (jobs.length > 0) request.onAnswerLost((partlySent) => giveBackUnsent(engine(), jobs, partlySent));
         return { jobs: jobs.map(leasedJobToJson) };
       },
     },
@@ -220,19 +220,46 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
 
 /**
  * A reserve's jobs whose answer never reached its client whole (refused for the answers its key
- * had not read, or its connection closed first: the write deadline, the client gone): nobody can
- * work on them, so their leases are undone now instead of ending when they run out — the path
- * gRPC takes for a refused Reserve's jobs. Each job, fenced by its attempt, is ready again at its
- * place with its attempt given back and no failure recorded (engine/leases/undone-lease.ts).
+ * had not read, or its connection closed first: the write deadline, the client gone): their
+ * leases end now instead of when they run out.
+ * - Nothing of the answer was written (`partlySent` false): nobody can hold them, so the leases
+ *   are undone, the path gRPC takes for a refused Reserve's jobs: each job, fenced by its attempt,
+ *   is ready again at its place with its attempt given back and no failure recorded
+ *   (engine/leases/undone-lease.ts).
+ * - Its writing had begun: the client may have read some of the jobs, with their attempts and
+ *   lease tokens, and act on them. Giving the attempt back would lease the job again under the
+ *   same attempt and token, which that client could then settle or add with: so each is nacked
+ *   to run again at once, its attempt counted, as its lease's end would have counted it.
  */
-async function giveBackUnsent(engine: Engine, jobs: readonly LeasedJob[]): Promise<void> {
-  try {
-    await engine.undoLeases(jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })));
-  } catch (error) {
-    // Shutting down: the leases run out instead. Only a bug is told (server.ts logs it).
+async function giveBackUnsent(
+  engine: Engine,
+  jobs: readonly LeasedJob[],
+  partlySent: boolean,
+): Promise<void> {
+  const expected = (error: unknown) => {
+    // Ended meanwhile (settled, cancelled), or shutting down: the leases run out instead. Only a
+    // bug is told (server.ts logs it).
     const failure = toSeppError(error);
     if (failure.code === 'internal') throw failure;
+  };
+  if (!partlySent) {
+    await engine.undoLeases(jobs.map((job) => ({ jobId: job.id, attempt: job.attempt }))).catch(expected);
+    return;
   }
+  await Promise.all(
+    jobs.map((job) =>
+      engine
+        .nack({
+          jobId: job.id,
+          attempt: job.attempt,
+          error:
+            'leased by an HTTP reserve whose answer was cut before its client had all of it (its ' +
+            'connection closed first: http.write_timeout_ms, or the client gone); given back',
+          directive: { kind: 'delay', delayMs: 0 },
+        })
+        .catch(expected),
+    ),
+  );
 }
 
 /** Room the answer's envelope (`{"jobs":[…]}`) takes beside its jobs. */
