@@ -317,8 +317,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   }
   const httpApi = http;
   telemetry.observeHttpDoors(() => ({
-    admin: admin.writeTimeouts(),
-    ...(httpApi === undefined ? {} : { http: httpApi.writeTimeouts() }),
+    writeTimeouts: {
+      admin: admin.writeTimeouts(),
+      ...(httpApi === undefined ? {} : { http: httpApi.writeTimeouts() }),
+    },
+    httpRefused: { ...(httpApi === undefined ? {} : { unread_answers: httpApi.unreadAnswersRefused() }) },
   }));
   const listening = {
     grpc: boundAddress(config.server.grpcListen, grpcPort),

@@ -121,6 +121,8 @@ export interface HttpApi {
   connections(): Promise<{ open: number; writeTimeouts: number }>;
   /** Connections closed for http.write_timeout_ms since the start (metrics). */
   writeTimeouts(): number;
+  /** Requests refused (429) since the start because answers not yet read filled a budget (metrics). */
+  unreadAnswersRefused(): number;
 }
 
 /** The routes of the API, for the OpenAPI document without a server (scripts, tests). */
@@ -434,6 +436,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     openApi: document,
     inFlight: () => bodies.held,
     writeTimeouts: () => writeDeadline.closed,
+    unreadAnswersRefused: () => answers.refused,
     connections: () =>
       new Promise((resolve) =>
         server.getConnections((error, open) =>

@@ -35,6 +35,8 @@ export class UnsentAnswers {
   private readonly byKey = new Map<string, ByteBudget>();
   /** The size of each operation's last answer. */
   private readonly lastAnswerBytes = new Map<string, number>();
+  /** Requests refused since the start, before they ran or for their answer (metrics). */
+  private refusedCount = 0;
 
   constructor(private readonly limits: UnsentAnswersLimits) {
     this.total = new ByteBudget('the server', limits.maxInFlightBytes, 'http.max_in_flight_bytes');
@@ -46,6 +48,7 @@ export class UnsentAnswers {
     const own = this.byKey.get(key);
     const full = (own === undefined ? [this.total] : [own, this.total]).find((b) => !fits(b, guessBytes));
     if (full === undefined) return null;
+    this.refusedCount += 1;
     return refusal(full, 'the request was not carried out');
   }
 
@@ -59,6 +62,7 @@ export class UnsentAnswers {
     const full = budgets.find((b) => !fits(b, bytes));
     if (full !== undefined) {
       this.forgetIfIdle(key);
+      this.refusedCount += 1;
       return refusal(full, `the answer (${bytes} bytes) was not sent, though the request was carried out`);
     }
     for (const b of budgets) b.take(bytes);
@@ -69,6 +73,11 @@ export class UnsentAnswers {
       for (const b of budgets) b.give(bytes);
       this.forgetIfIdle(key);
     };
+  }
+
+  /** Requests refused since the start (`sepp_http_requests_refused_total`). */
+  get refused(): number {
+    return this.refusedCount;
   }
 
   private budgetsOf(key: string): [ByteBudget, ByteBudget] {

@@ -18,6 +18,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { type ApiAnswer, apiCall } from '../helpers/http-api.ts';
+import { scrape } from '../helpers/prometheus.ts';
 import { apiKeysToml, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const MiB = 1024 * 1024;
@@ -94,6 +95,19 @@ write_timeout_ms = "${writeTimeout}"
     return leased;
   };
 
+  /** `sepp_http_requests_refused_total{sepp_refusal_reason="unread_answers"}` now. */
+  const refusedCount = async (): Promise<number> => {
+    const { samples } = await scrape(t.metricsUrl);
+    const [sample, ...others] = samples.filter(
+      (s) =>
+        s.name === 'sepp_http_requests_refused_total' &&
+        s.labels.sepp_refusal_reason === 'unread_answers' &&
+        s.labels.sepp_http_door === 'http',
+    );
+    assert.ok(sample !== undefined && others.length === 0, JSON.stringify(samples.map((s) => s.name)));
+    return sample.value;
+  };
+
   const refusedFor = (answer: ApiAnswer<{ error?: { code: string; message: string } }>, what: RegExp) => {
     assert.equal(answer.status, 429, answer.text.slice(0, 300));
     assert.equal(answer.headers['retry-after'], '1');
@@ -135,12 +149,14 @@ write_timeout_ms = "${writeTimeout}"
     assert.equal(other.json.jobs.length, 1, 'the other key is served');
     const [served] = other.json.jobs;
     assert.ok(served !== undefined);
+    assert.equal(await refusedCount(), 0);
     const refused = await reserve(keys.slow, 'big');
     // The last reserve answered 6 MiB: no room for another such answer, so nothing was leased.
     refusedFor(
       refused,
       /^the request was not carried out: answers not yet read by the client hold 12\.\d MiB/,
     );
+    assert.equal(await refusedCount(), 1, 'counted');
     const ack = await apiCall(t.httpUrl, `/v1/jobs/${served.jobId}/ack`, {
       key: keys.other,
       body: { attempt: served.attempt },
@@ -154,6 +170,7 @@ write_timeout_ms = "${writeTimeout}"
     assert.deepEqual(empty.json.jobs, []);
     const refused = await reserve(keys.slow, 'big');
     refusedFor(refused, /^the answer \(\d+ bytes\) was not sent, though the request was carried out/);
+    assert.equal(await refusedCount(), 2, 'an answer not sent is counted too');
     const [again] = await leaseAgain(1);
     assert.ok(again !== undefined);
     assert.ok(jobIds.includes(again.jobId));

@@ -3,8 +3,9 @@
 a message whose bytes did not decode carries sequence 0). A stand-in server that implements
 Produce only answers when and how each test says: a sequence-0 answer fails the caller of the
 message in its place at once, a message whose deadline passed keeps its place, and answers out
-of step end the stream. The TypeScript SDK's tests of the same are in
-tests/client/produce-answer-order.test.ts."""
+of step end the stream; an atomic outcome answering best-effort jobs fails them with INTERNAL.
+The TypeScript SDK's tests of the same are in tests/client/produce-answer-order.test.ts and
+tests/client/enqueue-recut-answers.test.ts."""
 from __future__ import annotations
 
 import contextlib
@@ -146,3 +147,21 @@ def test_an_answer_out_of_step_ends_the_stream_and_the_next_message_opens_anothe
         reopened = servicer.received(1, 1)
         reopened.answers.put(accepted(reopened.received[0].sequence, "id-3"))
         assert third.result(30) == "id-3"
+
+
+def test_an_atomic_outcome_for_best_effort_jobs_fails_them_with_internal() -> None:
+    with stand_in() as (servicer, client, pool):
+        batch = pool.submit(client.enqueue_batch, [sepp.JobSpec("q", "t1"), sepp.JobSpec("q", "t2")])
+        held = servicer.received(0, 1)
+        atomic = produce_pb2.EnqueueAtomicResponse(
+            committed=True, results=[job_pb2.EnqueueAccepted(job_id="id-1"), job_pb2.EnqueueAccepted(job_id="id-2")])
+        held.answers.put(produce_pb2.ProduceResponse(sequence=held.received[0].sequence, atomic=atomic))
+        error = batch.exception(30)
+        assert isinstance(error, sepp.SeppError), repr(error)
+        assert (error.code, str(error)) == ("internal", "the server answered an atomic outcome for 2 jobs")
+        assert [[j.type for j in m.jobs] for m in held.received] == [["t1", "t2"]]
+        # The stream stays in step: the next message is answered as usual.
+        single = enqueue(pool, client, "t3")
+        servicer.received(0, 2)
+        held.answers.put(accepted(held.received[1].sequence, "id-3"))
+        assert single.result(30) == "id-3"

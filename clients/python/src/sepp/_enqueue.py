@@ -465,6 +465,12 @@ class EnqueueBatcher:
         if batch[0].flow is not None and answer.flow is None:
             self._fail(batch, SeppError(grpc.StatusCode.INTERNAL, "the server answered a flow without its outcome"))
             return
+        # A best-effort batch is answered one result per job: an atomic outcome has none to give
+        # each job (the TypeScript SDK fails such a batch the same way, enqueue-batcher.ts).
+        if answer.atomic is not None and not batch[0].atomic:
+            message = f"the server answered an atomic outcome for {expected} jobs"
+            self._fail(batch, SeppError(grpc.StatusCode.INTERNAL, message))
+            return
         if answer.atomic is None and answer.flow is None and len(answer.results) != expected:
             message = f"the server answered {len(answer.results)} results for {expected} jobs"
             self._fail(batch, SeppError(grpc.StatusCode.INTERNAL, message))
