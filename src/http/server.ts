@@ -354,9 +354,11 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           delivered = true;
         });
         // Cut by the write deadline, or its connection closed first: the client has not all of it.
+        // An answer still waiting behind another on its connection (pipelining) was never given
+        // the socket (Node assigns it in turn), so none of it was written.
         onEnd(() => {
           held();
-          if (!delivered) answerLost(true);
+          if (!delivered) answerLost(res.socket !== null);
         });
         sendJson(res, { status: 200, value: encoded, closing: draining });
         return;
