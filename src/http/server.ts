@@ -237,6 +237,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     let undoLost: ((partlySent: boolean) => Promise<unknown>) | undefined;
     /** The answer's last byte was handed to the kernel. */
     let delivered = false;
+    /** Gives back the room kept for the answer (unsent-answers.ts) once it is held or not to be. */
+    let unkeep = () => {};
     // When its answer closes, or its connection does (an answer waiting behind another is never closed).
     onEnd(() => {
       ended = true;
@@ -280,10 +282,13 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const caller = callerOf(keys, req, route, operation);
       const query = q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1));
       refuseUnknownQuery(operation, Object.keys(route.query ?? {}), query);
-      // A key whose answers not yet read fill its budget is refused before anything is done.
+      // A key whose answers not yet read fill its budget is refused before anything is done; one
+      // let in keeps room for its answer until it is held, or the request ends.
       if (route.kind === 'json') {
-        const full = answers.admit(caller.name, operation);
-        if (full !== null) throw full;
+        const admitted = answers.admit(caller.name, operation, route.longPoll === true);
+        if (admitted instanceof SeppError) throw admitted;
+        unkeep = admitted;
+        onEnd(admitted);
       }
       // A read counts toward its key's share of the store's read queue (engine/read-shares.ts),
       // from before a scoped key's check of the job's queue, which reads the store too. A
@@ -344,15 +349,18 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           return;
         }
         const encoded = encodeJson(value);
+        unkeep();
         const held = answers.hold(caller.name, operation, encoded.byteLength);
         if (held instanceof SeppError) throw held;
         res.once('finish', () => {
           delivered = true;
         });
         // Cut by the write deadline, or its connection closed first: the client has not all of it.
+        // An answer still waiting behind another on its connection (pipelining) was never given
+        // the socket (Node assigns it in turn), so none of it was written.
         onEnd(() => {
           held();
-          if (!delivered) answerLost(true);
+          if (!delivered) answerLost(res.socket !== null);
         });
         sendJson(res, { status: 200, value: encoded, closing: draining });
         return;
@@ -367,6 +375,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     } catch (error) {
       // An error is answered instead of what the handler had done (a refused answer, a revoked key).
       answerLost(false);
+      unkeep();
       // A refused body is not handled: the bytes it counted in flight are given back now, not
       // when the rest of it has been dropped.
       release();

@@ -12,13 +12,18 @@
  *
  * - Before its handler runs, a request is refused (429, `Retry-After`) when a budget has no
  *   room for the last answer of its operation (a guess, at least a byte): a key whose clients
- *   do not read has its next requests refused before they are carried out.
- * - An answer that still does not fit (requests let in together whose answers came out larger
- *   than guessed) is not sent: the request, which was carried out, is answered 429 instead,
- *   and a reserve gives its jobs back (server.ts).
+ *   do not read has its next requests refused before they are carried out. From then until
+ *   its answer is held (or it ends without one) the guess is kept for it, so requests let in
+ *   together do not overrun the budgets when the guess holds, as gRPC's calls keep theirs. A
+ *   long-poll keeps nothing while it waits (minutes, for jobs): a key's waiting reserves would
+ *   refuse its other requests.
+ * - An answer that still does not fit (answers larger than guessed, or long-polls let in
+ *   together) is not sent: the request, which was carried out, is answered 429 instead, and a
+ *   reserve gives its jobs back (server.ts).
  *
- * An answer always fits an empty budget, so no answer is refused for ever: a budget holds at
- * most its limit, or one answer larger than it.
+ * An answer always fits a budget that holds none, and a request is let in when a budget holds
+ * and keeps none, so no answer is refused for ever: a budget holds at most its limit, or one
+ * answer larger than it.
  */
 import { SeppError } from '../engine/errors.ts';
 import { ByteBudget } from '../platform/byte-budget.ts';
@@ -42,14 +47,31 @@ export class UnsentAnswers {
     this.total = new ByteBudget('the server', limits.maxInFlightBytes, 'http.max_in_flight_bytes');
   }
 
-  /** Null when `key`'s request of `operation` may run; else why not (its budget is full). */
-  admit(key: string, operation: string): SeppError | null {
+  /**
+   * Why `key`'s request of `operation` may not run (its budget is full), or what gives back the
+   * room kept for its answer (once; before its answer is held, or when it ends without one).
+   * A long-poll keeps none.
+   */
+  admit(key: string, operation: string, longPoll: boolean): SeppError | (() => void) {
     const guessBytes = Math.max(1, this.lastAnswerBytes.get(operation) ?? 0);
     const own = this.byKey.get(key);
-    const full = (own === undefined ? [this.total] : [own, this.total]).find((b) => !fits(b, guessBytes));
-    if (full === undefined) return null;
-    this.refusedCount += 1;
-    return refusal(full, 'the request was not carried out');
+    const full = (own === undefined ? [this.total] : [own, this.total]).find(
+      (b) => !(b.used === 0 && b.kept === 0) && !b.fits(guessBytes),
+    );
+    if (full !== undefined) {
+      this.refusedCount += 1;
+      return refusal(full, 'the request was not carried out');
+    }
+    if (longPoll) return () => {};
+    const budgets = this.budgetsOf(key);
+    for (const b of budgets) b.kept += guessBytes;
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      for (const b of budgets) b.kept -= guessBytes;
+      this.forgetIfIdle(key);
+    };
   }
 
   /**
@@ -93,10 +115,10 @@ export class UnsentAnswers {
     return [budget, this.total];
   }
 
-  /** A key's budget that holds nothing is let go: budgets are as many as keys holding answers. */
+  /** A key's budget that holds and keeps nothing is let go: budgets are as many as keys with answers. */
   private forgetIfIdle(key: string): void {
     const budget = this.byKey.get(key);
-    if (budget === undefined || budget.used > 0) return;
+    if (budget === undefined || budget.used > 0 || budget.kept > 0) return;
     this.byKey.delete(key);
   }
 }
