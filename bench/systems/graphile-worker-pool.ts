@@ -59,6 +59,8 @@ export interface GraphilePoolOptions {
   readonly logger: Logger;
   readonly preset: NonNullable<RunnerOptions['preset']>;
   readonly report: (message: string) => void;
+  /** Called once with the runner's first job fetch (`get_job…`), e.g. to EXPLAIN it. */
+  readonly onFirstFetch?: (text: string, values: readonly unknown[]) => void;
 }
 
 export class GraphileWorkerPool {
@@ -82,8 +84,10 @@ export class GraphileWorkerPool {
   private watch(client: pg.PoolClient): void {
     const original = client.query;
     const acks = this.acks;
+    const pool = this;
     const watched = function (this: pg.PoolClient, ...args: unknown[]): unknown {
       const result: unknown = Reflect.apply(original, this, args);
+      pool.noticeFetch(args[0]);
       const ids = completedJobIds(args[0]);
       if (ids !== undefined && result instanceof Promise) {
         result.then(
@@ -99,6 +103,18 @@ export class GraphileWorkerPool {
       return result;
     };
     Object.defineProperty(client, 'query', { value: watched, configurable: true, writable: true });
+  }
+
+  private fetchSeen = false;
+
+  private noticeFetch(config: unknown): void {
+    const onFirstFetch = this.options.onFirstFetch;
+    if (this.fetchSeen || onFirstFetch === undefined) return;
+    if (typeof config !== 'object' || config === null || !('name' in config)) return;
+    const { name, text, values } = config as { name?: unknown; text?: unknown; values?: unknown };
+    if (typeof name !== 'string' || !name.startsWith('get_job') || typeof text !== 'string') return;
+    this.fetchSeen = true;
+    onFirstFetch(text, Array.isArray(values) ? values : []);
   }
 
   join(): void {

@@ -47,6 +47,13 @@ import type {
  *                 WorkerUtils, and each queue's runner).
  *   localqueue    500 (default) | 50 | off — the runner's `localQueue.size`; `off` fetches
  *                 one job per statement (graphile-worker's default).
+ *   analyze       off (default) | on | never — `on`: `ANALYZE` the jobs table before a drain's
+ *                 clock starts; `never`: autovacuum (and so auto-analyze) off for the jobs
+ *                 table, so the plans rest on no statistics; `off`: whatever autovacuum does.
+ *   diagnose      off (default) | on — log the jobs table's statistics and checkpoints before
+ *                 and after each drain, and the plans of the runner's first job fetch
+ *                 (custom and generic), as bench/results/graphile-drain-modes-2026-12-07.md
+ *                 used them.
  *
  * Server CPU is the postmaster and every backend; peak RSS is the postmaster's alone.
  */
@@ -100,7 +107,10 @@ export function graphileDriver(
 ): SystemDriver {
   const poolMax = Number(choice(settings, 'graphile.pool', ['10', '20', '50'], '10'));
   const localQueue = choice(settings, 'graphile.localqueue', ['500', '50', 'off'], '500');
+  const analyze = choice(settings, 'graphile.analyze', ['off', 'on', 'never'], 'off');
+  const diagnose = choice(settings, 'graphile.diagnose', ['off', 'on'], 'off') === 'on';
   const pools = new Map<string, GraphileWorkerPool>();
+  const beforeDrain = new Map<string, Promise<void>>();
   let graphile: GraphileModule | undefined;
   let utils: WorkerUtils | undefined;
   let logger: Logger | undefined;
@@ -113,6 +123,13 @@ export function graphileDriver(
       failJobBatchDelay: 0,
     },
   };
+
+  async function prepareDrain(workerUtils: WorkerUtils): Promise<void> {
+    if (diagnose) log(`graphile diagnose before drain: ${await jobsTableState(workerUtils)}`);
+    if (analyze !== 'on') return;
+    await workerUtils.withPgClient((c) => c.query('analyze graphile_worker._private_jobs'));
+    if (diagnose) log(`graphile diagnose after ANALYZE: ${await jobsTableState(workerUtils)}`);
+  }
 
   return {
     id: 'graphile',
@@ -135,6 +152,11 @@ export function graphileDriver(
         logger,
       });
       await utils.migrate();
+      if (analyze === 'never') {
+        await utils.withPgClient((c) =>
+          c.query('alter table graphile_worker._private_jobs set (autovacuum_enabled = false)'),
+        );
+      }
     },
 
     async stop() {
@@ -165,15 +187,23 @@ export function graphileDriver(
           logger: needed(logger, 'logger'),
           preset,
           report: log,
+          ...(diagnose
+            ? { onFirstFetch: (text, values) => void explainFetch(workerUtils, text, values, log) }
+            : {}),
         });
         pools.set(queue, pool);
+        beforeDrain.set(queue, prepareDrain(workerUtils));
       }
       pool.join();
+      // Every worker of the queue waits for the statistics and ANALYZE before its clock starts.
+      await beforeDrain.get(queue);
       const joined = pool;
       return new GraphileClient(workerUtils, queue, joined, async () => {
         if (joined.leave()) {
           pools.delete(queue);
+          beforeDrain.delete(queue);
           await joined.close();
+          if (diagnose) log(`graphile diagnose after drain: ${await jobsTableState(workerUtils)}`);
         }
       });
     },
@@ -183,6 +213,8 @@ export function graphileDriver(
         `${postgres.describe()}; ` +
         `graphile-worker ${packageVersion('graphile-worker')}, pg ${packageVersion('pg')}; ` +
         `pool max=${poolMax}, localQueue.size=${localQueue}, completeJobBatchDelay=0, failJobBatchDelay=0, ` +
+        (analyze === 'on' ? 'ANALYZE of the jobs table before each drain, ' : '') +
+        (analyze === 'never' ? 'autovacuum off for the jobs table, ' : '') +
         'concurrency=bench workers x jobs per reserve, NO_LOG_SUCCESS=1; ack waits for the DELETE'
       );
     },
@@ -192,4 +224,57 @@ export function graphileDriver(
 function needed<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new Error(`graphile-worker driver: ${what} is not started`);
   return value;
+}
+
+/** The planner's and the statistics system's view of the jobs table, and the checkpoints so far. */
+async function jobsTableState(utils: WorkerUtils): Promise<string> {
+  return utils.withPgClient(async (client) => {
+    const { rows } = await client.query<Record<string, unknown>>(
+      `select c.reltuples::bigint as reltuples, c.relpages, s.n_live_tup, s.n_dead_tup,
+              s.n_mod_since_analyze, s.n_ins_since_vacuum, s.analyze_count, s.autoanalyze_count,
+              s.autovacuum_count, to_char(s.last_autoanalyze, 'HH24:MI:SS.MS') as last_autoanalyze,
+              to_char(now(), 'HH24:MI:SS.MS') as now,
+              s.seq_scan, s.seq_tup_read, s.idx_scan, s.idx_tup_fetch,
+              io.heap_blks_hit + coalesce(io.heap_blks_read, 0) as heap_blks,
+              io.idx_blks_hit + coalesce(io.idx_blks_read, 0) as idx_blks,
+              b.checkpoints_timed, b.checkpoints_req
+         from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+         join pg_statio_user_tables io on io.relid = s.relid, pg_stat_bgwriter b
+        where s.schemaname = 'graphile_worker' and s.relname = '_private_jobs'`,
+    );
+    return JSON.stringify(rows[0] ?? {});
+  });
+}
+
+/** EXPLAIN of the runner's job fetch with its own values: the custom plan and the generic one. */
+async function explainFetch(
+  utils: WorkerUtils,
+  text: string,
+  values: readonly unknown[],
+  log: (message: string) => void,
+): Promise<void> {
+  try {
+    await utils.withPgClient(async (client) => {
+      const literals = values.map((v) =>
+        client.escapeLiteral(Array.isArray(v) ? `{${v.map(String).join(',')}}` : String(v)),
+      );
+      const plan = async (mode: string): Promise<string> => {
+        await client.query(`set plan_cache_mode = ${mode}`);
+        const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+          `explain execute sepp_bench_fetch(${literals.join(', ')})`,
+        );
+        return rows.map((r) => r['QUERY PLAN']).join('\n');
+      };
+      await client.query(`prepare sepp_bench_fetch as ${text}`);
+      try {
+        log(`graphile diagnose fetch plan (custom):\n${await plan('force_custom_plan')}`);
+        log(`graphile diagnose fetch plan (generic):\n${await plan('force_generic_plan')}`);
+      } finally {
+        await client.query('deallocate sepp_bench_fetch');
+        await client.query('reset plan_cache_mode');
+      }
+    });
+  } catch (error) {
+    log(`graphile diagnose: EXPLAIN failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }

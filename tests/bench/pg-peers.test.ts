@@ -13,12 +13,15 @@ import { pgbossDriver } from '../../bench/systems/pgboss.ts';
 import { PostgresPeerServer } from '../../bench/systems/postgres-peer.ts';
 import type { StartContext, SystemDriver } from '../../bench/systems/types.ts';
 
+/** What the drivers logged (graphile-worker's `diagnose` lines). */
+const logged: string[] = [];
+
 const context: StartContext = {
   dataDir: '/nonexistent',
   freePort,
   spawn: () => Promise.reject(new Error('the PostgreSQL peers start their server themselves')),
   waitForPort,
-  log: () => {},
+  log: (message) => logged.push(message),
 };
 
 /**
@@ -102,9 +105,10 @@ async function counter(server: PostgresPeerServer, sql: string) {
 async function drainsExactly(
   makeDriver: (settings: ReadonlyMap<string, string>, server: PostgresPeerServer) => SystemDriver,
   pendingSql: string,
+  settings: ReadonlyMap<string, string> = new Map(),
 ): Promise<string> {
   const server = new PostgresPeerServer();
-  const driver = makeDriver(new Map(), server);
+  const driver = makeDriver(settings, server);
   try {
     await driver.start(context);
     const pending = await counter(server, pendingSql);
@@ -125,9 +129,20 @@ test('pg-boss: exactly the enqueued jobs are drained, single and batched, each a
 });
 
 test('graphile-worker: exactly the enqueued jobs are drained, single and batched, each ack after its DELETE', async () => {
+  // With the jobs table analyzed before each drain, and that logged (the drain-modes study).
   const settings = await drainsExactly(
     graphileDriver,
     'SELECT count(*) AS n FROM graphile_worker._private_jobs',
+    new Map([
+      ['graphile.analyze', 'on'],
+      ['graphile.diagnose', 'on'],
+    ]),
   );
   assert.match(settings, /localQueue.size=500/);
+  assert.match(settings, /ANALYZE of the jobs table before each drain/);
+  const analyzed = logged.filter((line) => line.startsWith('graphile diagnose after ANALYZE: '));
+  // Queue q1's drain found its 40 jobs, q2's its 50.
+  assert.equal(analyzed.length, 2, logged.join('\n'));
+  assert.match(analyzed[0] ?? '', /"reltuples":"40".*"n_mod_since_analyze":"0"/);
+  assert.match(analyzed[1] ?? '', /"reltuples":"50"/);
 });
