@@ -145,7 +145,10 @@ test("a batch's jobs refused queue_full, and a refused flow, are sent again unti
     // Retries on: `c` alone is sent again until a job leaves the queue; its outcome takes its place.
     const outcomes = retried.enqueueBatch(jobs);
     await until(() => retried.stats().batches >= 2, 'the refused job sent again');
-    assert.equal(retried.stats().enqueuedJobs, 4, 'the stored jobs are not sent again');
+    // Each retry sends `c` alone while the queue stays full, and one may have gone again by now:
+    // whatever their number, never `a` or `b` again.
+    const sent = retried.stats();
+    assert.equal(sent.enqueuedJobs, 3 + (sent.batches - 1), 'the stored jobs are not sent again');
     await drainOne(once, 'few');
     const stored = await outcomes;
     const types = [];
