@@ -2,6 +2,7 @@
  * Starts the real server (app.ts) on port 0 with a temporary data directory,
  * and gives tests a real gRPC client over a real socket.
  */
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -167,6 +168,20 @@ type UnaryMethod<Req, Res> = (
   options: Partial<CallOptions>,
   callback: (error: ServiceError | null, response: Res) => void,
 ) => unknown;
+
+/**
+ * Resolves once the server's engine has `n` long-polls waiting (polls the event loop, no
+ * sleeps). Bounded by wall time, not by turns: on a loaded machine (or through PostgreSQL) a
+ * call can take longer than 10,000 idle turns of the event loop to reach the engine.
+ */
+export async function waitersReach(t: TestServer, n: number): Promise<void> {
+  const giveUpAtMs = performance.now() + 15_000;
+  while (performance.now() < giveUpAtMs) {
+    if (t.server.engine.waitingReserves === n) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  assert.fail(`waiting reserves stayed at ${t.server.engine.waitingReserves}, expected ${n}`);
+}
 
 /** Calls a unary method of a generated client and returns a promise. */
 export function call<Req, Res>(

@@ -12,7 +12,7 @@ import { FakeClock } from '../../src/engine/clock.ts';
 import type { SeppErrorCode } from '../../src/engine/errors.ts';
 import { httpStatusOf } from '../../src/http/errors.ts';
 import { type ApiAnswer, apiCall, openSse } from '../helpers/http-api.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startTestServer, type TestServer, waitersReach } from '../helpers/server.ts';
 
 interface Leased {
   jobId: string;
@@ -25,18 +25,6 @@ interface Leased {
 }
 interface ErrorJson {
   error: { code: string; message: string; rejectionReason?: string };
-}
-
-/** Resolves once the engine has `n` long-polls waiting (polls the event loop, no sleeps). */
-async function waitersReach(t: TestServer, n: number): Promise<void> {
-  // Bounded by wall time, not by turns: on a loaded machine (or through PostgreSQL) a call
-  // can take longer than 10,000 idle turns of the event loop to reach the engine.
-  const giveUpAtMs = performance.now() + 15_000;
-  while (performance.now() < giveUpAtMs) {
-    if (t.server.engine.waitingReserves === n) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  assert.fail(`waiting reserves stayed at ${t.server.engine.waitingReserves}, expected ${n}`);
 }
 
 /** Resolves once the engine has `n` event subscribers. */

@@ -17,7 +17,7 @@ import { httpStatusOf } from '../../src/http/errors.ts';
 import { openApiDocument } from '../../src/http/index.ts';
 import { type Delivery, startReceiver } from '../helpers/push-receiver.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
-import { apiKeysToml, startTestServer, type TestServer } from '../helpers/server.ts';
+import { apiKeysToml, startTestServer, type TestServer, waitersReach } from '../helpers/server.ts';
 
 const docs = readFileSync(new URL('../../docs/http.md', import.meta.url), 'utf8');
 const docAddress = 'http://127.0.0.1:8080';
@@ -201,11 +201,7 @@ describe('docs/http.md', () => {
       // machine its closed connection can reach the server after the next enqueue otherwise,
       // and the job goes to it: the fresh clone of c16348f7 met exactly that).
       await t.server.engine.cancel(ids[1] ?? '').catch(() => undefined); // cleanup: the test's own failure stays the one told
-      const giveUpAtMs = performance.now() + 15_000;
-      while (t.server.engine.waitingReserves > 0 && performance.now() < giveUpAtMs) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      assert.equal(t.server.engine.waitingReserves, 0, 'the stopped worker still has a long-poll waiting');
+      await waitersReach(t, 0); // the stopped worker's long-poll
     }
   });
 

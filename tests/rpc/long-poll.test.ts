@@ -4,21 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { ReserveResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { FakeClock } from '../../src/engine/clock.ts';
-import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { call, startTestServer, type TestServer, testJob, waitersReach } from '../helpers/server.ts';
 
 const job = (queue: string) => testJob(queue);
-
-/** Resolves once the engine has `n` long-polls waiting (no sleeps: polls the event loop). */
-async function waitersReach(t: TestServer, n: number): Promise<void> {
-  // Bounded by wall time, not by turns: on a loaded machine (or through PostgreSQL) a call
-  // can take longer than 10,000 idle turns of the event loop to reach the engine.
-  const giveUpAtMs = performance.now() + 15_000;
-  while (performance.now() < giveUpAtMs) {
-    if (t.server.engine.waitingReserves === n) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  assert.fail(`waiting reserves stayed at ${t.server.engine.waitingReserves}, expected ${n}`);
-}
 
 describe('long-poll Reserve', () => {
   let t: TestServer;
