@@ -19,6 +19,7 @@ import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen
 import { Flow, SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
 import { startTestServer } from '../helpers/server.ts';
+import { listenOnLoopback } from '../helpers/stand-in-server.ts';
 import { until } from './helpers.ts';
 
 const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -370,20 +371,12 @@ test('a worker adds from a member to a server older than lease tokens: the SDK s
       callback(null, { batch: Batch.fromPartial({ id: 'batch-1', state: BatchState.SEALED }), results: [] });
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
+  const address = await listenOnLoopback(server);
   // A second port of the same stand-in: to the SDK another target, as another deployment's
   // older server would be. An add through its client carries neither token nor attempt.
-  const otherPort = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  const client = SeppClient.connect(`127.0.0.1:${port}`);
-  const other = SeppClient.connect(`127.0.0.1:${otherPort}`);
+  const otherAddress = await listenOnLoopback(server);
+  const client = SeppClient.connect(address);
+  const other = SeppClient.connect(otherAddress);
   const outcomes: string[] = [];
   const worker = client.worker({
     queues: ['q'],

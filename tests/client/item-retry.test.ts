@@ -25,6 +25,7 @@ import type {
 import { SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { startTestServer } from '../helpers/server.ts';
+import { listenOnLoopback } from '../helpers/stand-in-server.ts';
 import { until } from './helpers.ts';
 
 const retry = { unavailable: true, maxAttempts: 1000, baseDelayMs: 5, maxDelayMs: 20 };
@@ -211,12 +212,8 @@ async function standIn(): Promise<{ address: string; tries: Map<string, number>;
       call.on('end', () => call.end());
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  return { address: `127.0.0.1:${port}`, tries, close: () => server.forceShutdown() };
+  const address = await listenOnLoopback(server);
+  return { address, tries, close: () => server.forceShutdown() };
 }
 
 test('Work: an ack answered retry never fails at once; one answered retry later is retried', async () => {

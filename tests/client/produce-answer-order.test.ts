@@ -14,6 +14,7 @@ import { status } from '@grpc/grpc-js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
+import { listenOnLoopback } from '../helpers/stand-in-server.ts';
 
 /** A Produce stream the stand-in holds: the messages it received, answered only when told. */
 interface HeldStream {
@@ -40,12 +41,7 @@ before(async () => {
       call.on('error', () => {});
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  address = `127.0.0.1:${port}`;
+  address = await listenOnLoopback(server);
 });
 
 after(() => server.forceShutdown());

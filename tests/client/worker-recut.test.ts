@@ -25,6 +25,7 @@ import {
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { SeppClient, SeppError, type Worker } from '../../clients/typescript/src/index.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { listenOnLoopback } from '../helpers/stand-in-server.ts';
 import { deferred, until } from './helpers.ts';
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
@@ -178,12 +179,7 @@ async function standIn(
       );
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  state.address = `127.0.0.1:${port}`;
+  state.address = await listenOnLoopback(server);
   return state;
 }
 

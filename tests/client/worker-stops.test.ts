@@ -30,6 +30,7 @@ import {
 import { fatalStatuses } from '../../clients/typescript/src/work-transport.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { listenOnLoopback } from '../helpers/stand-in-server.ts';
 import { deferred, until } from './helpers.ts';
 
 const transports = ['stream', 'unary'] as const;
@@ -278,12 +279,8 @@ async function standIn(): Promise<{ address: string; close(): void }> {
       callback(answerOf(call.request.workerId), null);
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  return { address: `127.0.0.1:${port}`, close: () => server.forceShutdown() };
+  const address = await listenOnLoopback(server);
+  return { address, close: () => server.forceShutdown() };
 }
 
 describe('Worker: every status, from a stand-in server', () => {

@@ -16,6 +16,7 @@ import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/s
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { Flow, JobRejectedError, SeppClient, type SeppError } from '../../clients/typescript/src/index.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
+import { listenOnLoopback } from '../helpers/stand-in-server.ts';
 
 describe('workflows over gRPC', () => {
   const served = serverAndClient();
@@ -262,12 +263,8 @@ for (const knowsFlow of [false, true]) {
         callback(null, { committed: true, jobs, rejections: [] });
       },
     });
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-        error ? reject(error) : resolve(bound),
-      ),
-    );
-    const client = SeppClient.connect(`127.0.0.1:${port}`);
+    const address = await listenOnLoopback(server);
+    const client = SeppClient.connect(address);
     try {
       const flow = new Flow().add('a', { queue: 'q', type: 't' });
       const stored = { a: { id: 'id-0', deduplicated: false, debounced: false } };

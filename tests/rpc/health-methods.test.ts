@@ -10,6 +10,7 @@ import { descriptorSetBase64 } from '../../src/rpc/gen/descriptor-set.ts';
 import { Health } from '../../src/rpc/health.ts';
 import { checkHealth, healthClient } from '../helpers/generic-clients.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { listenOnLoopback } from '../helpers/stand-in-server.ts';
 
 interface HealthMethods {
   watch(request: { service: string }): grpc.ClientReadableStream<{ status: string }>;
@@ -76,12 +77,8 @@ test('a Watch ended by its client leaves nothing behind, whatever service name i
   const health = new Health({ '': 'SERVING' });
   const server = new grpc.Server();
   health.addToServer(server, descriptorSet);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  const client = healthClient(`127.0.0.1:${port}`);
+  const address = await listenOnLoopback(server);
+  const client = healthClient(address);
   const methods = client as unknown as HealthMethods;
   const streams = Array.from({ length: 20 }, (_, i) => methods.watch({ service: `made.up.Service${i}` }));
   await Promise.all(streams.map((stream) => new Promise((resolve) => stream.once('data', resolve))));
