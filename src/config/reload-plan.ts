@@ -116,7 +116,7 @@ export function planReload(running: SeppConfig, next: SeppConfig): ReloadPlan {
   };
 }
 
-/** What of a value a log line shows: a queue's settings, a URL, a list are short, but bounded all the same. */
+/** What of a value a reload shows (its log line, its answer): a URL, a list are short, but bounded all the same. */
 const shownValueMaxChars = 200;
 
 /** A change as the log line shows it: `key old -> new`, `key changed` for a secret, a list as named. */
