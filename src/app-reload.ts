@@ -154,6 +154,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       applied: false,
       changed: [],
       restartRequired: [],
+      changes: [],
       problems: problems.map(({ key, message }) => ({ key, message })),
       configFile: current.configFile,
     };
@@ -185,6 +186,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       applied: request.dryRun !== true,
       changed: [...plan.changed],
       restartRequired: [...plan.restartRequired],
+      changes: plan.changes,
       problems: [],
       configFile: next.configFile,
     };

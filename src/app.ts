@@ -431,6 +431,7 @@ function reloadWith(
       applied: false,
       changed: [],
       restartRequired: [],
+      changes: [],
       problems: [{ key: 'reload', message: why }],
       configFile: null,
     });

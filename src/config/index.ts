@@ -43,7 +43,7 @@ export {
 } from './queue-settings-input.ts';
 export { tomlKey } from './reader.ts';
 export { describePostgresUrl, redactConfig, redactUrl } from './redact.ts';
-export { planReload } from './reload-plan.ts';
+export { planReload, type SettingChange } from './reload-plan.ts';
 export { checkReloadSafety } from './reload-safety.ts';
 export { credentialName } from './schema.ts';
 export { closestKey } from './suggest.ts';

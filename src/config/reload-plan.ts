@@ -22,11 +22,31 @@ export interface ReloadPlan {
   /** The `[limits]` that change now, with their running and new values (for the audit). */
   readonly limits: readonly LimitChange[];
   /**
+   * `changed` and then `restartRequired`, in their order, each with its running and new value
+   * (what ReloadConfig answers and the CLI prints).
+   */
+  readonly changes: readonly SettingChange[];
+  /**
    * `changed` and `restartRequired` as the log shows them: each setting with its running and
    * new value (`server.log_level info -> debug`), a secret as `changed` and never its value
    * (config-view.ts's rules, as the Configuration page); the lists' summaries as they are.
    */
   readonly shown: { readonly changed: readonly string[]; readonly restartRequired: readonly string[] };
+}
+
+/**
+ * One setting a reload changes, as people read it: its values as the Configuration page shows
+ * them (config-view.ts's formatValue: plain units, URLs without credentials, never a secret),
+ * or, where no value may or can be shown, a summary instead.
+ */
+export interface SettingChange {
+  /** `server.log_level`; a list compared by name (`grpc.api_keys`); a queue (`queues.emails`). */
+  readonly key: string;
+  /** The running and the new value; absent when `summary` says what changed instead. */
+  readonly values?: { readonly from: string; readonly to: string };
+  /** `changed` for a secret, `added deploy; removed ci` for a list, `declared` for a queue. */
+  readonly summary?: string;
+  readonly restartRequired: boolean;
 }
 
 export interface LimitChange {
@@ -39,8 +59,8 @@ export interface LimitChange {
 export function planReload(running: SeppConfig, next: SeppConfig): ReloadPlan {
   // Turning login on or off changes how every request is checked: that takes a restart.
   const loginFlips = (running.admin.users.length === 0) !== (next.admin.users.length === 0);
-  const changed: string[] = [];
-  const restartRequired: string[] = [];
+  // Each change with its name as `changed` and `restartRequired` give it (a list's with its summary).
+  const found: { name: string; change: SettingChange }[] = [];
   const before = byKey(configLeaves(running));
   const after = byKey(configLeaves(next));
   const lists = [
@@ -62,15 +82,22 @@ export function planReload(running: SeppConfig, next: SeppConfig): ReloadPlan {
       if (reported.has(queue)) continue;
       reported.add(queue);
       const path = key.slice(0, key.lastIndexOf('.'));
-      changed.push(declaredAfter.has(queue) ? `${path} (declared)` : `${path} (no longer declared)`);
+      const summary = declaredAfter.has(queue) ? 'declared' : 'no longer declared';
+      found.push({ name: `${path} (${summary})`, change: { key: path, summary, restartRequired: false } });
       continue;
     }
-    (needsRestart(key) ? restartRequired : changed).push(key);
+    found.push({ name: key, change: settingChange(key, before.get(key), after.get(key)) });
   }
   for (const list of lists) {
     const summary = listChanges(before, after, list.path);
-    if (summary !== undefined) (list.restart ? restartRequired : changed).push(summary);
+    if (summary === undefined) continue;
+    found.push({
+      name: `${list.path} (${summary})`,
+      change: { key: list.path, summary, restartRequired: list.restart },
+    });
   }
+  const now = found.filter((f) => !f.change.restartRequired);
+  const later = found.filter((f) => f.change.restartRequired);
   const config = merge(running, next, loginFlips);
   const limits = (Object.keys(running.engine.limits) as (keyof EngineLimits)[])
     .filter((name) => config.engine.limits[name] !== running.engine.limits[name])
@@ -79,36 +106,41 @@ export function planReload(running: SeppConfig, next: SeppConfig): ReloadPlan {
       from: running.engine.limits[name],
       to: config.engine.limits[name],
     }));
-  const show = (keys: readonly string[]) =>
-    keys.map((key) => shownChange(key, before.get(key), after.get(key)));
   return {
     config,
-    changed,
-    restartRequired,
+    changed: now.map((f) => f.name),
+    restartRequired: later.map((f) => f.name),
     limits,
-    shown: { changed: show(changed), restartRequired: show(restartRequired) },
+    changes: [...now, ...later].map((f) => f.change),
+    shown: { changed: now.map(logText), restartRequired: later.map(logText) },
   };
 }
 
-/** What of a value a log line shows: a queue's settings, a URL, a list are short, but bounded all the same. */
+/** What of a value a reload shows (its log line, its answer): a URL, a list are short, but bounded all the same. */
 const shownValueMaxChars = 200;
 
-/** `key old -> new`; `key changed` for a secret; the key alone for what is no one setting (a list's summary). */
-function shownChange(key: string, from: ConfigLeaf | undefined, to: ConfigLeaf | undefined): string {
-  if (from === undefined && to === undefined) return key;
-  if (from?.secret === true || to?.secret === true) return `${key} changed`;
+/** A change as the log line shows it: `key old -> new`, `key changed` for a secret, a list as named. */
+function logText({ name, change }: { name: string; change: SettingChange }): string {
+  if (change.values !== undefined) return `${change.key} ${change.values.from} -> ${change.values.to}`;
+  return name === change.key ? `${change.key} ${change.summary}` : name;
+}
+
+/** One setting's change: its running and new values, or `changed` for a secret (never its value). */
+function settingChange(key: string, from: ConfigLeaf | undefined, to: ConfigLeaf | undefined): SettingChange {
+  const restartRequired = needsRestart(key);
+  if (from?.secret === true || to?.secret === true) return { key, summary: 'changed', restartRequired };
   const value = (leaf: ConfigLeaf | undefined) => {
     const text = leaf === undefined ? 'not set' : formatValue(leaf);
     return text.length > shownValueMaxChars ? `${text.slice(0, shownValueMaxChars)}…` : text;
   };
-  return `${key} ${value(from)} -> ${value(to)}`;
+  return { key, values: { from: value(from), to: value(to) }, restartRequired };
 }
 
 function byKey(leaves: readonly ConfigLeaf[]): Map<string, ConfigLeaf> {
   return new Map(leaves.map((leaf) => [leaf.key, leaf]));
 }
 
-/** `grpc.api_keys (added deploy; removed ci; changed billing)`, compared by name; undefined when equal. */
+/** `added deploy; removed ci; changed billing` for `grpc.api_keys`, compared by name; undefined when equal. */
 function listChanges(
   before: ReadonlyMap<string, ConfigLeaf>,
   after: ReadonlyMap<string, ConfigLeaf>,
@@ -137,7 +169,7 @@ function listChanges(
     removed.length > 0 ? `removed ${removed.join(', ')}` : '',
     altered.length > 0 ? `changed ${altered.join(', ')}` : '',
   ].filter((part) => part !== '');
-  return parts.length === 0 ? undefined : `${path} (${parts.join('; ')})`;
+  return parts.length === 0 ? undefined : parts.join('; ');
 }
 
 /**

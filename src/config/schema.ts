@@ -75,6 +75,12 @@ export interface FieldSpec<T> {
   readonly env?: string;
   /** CLI flag (a ConfigFlags key) that overrides the environment and the file. */
   readonly flag?: Exclude<keyof ConfigFlags, 'config'>;
+  /**
+   * The value is a secret or its digest, or names the file or variable one is read from: the
+   * Configuration page, the log and a reload's answer name the setting, never the secret
+   * (tests/config/reload-secrets.test.ts changes each one and looks for it in a reload's answer).
+   */
+  readonly secret?: true;
 }
 
 export type SectionSpec<T> = { readonly [K in keyof T]-?: FieldSpec<T[K]> };
@@ -149,8 +155,8 @@ export type StoreEntry = Omit<StoreConfig, 'password'>;
 export const storeSpec: SectionSpec<StoreEntry> = {
   kind: { field: choiceField(storeKinds), default: 'sqlite', env: 'SEPP_STORE_KIND' },
   url: { field: postgresUrlField(), default: null, env: 'SEPP_STORE_URL' },
-  passwordFile: { field: pathField(), default: null },
-  passwordEnv: { field: envVarName, default: null },
+  passwordFile: { field: pathField(), default: null, secret: true },
+  passwordEnv: { field: envVarName, default: null, secret: true },
   poolSize: { field: integerField({ min: 2, max: 100 }), default: 10 },
   maxWaitingReads: { field: integerField({ min: 1, max: 100_000 }), default: 1000 },
   maxWaitingReadsPerKey: { field: integerField({ min: 1, max: 100_000 }), default: 100 },
@@ -249,8 +255,8 @@ const tokenSha256Field = stringField({
 export const apiKeySpec: SectionSpec<ApiKeyEntry> = {
   name: { field: stringField({ pattern: credentialName }) },
   role: { field: choiceField(apiKeyRoles) },
-  key: { field: apiKeyField },
-  keySha256: { field: tokenSha256Field },
+  key: { field: apiKeyField, secret: true },
+  keySha256: { field: tokenSha256Field, secret: true },
   queues: { field: namesField(queuePatternRe, queuePatternHelp) },
 };
 
@@ -284,8 +290,8 @@ export interface PushEntry {
 }
 export const pushSpec: SectionSpec<PushEntry> = {
   url: { field: urlField(['http:', 'https:']) },
-  secretFile: { field: pathField(), default: null },
-  secretEnv: { field: envVarName, default: null },
+  secretFile: { field: pathField(), default: null, secret: true },
+  secretEnv: { field: envVarName, default: null, secret: true },
   timeoutMs: { field: durationField({ min: 100, max: 1 * HOUR_MS }), default: 30 * SECOND_MS },
   maxInFlight: { field: integerField({ min: 1, max: 10_000 }), default: 64 },
   allowPrivateTargets: { field: booleanField(), default: false },
@@ -303,7 +309,7 @@ export const adminUserSpec: SectionSpec<AdminUser> = {
   name: { field: stringField({ pattern: credentialName }) },
   role: { field: choiceField(adminRoles) },
   // The hash format is checked by the loader with parsePasswordHash.
-  passwordHash: { field: stringField({ maxLength: 1024 }) },
+  passwordHash: { field: stringField({ maxLength: 1024 }), secret: true },
 };
 
 /** [telemetry] as written: the /metrics token as exactly one of `metrics_token` and `metrics_token_sha256`. */
@@ -323,8 +329,8 @@ export const telemetrySpec: SectionSpec<TelemetryEntry> = {
     field: durationField({ min: 1 * SECOND_MS, max: 1 * HOUR_MS }),
     default: MINUTE_MS,
   },
-  metricsToken: { field: apiKeyField, default: null },
-  metricsTokenSha256: { field: tokenSha256Field, default: null },
+  metricsToken: { field: apiKeyField, default: null, secret: true },
+  metricsTokenSha256: { field: tokenSha256Field, default: null, secret: true },
 };
 
 export interface EngineScalars {

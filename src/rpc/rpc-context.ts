@@ -1,6 +1,6 @@
 /** What every gRPC handler shares: the engine, the authenticator, server facts, the observer and the drain flag. */
 import type { Metadata } from '@grpc/grpc-js';
-import type { QueueScope } from '../config/index.ts';
+import type { QueueScope, SettingChange } from '../config/index.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { Authenticator, Caller, Permission } from './auth.ts';
@@ -100,6 +100,8 @@ export interface ReloadReport {
   applied: boolean;
   changed: string[];
   restartRequired: string[];
+  /** `changed` and then `restartRequired`, each with its values (or a summary instead). */
+  changes: readonly SettingChange[];
   problems: { key: string; message: string }[];
   configFile: string | null;
 }

@@ -330,7 +330,17 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         actor,
         ...(via === undefined ? {} : { via }),
       });
-      return { ...report, configFile: report.configFile ?? '' };
+      return {
+        ...report,
+        configFile: report.configFile ?? '',
+        changes: report.changes.map(({ key, values, summary, restartRequired }) => ({
+          key,
+          oldValue: values?.from ?? '',
+          newValue: values?.to ?? '',
+          summary: summary ?? '',
+          restartRequired,
+        })),
+      };
     }),
   };
 }

@@ -6,6 +6,7 @@
  * lowered and raised); `sepp config check --against-running` and `sepp config reload`.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,8 @@ const keyA = 'sepp-secret-cli-reload-a-0123456789';
 const keyB = 'sepp-secret-cli-reload-b-0123456789';
 registerSecret('API key', keyA);
 registerSecret('API key', keyB);
+const metricsToken = 'sepp-secret-cli-reload-metrics-0123456789';
+registerSecret('/metrics token', metricsToken);
 const apiKey = (name: string, key: string) =>
   `[[grpc.api_keys]]\nname = "${name}"\nrole = "admin"\nkey = "${key}"\n`;
 
@@ -98,10 +101,10 @@ describe('changing a running sepp from the command line', () => {
     const check = await sepp(['config', 'check', '--against-running']);
     assert.equal(check.code, 0, check.stderr);
     assert.match(check.stdout, /OK as a reload \(nothing was applied\)/);
-    assert.match(check.stdout, /would change at once:\n {2}grpc\.api_keys \(added b; removed a\)/);
+    assert.match(check.stdout, /would change at once:\n {2}grpc\.api_keys: added b; removed a\n/);
     assert.match(
       check.stdout,
-      /needs a restart \(keeps its running value until then\):\n {2}server\.durability/,
+      /needs a restart \(keeps its running value until then\):\n {2}server\.durability: full -> relaxed\n/,
     );
 
     const reloaded = nextLog(server, 'config.reloaded');
@@ -146,7 +149,7 @@ describe('changing a running sepp from the command line', () => {
     assert.match(plain.stderr, /grpc\.api_keys: the file has no API key/);
     const allowed = await sepp(['config', 'reload', '--allow-security-downgrade'], keyB);
     assert.equal(allowed.code, 0, allowed.stderr);
-    assert.match(allowed.stdout, /changed:\n {2}grpc\.api_keys \(removed b\)/);
+    assert.match(allowed.stdout, /changed:\n {2}grpc\.api_keys: removed b\n/);
     assert.equal((await sepp(['queues'], '')).code, 0, 'no key needed now, as asked');
 
     writeFileSync(configFile, `${apiKey('b', keyB)}[queues.jobs]\nmax_attempts = 7\n`);
@@ -160,10 +163,10 @@ describe('changing a running sepp from the command line', () => {
     writeFileSync(configFile, withLimits('max_page_size = 2\nmax_result_bytes = "1KiB"\n'));
     const check = await sepp(['config', 'check', '--against-running'], keyB);
     assert.equal(check.code, 0, check.stderr);
-    assert.match(check.stdout, /would change at once:\n {2}limits\.max_page_size\n/);
+    assert.match(check.stdout, /would change at once:\n {2}limits\.max_page_size: 1000 -> 2\n/);
     assert.match(
       check.stdout,
-      /needs a restart \(keeps its running value until then\):\n {2}limits\.max_result_bytes/,
+      /needs a restart \(keeps its running value until then\):\n {2}limits\.max_result_bytes: 64KiB -> 1KiB\n/,
     );
     const sighup = async () => {
       const reloaded = nextLog(server, 'config.reloaded');
@@ -183,11 +186,34 @@ describe('changing a running sepp from the command line', () => {
     assert.equal((await sighup()).changed, 'limits.max_page_size 10 -> 1000');
   });
 
-  test('sepp config reload applies the file, as SIGHUP does', async () => {
-    writeFileSync(configFile, `${apiKey('b', keyB)}[queues.jobs]\nmax_attempts = 9\n`);
+  test('sepp config reload applies the file, as SIGHUP does, and shows each value, never a secret', async () => {
+    writeFileSync(
+      configFile,
+      `${apiKey('b', keyB)}[queues.jobs]\nmax_attempts = 9\n[server]\ndurability = "relaxed"\n[telemetry]\nmetrics_token = "${metricsToken}"\n`,
+    );
     const run = await sepp(['config', 'reload'], keyB);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /reloaded\nchanged:\n {2}queues\.jobs\.max_attempts/);
+    const [changed = '', restart = ''] = run.stdout.split(
+      'needs a restart (keeps its running value until then):\n',
+    );
+    assert.match(changed, /reloaded\nchanged:\n/);
+    assert.match(changed, /^ {2}queues\.jobs\.max_attempts: 7 -> 9$/m);
+    assert.match(changed, /^ {2}telemetry\.metrics_token_sha256: changed$/m);
+    assert.equal(restart, '  server.durability: full -> relaxed\n');
+    for (const secret of [metricsToken, createHash('sha256').update(metricsToken).digest('hex')])
+      assert.ok(!run.stdout.includes(secret), 'the answer carries no secret');
+    // The same answer for scripts: each setting with its values, a secret with a summary instead.
+    const dry = await sepp(['config', 'check', '--against-running', '--json'], keyB);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.deepEqual(JSON.parse(dry.stdout).changes, [
+      {
+        key: 'server.durability',
+        oldValue: 'full',
+        newValue: 'relaxed',
+        summary: null,
+        restartRequired: true,
+      },
+    ]);
     assert.match(
       (await sepp(['queue', 'show', 'jobs'], keyB)).stdout,
       /^max_attempts\s+9\s+file \[queues\.jobs\]$/m,

@@ -180,6 +180,37 @@ max_depth = 10
   }
   // A secret: changed, never its value nor its hash.
   assert.ok(plan.shown.changed.includes('telemetry.metrics_token_sha256 changed'));
+  // What ReloadConfig answers: the same settings, those in force now first, each with its two
+  // values or, for a secret, a list or a queue, a summary instead (reload-secrets.test.ts walks every secret).
+  assert.equal(plan.changes.length, plan.changed.length + plan.restartRequired.length);
+  const restartAt = plan.changes.findIndex((c) => c.restartRequired);
+  assert.ok(restartAt > 0 && plan.changes.slice(restartAt).every((c) => c.restartRequired));
+  const changeOf = (k: string) => plan.changes.find((c) => c.key === k);
+  assert.deepEqual(changeOf('server.log_level'), {
+    key: 'server.log_level',
+    values: { from: 'debug', to: 'warn' },
+    restartRequired: false,
+  });
+  assert.deepEqual(changeOf('server.grpc_listen'), {
+    key: 'server.grpc_listen',
+    values: { from: '127.0.0.1:6000', to: '127.0.0.1:6001' },
+    restartRequired: true,
+  });
+  assert.deepEqual(changeOf('telemetry.metrics_token_sha256'), {
+    key: 'telemetry.metrics_token_sha256',
+    summary: 'changed',
+    restartRequired: false,
+  });
+  assert.deepEqual(changeOf('grpc.api_keys'), {
+    key: 'grpc.api_keys',
+    summary: 'added deploy; removed ci',
+    restartRequired: false,
+  });
+  assert.deepEqual(changeOf('queues.reports'), {
+    key: 'queues.reports',
+    summary: 'declared',
+    restartRequired: false,
+  });
   const text = shown.join('; ');
   for (const secret of [
     key,
@@ -206,6 +237,7 @@ test('turning login on or off takes a restart: the users stay as they run', () =
   const withUsers = loadToml(`[[admin.users]]\nname = "alice"\nrole = "admin"\npassword_hash = "${hash}"\n`);
   const plan = planReload(noUsers, withUsers);
   assert.deepEqual(plan.restartRequired, ['admin.users (added alice)']);
+  assert.deepEqual(plan.changes, [{ key: 'admin.users', summary: 'added alice', restartRequired: true }]);
   assert.deepEqual(plan.config.admin.users, []);
   const back = planReload(withUsers, noUsers);
   assert.deepEqual(back.restartRequired, ['admin.users (removed alice)']);
@@ -214,7 +246,7 @@ test('turning login on or off takes a restart: the users stay as they run', () =
 
 test('an unchanged file changes nothing', () => {
   const plan = planReload(running, running);
-  assert.deepEqual([plan.changed, plan.restartRequired], [[], []]);
+  assert.deepEqual([plan.changed, plan.restartRequired, plan.changes], [[], [], []]);
 });
 
 test('[[schedules]] and limits.max_schedules apply on a reload', () => {

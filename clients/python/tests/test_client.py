@@ -264,6 +264,25 @@ def test_queue_settings_at_run_time_and_reload(client: sepp.Client, queue: str) 
     assert report.config_file is not None and report.config_file.endswith(".toml")
 
 
+def test_a_reload_report_gives_each_setting_with_its_values(server: ServerProcess) -> None:
+    original = server.config.read_text()
+    # A dry run of a file that changes a limit, one sized into the message limits, and a key.
+    changed = original.replace(f'key = "{PRODUCER_KEY}"', f'key = "{PRODUCER_KEY}-rotated"')
+    server.config.write_text(changed + '[limits]\nmax_page_size = 7\nmax_result_bytes = "1KiB"\n')
+    try:
+        with sepp.Client(server.address, api_key=ADMIN_KEY) as admin:
+            report = admin.reload_config(dry_run=True)
+    finally:
+        server.config.write_text(original)
+    assert report.changes == (
+        sepp.SettingChange("limits.max_page_size", "1000", "7", None, False),
+        sepp.SettingChange("grpc.api_keys", None, None, "changed producer", False),
+        sepp.SettingChange("limits.max_result_bytes", "64KiB", "1KiB", None, True),
+    )
+    assert report.changed == ("limits.max_page_size", "grpc.api_keys (changed producer)")
+    assert report.restart_required == ("limits.max_result_bytes",)
+
+
 def test_list_workers(client: sepp.Client, queue: str) -> None:
     job_id = client.enqueue(queue, "t").id
     [job] = client.reserve([queue], worker_id=f"py-{queue}")

@@ -101,6 +101,7 @@ export type {
   ServerIdentity,
   ServerInfo,
   ServerLimits,
+  SettingChange,
   SettingSource,
   StateCounts,
   StoreInfo,

@@ -157,10 +157,32 @@ export interface ReloadReport {
   changed: string[];
   /** Settings that differ in the file but keep their running values until a restart. */
   restartRequired: string[];
+  /**
+   * Every setting of `changed` and then of `restartRequired`, with its running and new value.
+   * Empty from a server that predates it (then only the names above are known).
+   */
+  changes: SettingChange[];
   /** Why the file was refused (then nothing changed). */
   problems: { key: string; message: string }[];
   /** The file the server read; null when it runs without one. */
   configFile: string | null;
+}
+
+/**
+ * One setting a config reload changes (or, as a dry run, would change). Either its two values
+ * are given, or a `summary` instead: a secret's value is never sent.
+ */
+export interface SettingChange {
+  /** The TOML key, e.g. `server.log_level`; a list (`grpc.api_keys`); a queue (`queues.emails`). */
+  key: string;
+  /** The running value as text in plain units (`30s`, `not set`); null when `summary` is given. */
+  oldValue: string | null;
+  /** The new value, the same way; null when `summary` is given. */
+  newValue: string | null;
+  /** `changed` for a secret, e.g. `added deploy; removed ci` for a list, `declared` for a queue; else null. */
+  summary: string | null;
+  /** True when the new value waits for a restart; false when it is in force now (or would be). */
+  restartRequired: boolean;
 }
 
 /** One connected worker as `listWorkers` reports it. */

@@ -58,6 +58,11 @@ export async function reloadConfigCall(
     applied: response.applied,
     changed: response.changed,
     restartRequired: response.restartRequired,
+    changes: response.changes.map(({ key, oldValue, newValue, summary, restartRequired }) =>
+      summary === ''
+        ? { key, oldValue, newValue, summary: null, restartRequired }
+        : { key, oldValue: null, newValue: null, summary, restartRequired },
+    ),
     problems: response.problems.map(({ key, message }) => ({ key, message })),
     configFile: response.configFile === '' ? null : response.configFile,
   };

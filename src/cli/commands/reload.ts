@@ -2,10 +2,11 @@
  * `sepp config check --against-running` and `sepp config reload`: ask the
  * running server to read its own config file (the one it started with, with
  * its flags and environment) as a reload would, and say what is wrong with
- * it, what would change at once and what would wait for a restart. `check`
+ * it, what would change at once and what would wait for a restart, each
+ * setting as `name: old -> new` (a secret as `name: changed`). `check`
  * changes nothing; `reload` applies it, as SIGHUP does.
  */
-import type { ReloadReport } from '../../../clients/typescript/src/index.ts';
+import type { ReloadReport, SettingChange } from '../../../clients/typescript/src/index.ts';
 import type { CliIo } from '../io.ts';
 import { type ConnectionArgs, print, printJson, runWithClient, wantsJson } from './connection.ts';
 
@@ -17,15 +18,22 @@ function printReport(io: CliIo, report: ReloadReport, dryRun: boolean): void {
     return;
   }
   print(io, dryRun ? `${file}: OK as a reload (nothing was applied)` : `${file}: reloaded`);
-  const list = (title: string, items: readonly string[]) => {
-    if (items.length === 0) return;
+  const list = (title: string, names: readonly string[], restart: boolean) => {
+    if (names.length === 0) return;
     print(io, title);
-    for (const item of items) print(io, `  ${item}`);
+    // A server that predates `changes` names the settings only.
+    const changes = report.changes.filter((c) => c.restartRequired === restart);
+    for (const line of changes.length > 0 ? changes.map(changeLine) : names) print(io, `  ${line}`);
   };
-  list(dryRun ? 'would change at once:' : 'changed:', report.changed);
-  list('needs a restart (keeps its running value until then):', report.restartRequired);
+  list(dryRun ? 'would change at once:' : 'changed:', report.changed, false);
+  list('needs a restart (keeps its running value until then):', report.restartRequired, true);
   if (report.changed.length === 0 && report.restartRequired.length === 0)
     print(io, 'no setting differs from the running ones');
+}
+
+/** `server.log_level: info -> debug`; `grpc.api_keys: added deploy`; a secret: `store.password_sha256: changed`. */
+function changeLine({ key, oldValue, newValue, summary }: SettingChange): string {
+  return `${key}: ${summary ?? `${oldValue} -> ${newValue}`}`;
 }
 
 /** Runs the reload (or its dry run) against the server and prints the report; problems exit 1. */

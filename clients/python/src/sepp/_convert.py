@@ -25,6 +25,7 @@ from .models import (
     ReloadReport,
     ServerIdentity,
     ServerInfo,
+    SettingChange,
     SettingValue,
     ServerLimits,
     StateCounts,
@@ -331,6 +332,16 @@ def reload_report_from_proto(response: admin_pb2.ReloadConfigResponse) -> Reload
         restart_required=tuple(response.restart_required),
         problems=tuple((p.key, p.message) for p in response.problems),
         config_file=response.config_file or None,
+        changes=tuple(
+            SettingChange(
+                key=c.key,
+                old_value=None if c.summary else c.old_value,
+                new_value=None if c.summary else c.new_value,
+                summary=c.summary or None,
+                restart_required=c.restart_required,
+            )
+            for c in response.changes
+        ),
     )
 
 

@@ -327,6 +327,24 @@ class QueueInfo:
 
 
 @dataclass(frozen=True)
+class SettingChange:
+    """One setting a config reload changes (or, as a dry run, would change): either its two
+    values, or a `summary` instead (a secret's value is never sent)."""
+
+    key: str
+    """The TOML key, e.g. "server.log_level"; a list ("grpc.api_keys"); a queue ("queues.emails")."""
+    old_value: str | None
+    """The running value as text in plain units ("30s", "not set"); None when `summary` is given."""
+    new_value: str | None
+    """The new value, the same way; None when `summary` is given."""
+    summary: str | None
+    """"changed" for a secret, e.g. "added deploy; removed ci" for a list, "declared" for a queue;
+    else None."""
+    restart_required: bool
+    """True when the new value waits for a restart; False when it is in force now (or would be)."""
+
+
+@dataclass(frozen=True)
 class ReloadReport:
     """What a config reload did or, as a dry run, would do."""
 
@@ -339,6 +357,9 @@ class ReloadReport:
     problems: tuple[tuple[str, str], ...]
     """Why the file was refused, as (setting, message) pairs; then nothing changed."""
     config_file: str | None
+    changes: tuple[SettingChange, ...] = ()
+    """Every setting of `changed` and then of `restart_required`, with its running and new
+    value; empty from a server that predates it."""
 
 
 @dataclass(frozen=True)

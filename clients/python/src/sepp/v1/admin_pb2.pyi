@@ -367,18 +367,20 @@ class ReloadConfigRequest(_message.Message):
     def __init__(self, dry_run: bool = ..., allow_security_downgrade: bool = ...) -> None: ...
 
 class ReloadConfigResponse(_message.Message):
-    __slots__ = ["applied", "changed", "config_file", "problems", "restart_required"]
+    __slots__ = ["applied", "changed", "changes", "config_file", "problems", "restart_required"]
     APPLIED_FIELD_NUMBER: _ClassVar[int]
     CHANGED_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FILE_FIELD_NUMBER: _ClassVar[int]
     PROBLEMS_FIELD_NUMBER: _ClassVar[int]
     RESTART_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     applied: bool
     changed: _containers.RepeatedScalarFieldContainer[str]
+    changes: _containers.RepeatedCompositeFieldContainer[SettingChange]
     config_file: str
     problems: _containers.RepeatedCompositeFieldContainer[ConfigProblem]
     restart_required: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, applied: bool = ..., changed: _Optional[_Iterable[str]] = ..., restart_required: _Optional[_Iterable[str]] = ..., problems: _Optional[_Iterable[_Union[ConfigProblem, _Mapping]]] = ..., config_file: _Optional[str] = ...) -> None: ...
+    def __init__(self, applied: bool = ..., changed: _Optional[_Iterable[str]] = ..., restart_required: _Optional[_Iterable[str]] = ..., problems: _Optional[_Iterable[_Union[ConfigProblem, _Mapping]]] = ..., config_file: _Optional[str] = ..., changes: _Optional[_Iterable[_Union[SettingChange, _Mapping]]] = ...) -> None: ...
 
 class RequeueDeadLettersRequest(_message.Message):
     __slots__ = ["all", "background", "error_text", "job_ids", "queue", "reason", "request_key"]
@@ -556,6 +558,20 @@ class SetQueueSettingsResponse(_message.Message):
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     queue: _queue_pb2.QueueInfo
     def __init__(self, queue: _Optional[_Union[_queue_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
+
+class SettingChange(_message.Message):
+    __slots__ = ["key", "new_value", "old_value", "restart_required", "summary"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    NEW_VALUE_FIELD_NUMBER: _ClassVar[int]
+    OLD_VALUE_FIELD_NUMBER: _ClassVar[int]
+    RESTART_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    new_value: str
+    old_value: str
+    restart_required: bool
+    summary: str
+    def __init__(self, key: _Optional[str] = ..., old_value: _Optional[str] = ..., new_value: _Optional[str] = ..., summary: _Optional[str] = ..., restart_required: bool = ...) -> None: ...
 
 class StoreInfo(_message.Message):
     __slots__ = ["database", "host", "kind", "max_waiting_reads", "max_waiting_reads_per_key", "pool_size", "replication", "schema", "signals_connected", "standbys", "statement_timeout_ms"]

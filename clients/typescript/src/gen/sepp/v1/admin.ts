@@ -1025,6 +1025,43 @@ export interface ReloadConfigResponse {
   problems: ConfigProblem[];
   /** The config file read, or empty when the server runs without one. */
   configFile: string;
+  /**
+   * Every setting of `changed` and then of `restart_required`, in their order,
+   * each with its running and its new value. `changed` and `restart_required`
+   * stay filled as before, for clients that predate this field; a server that
+   * predates it leaves it empty.
+   */
+  changes: SettingChange[];
+}
+
+/** One setting a reload changes (or, dry run, would change). */
+export interface SettingChange {
+  /**
+   * The setting as written in TOML, e.g. "server.log_level"; for a list
+   * compared by name, the list ("grpc.api_keys", "admin.users", "schedules");
+   * for a queue declared or no longer declared, the queue ("queues.emails").
+   */
+  key: string;
+  /**
+   * The running value as the Configuration page shows it: plain units ("30s",
+   * "4MiB"), "not set" when unset, a URL without its credentials, at most 200
+   * characters then "…". Empty when `summary` is set.
+   */
+  oldValue: string;
+  /** The new value, shown the same way. Empty when `summary` is set. */
+  newValue: string;
+  /**
+   * Set instead of the values: "changed" for a secret (an API key, a password,
+   * a webhook secret, the /metrics token: never the value nor its digest),
+   * e.g. "added deploy; removed ci" for a list, "declared" or "no longer
+   * declared" for a queue.
+   */
+  summary: string;
+  /**
+   * True: the new value waits for a restart (the running one stays until
+   * then). False: it is in force now (or, dry run, would be).
+   */
+  restartRequired: boolean;
 }
 
 function createBaseGetJobRequest(): GetJobRequest {
@@ -7556,7 +7593,7 @@ export const ConfigProblem: MessageFns<ConfigProblem> = {
 };
 
 function createBaseReloadConfigResponse(): ReloadConfigResponse {
-  return { applied: false, changed: [], restartRequired: [], problems: [], configFile: "" };
+  return { applied: false, changed: [], restartRequired: [], problems: [], configFile: "", changes: [] };
 }
 
 export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
@@ -7575,6 +7612,9 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
     }
     if (message.configFile !== "") {
       writer.uint32(42).string(message.configFile);
+    }
+    for (const v of message.changes) {
+      SettingChange.encode(v!, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -7632,6 +7672,14 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
             message.configFile = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.changes.push(SettingChange.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7661,6 +7709,9 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
         : isSet(object.config_file)
         ? globalThis.String(object.config_file)
         : "",
+      changes: globalThis.Array.isArray(object?.changes)
+        ? object.changes.map((e: any) => SettingChange.fromJSON(e))
+        : [],
     };
   },
 
@@ -7681,6 +7732,9 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
     if (message.configFile !== "") {
       obj.configFile = message.configFile;
     }
+    if (message.changes?.length) {
+      obj.changes = message.changes.map((e) => SettingChange.toJSON(e));
+    }
     return obj;
   },
 
@@ -7694,6 +7748,152 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
     message.restartRequired = object.restartRequired?.map((e) => e) || [];
     message.problems = object.problems?.map((e) => ConfigProblem.fromPartial(e)) || [];
     message.configFile = object.configFile ?? "";
+    message.changes = object.changes?.map((e) => SettingChange.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSettingChange(): SettingChange {
+  return { key: "", oldValue: "", newValue: "", summary: "", restartRequired: false };
+}
+
+export const SettingChange: MessageFns<SettingChange> = {
+  encode(message: SettingChange, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.oldValue !== "") {
+      writer.uint32(18).string(message.oldValue);
+    }
+    if (message.newValue !== "") {
+      writer.uint32(26).string(message.newValue);
+    }
+    if (message.summary !== "") {
+      writer.uint32(34).string(message.summary);
+    }
+    if (message.restartRequired !== false) {
+      writer.uint32(40).bool(message.restartRequired);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SettingChange {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSettingChange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.oldValue = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.newValue = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.restartRequired = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SettingChange {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      oldValue: isSet(object.oldValue)
+        ? globalThis.String(object.oldValue)
+        : isSet(object.old_value)
+        ? globalThis.String(object.old_value)
+        : "",
+      newValue: isSet(object.newValue)
+        ? globalThis.String(object.newValue)
+        : isSet(object.new_value)
+        ? globalThis.String(object.new_value)
+        : "",
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+      restartRequired: isSet(object.restartRequired)
+        ? globalThis.Boolean(object.restartRequired)
+        : isSet(object.restart_required)
+        ? globalThis.Boolean(object.restart_required)
+        : false,
+    };
+  },
+
+  toJSON(message: SettingChange): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.oldValue !== "") {
+      obj.oldValue = message.oldValue;
+    }
+    if (message.newValue !== "") {
+      obj.newValue = message.newValue;
+    }
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    if (message.restartRequired !== false) {
+      obj.restartRequired = message.restartRequired;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SettingChange>, I>>(base?: I): SettingChange {
+    return SettingChange.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SettingChange>, I>>(object: I): SettingChange {
+    const message = createBaseSettingChange();
+    message.key = object.key ?? "";
+    message.oldValue = object.oldValue ?? "";
+    message.newValue = object.newValue ?? "";
+    message.summary = object.summary ?? "";
+    message.restartRequired = object.restartRequired ?? false;
     return message;
   },
 };

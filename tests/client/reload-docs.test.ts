@@ -1,0 +1,72 @@
+/**
+ * The reload sessions of docs/configuration.md and docs/cli.md, run as a
+ * reader would: a server runs on a file, the file is edited as their examples
+ * say (the log level, a queue's setting, a /metrics token added, the
+ * durability), and every `sepp` command of their console blocks succeeds and
+ * prints what the docs show, each setting with its old and new value and the
+ * token as `changed` (the file's path stands for /etc/sepp/sepp.toml). Other
+ * commands (`systemctl`, `journalctl`) are not run.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { sepp } from '../helpers/cli.ts';
+import { registerSecret } from '../helpers/secret-log.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const adminKey = 'reload-docs-admin-key-0123456789';
+registerSecret('reload docs admin key', adminKey);
+const metricsToken = 'reload-docs-metrics-token-0123456789';
+registerSecret('reload docs /metrics token', metricsToken);
+const keys = `[[grpc.api_keys]]\nname = "ops"\nrole = "admin"\nkey = "${adminKey}"\n`;
+
+/** The console blocks of `doc` that run `sepp config check --against-running`, as steps. */
+function sessions(doc: string): { command: string; shown: string }[][] {
+  const text = readFileSync(join(import.meta.dirname, '..', '..', 'docs', doc), 'utf8');
+  const blocks = [...text.matchAll(/```console\n([\s\S]*?)```/g)]
+    .map((m) => m[1] ?? '')
+    .filter((block) => block.includes('$ sepp config check --against-running\n'));
+  assert.ok(blocks.length > 0, `${doc} shows a reload`);
+  return blocks.map((block) => {
+    const steps: { command: string; shown: string }[] = [];
+    for (const line of block.trimEnd().split('\n')) {
+      if (line.startsWith('$ ')) steps.push({ command: line.slice(2), shown: '' });
+      else {
+        const last = steps.at(-1);
+        assert.ok(last !== undefined, `${doc}: output before any command: ${line}`);
+        last.shown += `${line}\n`;
+      }
+    }
+    return steps;
+  });
+}
+
+let t: TestServer;
+before(async () => {
+  t = await startTestServer({ toml: `${keys}[queues.emails]\nmax_attempts = 5\n` });
+});
+after(() => t?.dispose());
+
+test('the reload examples of docs/configuration.md and docs/cli.md print what the docs show', async () => {
+  t.writeConfig(
+    `${keys}[server]\nlog_level = "debug"\ndurability = "relaxed"\n` +
+      `[telemetry]\nmetrics_token = "${metricsToken}"\n[queues.emails]\nmax_attempts = 8\n`,
+  );
+  // configuration.md's block only checks; cli.md's checks, then reloads.
+  let ran = 0;
+  for (const doc of ['configuration.md', 'cli.md']) {
+    for (const steps of sessions(doc)) {
+      for (const { command, shown } of steps) {
+        if (!command.startsWith('sepp ')) continue;
+        const run = await sepp([...command.slice('sepp '.length).split(' '), '--server', t.address], {
+          SEPP_API_KEY: adminKey,
+        });
+        assert.equal(run.code, 0, `${doc}: ${command}: ${run.stderr}`);
+        assert.equal(run.stdout, shown.replaceAll('/etc/sepp/sepp.toml', t.configFile), `${doc}: ${command}`);
+        ran++;
+      }
+    }
+  }
+  assert.equal(ran, 3, 'one check in configuration.md, a check and a reload in cli.md');
+});
