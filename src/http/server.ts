@@ -8,7 +8,7 @@
  *    alone — before a byte of the body is read (401, 403); then the query
  *    parameters against the operation's (400 for one it does not take); then
  *    the key's answers not yet sent (429 with Retry-After when they leave no
- *    room for this operation's last answer: unsent-answers.ts);
+ *    room for the key's last answer of this operation: unsent-answers.ts);
  * 4. the body's size (Content-Length, or as chunks arrive) against
  *    http.max_request_bytes (413) and against the bytes in flight overall and
  *    for this key (429 with Retry-After) — a request with
@@ -17,9 +17,10 @@
  * 5. the body read, checked to be UTF-8 and a JSON object (400, 415);
  * 6. the handler; whatever it throws becomes the one error shape (errors.ts);
  * 7. its answer held to the answers not yet sent, until its last byte was
- *    handed to the kernel or its connection closed (429 instead when it does
- *    not fit). A handler's undo (a reserve's give-back of its jobs) runs when
- *    its answer never reached the client whole.
+ *    handed to the kernel or its connection closed (when it does not fit: 429
+ *    instead for a read or a reserve that leased jobs, sent all the same for
+ *    any other write). A handler's undo (a reserve's give-back of its jobs)
+ *    runs when its answer never reached the client whole.
  *
  * Steps 3 to 5 are request-reading.ts; a JSON answer is written by
  * json-answer.ts, a failure's by failure-answer.ts.
@@ -79,7 +80,7 @@ import { workflowRoutes } from './routes/workflow-routes.ts';
 import type { JsonSchema } from './schema-primitives.ts';
 import { components } from './schemas.ts';
 import { EventStreamResponse } from './sse.ts';
-import { UnsentAnswers } from './unsent-answers.ts';
+import { type AnswerRoom, UnsentAnswers } from './unsent-answers.ts';
 
 export type HttpLimits = Omit<HttpConfig, 'tls' | 'insecureAllowUnauthenticated'>;
 
@@ -237,8 +238,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     let undoLost: ((partlySent: boolean) => Promise<unknown>) | undefined;
     /** The answer's last byte was handed to the kernel. */
     let delivered = false;
-    /** Gives back the room kept for the answer (unsent-answers.ts) once it is held or not to be. */
-    let unkeep = () => {};
+    /** The room of its answer in the budgets of answers not yet sent (unsent-answers.ts), once let in. */
+    let room: AnswerRoom | undefined;
     // When its answer closes, or its connection does (an answer waiting behind another is never closed).
     onEnd(() => {
       ended = true;
@@ -283,12 +284,12 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const query = q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1));
       refuseUnknownQuery(operation, Object.keys(route.query ?? {}), query);
       // A key whose answers not yet read fill its budget is refused before anything is done; one
-      // let in keeps room for its answer until it is held, or the request ends.
+      // let in keeps room for its answer until it is held, and holds that until the request ends.
       if (route.kind === 'json') {
         const admitted = answers.admit(caller.name, operation, route.longPoll === true);
         if (admitted instanceof SeppError) throw admitted;
-        unkeep = admitted;
-        onEnd(admitted);
+        room = admitted;
+        onEnd(admitted.end);
       }
       // A read counts toward its key's share of the store's read queue (engine/read-shares.ts),
       // from before a scoped key's check of the job's queue, which reads the store too. A
@@ -349,9 +350,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           return;
         }
         const encoded = encodeJson(value);
-        unkeep();
-        const held = answers.hold(caller.name, operation, encoded.byteLength);
-        if (held instanceof SeppError) throw held;
+        // Past a full budget, only a read (harmless to repeat) or what can be undone (a reserve's
+        // jobs) is refused its answer: refusing any other would have its client do it again.
+        const refused = room?.hold(encoded.byteLength, route.method !== 'GET' && undoLost === undefined);
+        if (refused instanceof SeppError) throw refused;
         res.once('finish', () => {
           delivered = true;
         });
@@ -359,7 +361,6 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         // An answer still waiting behind another on its connection (pipelining) was never given
         // the socket (Node assigns it in turn), so none of it was written.
         onEnd(() => {
-          held();
           if (!delivered) answerLost(res.socket !== null);
         });
         sendJson(res, { status: 200, value: encoded, closing: draining });
@@ -375,7 +376,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     } catch (error) {
       // An error is answered instead of what the handler had done (a refused answer, a revoked key).
       answerLost(false);
-      unkeep();
+      room?.end();
       // A refused body is not handled: the bytes it counted in flight are given back now, not
       // when the rest of it has been dropped.
       release();

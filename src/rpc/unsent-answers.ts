@@ -21,11 +21,20 @@
  *   budgets when the guess holds; a connection that reads its answers has
  *   small calls (an enqueue's answer is a few bytes) never wait;
  * - an answer that does not fit (calls let in together whose answers came
- *   out larger than guessed) is not sent: its call ends RESOURCE_EXHAUSTED (`sepp-retry:
- *   later`) instead, observed with that code, and a Reserve gives its jobs back
- *   (refused-answers.ts). Every budget holds at least one answer of the largest
- *   size (config checks it), so an answer always fits an empty budget, and
- *   no budget ever holds more than its limit.
+ *   out larger than guessed) is sent all the same when its call changed
+ *   something that stays (an Enqueue, an Ack, a CancelJob: every method but
+ *   the reads, Get… and List…, and Reserve): refusing it would have its client
+ *   repeat what was done. It overdraws the budgets until it is sent, and
+ *   calls wait before they run until the budgets are back under their limits.
+ *   A read's answer, harmless to repeat, or a Reserve's, whose jobs are given
+ *   back (refused-answers.ts), is not sent: its call ends RESOURCE_EXHAUSTED
+ *   (`sepp-retry: later`) instead, observed with that code. Every budget holds
+ *   at least one answer of the largest size (config checks it), so an answer
+ *   always fits an empty budget; a budget holds at most its limit, or what
+ *   the answers of writes let in together overdrew: each was let in while the
+ *   budget had room for its guess, so the overdraft is at most the answers of
+ *   the calls open at once (a connection's grpc.max_streams_per_connection;
+ *   SECURITY.md gives the figures).
  *
  * A waiting call waits first for its connection's budget, in the order the
  * connection's calls came, and only then, with the room of its connection
@@ -42,6 +51,14 @@ import type { Connection } from './connections.ts';
 
 /** The unary long-poll: its call waits for jobs, so room is not kept for its answer while it waits. */
 const reservePath = '/sepp.v1.QueueService/Reserve';
+
+/**
+ * Whether a method's answer may be refused after it ran: a read (Get…, List…), harmless to
+ * repeat, or Reserve, whose leases are undone. Any other method changed something that stays.
+ */
+export function refusableAfterRun(method: string): boolean {
+  return method === reservePath || /\/(Get|List)[A-Z][^/]*$/.test(method);
+}
 export interface UnsentAnswersLimits {
   readonly maxBytesInFlightPerConnection: number;
   readonly maxBytesInFlightPerKey: number;
@@ -62,6 +79,8 @@ export interface UnsentAnswersStats {
   readonly waited: number;
   /** Answers not sent because a budget was full, since the start. */
   readonly refused: number;
+  /** Answers sent past a full budget since the start: their calls had changed something. */
+  readonly overdrawn: number;
 }
 
 /** One unary call's answer, as the admission interceptor reports it. */
@@ -100,6 +119,7 @@ export class UnsentAnswers {
   private waiting = 0;
   private waited = 0;
   private refused = 0;
+  private overdrawn = 0;
 
   constructor(private readonly limits: UnsentAnswersLimits) {}
 
@@ -117,6 +137,7 @@ export class UnsentAnswers {
     let waiting: { budget: AnswerBudget; waiter: Waiter } | undefined;
     let counted = false;
     let run: (() => void) | undefined;
+    const mustSend = !refusableAfterRun(method);
     const keep = (stage: number, bytes: number) => {
       const budget = stages[stage];
       if (budget === undefined) throw new Error('bug: no such stage');
@@ -178,7 +199,8 @@ export class UnsentAnswers {
         // At most the largest size (grpc-js refuses a larger answer): a guess always fits an empty budget.
         this.lastAnswerBytes.set(method, Math.min(bytes, this.limits.maxMessageBytes));
         const full = stages.find((b) => b.used + bytes > b.limitBytes);
-        if (full !== undefined) {
+        if (full !== undefined && mustSend) this.overdrawn++;
+        else if (full !== undefined) {
           this.refused++;
           letInAll();
           return new SeppError(
@@ -229,6 +251,7 @@ export class UnsentAnswers {
       waiting: this.waiting,
       waited: this.waited,
       refused: this.refused,
+      overdrawn: this.overdrawn,
     };
   }
 

@@ -15,7 +15,7 @@ import { GetJobRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { ReserveRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { toServiceError } from '../../src/rpc/status.ts';
-import { UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
+import { refusableAfterRun, UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
 import { apiKeyToml } from '../helpers/access-table.ts';
 import { scrape } from '../helpers/prometheus.ts';
 import { grpcFrame } from '../helpers/raw-grpc.ts';
@@ -121,15 +121,19 @@ test('calls whose answers are never read hold at most the budgets; the rest wait
   assert.equal(answers().connections.usedBytes, 0);
 });
 
-test('answers of calls let in together that do not fit are refused, later; the budget never overruns', () => {
-  const answersOf = new UnsentAnswers({
+const getJobPath = '/sepp.v1.QueueService/GetJob';
+const newBudgets = () =>
+  new UnsentAnswers({
     maxBytesInFlightPerConnection: 640 * KiB,
     maxBytesInFlightPerKey: 1024 * KiB,
     maxMessageBytes: 320 * KiB,
   });
+
+test('reads let in together whose answers do not fit are refused, later; the budget never overruns', () => {
+  const answersOf = newBudgets();
   const ran: number[] = [];
   const calls = [0, 1, 2].map((i) => {
-    const answer = answersOf.follow(undefined, 'k', '/m');
+    const answer = answersOf.follow(undefined, 'k', getJobPath);
     answer.admit(() => ran.push(i));
     return answer;
   });
@@ -144,13 +148,45 @@ test('answers of calls let in together that do not fit are refused, later; the b
   );
   assert.equal(toServiceError(refusal).metadata?.get('sepp-retry')[0], 'later');
   assert.deepEqual(answersOf.stats().byKey.k, { usedBytes: 800 * KiB, peakBytes: 800 * KiB });
-  // A fourth waits (no room for an answer of 320 KiB) and runs once an answer went out.
-  const fourth = answersOf.follow(undefined, 'k', '/m');
+  // A fourth waits (no room for an answer of 400 KiB, the last) and runs once an answer went out.
+  const fourth = answersOf.follow(undefined, 'k', getJobPath);
   fourth.admit(() => ran.push(3));
   assert.equal(answersOf.stats().waiting, 1);
   calls[0]?.finished();
   assert.deepEqual(ran, [0, 1, 2, 3]);
   for (const c of [...calls, fourth]) c.finished();
+  assert.equal(answersOf.stats().byKey.k?.usedBytes, 0);
+});
+
+test("a write's answer that does not fit is sent, overdrawing; calls wait until it went out", () => {
+  assert.deepEqual(
+    ['Reserve', 'GetJob', 'ListQueues', 'Enqueue', 'AckBatch', 'CancelJobs', 'Getaway'].map((m) =>
+      refusableAfterRun(`/sepp.v1.QueueService/${m}`),
+    ),
+    [true, true, true, false, false, false, false],
+  );
+  const answersOf = newBudgets();
+  const ran: string[] = [];
+  const run = (method: string) => {
+    const answer = answersOf.follow(undefined, 'k', `/sepp.v1.QueueService/${method}`);
+    answer.admit(() => ran.push(method));
+    return answer;
+  };
+  const calls = [run('GetJob'), run('GetJob'), run('EnqueueBatch')];
+  assert.deepEqual(ran, ['GetJob', 'GetJob', 'EnqueueBatch'], 'all three ran at once: nothing was held yet');
+  assert.equal(calls[0]?.hold(400 * KiB), null);
+  assert.equal(calls[1]?.hold(400 * KiB), null);
+  assert.equal(calls[2]?.hold(300 * KiB), null, 'sent: the call enqueued its jobs');
+  assert.deepEqual(answersOf.stats().byKey.k, { usedBytes: 1100 * KiB, peakBytes: 1100 * KiB });
+  assert.equal(answersOf.stats().overdrawn, 1);
+  // Over its limit, the key's next call waits before it runs, a write as a read, until it is under again.
+  const next = run('Enqueue');
+  assert.equal(answersOf.stats().waiting, 1);
+  calls[2]?.finished();
+  assert.equal(answersOf.stats().waiting, 1, '800 KiB held: still no room for a guess of 320 KiB');
+  calls[1]?.finished();
+  assert.deepEqual(ran.at(-1), 'Enqueue');
+  for (const c of [...calls, next]) c.finished();
   assert.equal(answersOf.stats().byKey.k?.usedBytes, 0);
 });
 
