@@ -13,6 +13,7 @@ import { after, before, test } from 'node:test';
 import { Metadata, status } from '@grpc/grpc-js';
 import { GetJobRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { EnqueueBatchRequest } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { ReserveRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { toServiceError } from '../../src/rpc/status.ts';
 import { refusableAfterRun, UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
@@ -35,6 +36,8 @@ before(async () => {
     toml: `${apiKeyToml('reader', 'producer', key)}${apiKeyToml('worker', 'worker', workerKey)}
 [queue_defaults]
 max_payload_bytes = "200KiB"
+[limits]
+max_batch_jobs = 3000
 [grpc]
 max_message_bytes = "320KiB"
 max_bytes_in_flight_per_connection = "640KiB"
@@ -260,4 +263,40 @@ test('a Reserve whose answer is refused gives its jobs back at once, attempt unc
     session.destroy();
   }
   await waitFor(() => answers().held === 0, 'everything given back', 10_000);
+});
+
+test("a write whose answer overdraws its connection's budget is answered; its connection's next call waits", async () => {
+  // A small EnqueueBatch makes the method's guess small: the large one below runs at once.
+  await call(t.client, t.client.enqueueBatch, { jobs: [testJob('overdraft')] }, withKey());
+  // Three unread answers of ~190 KiB hold 570 of the connection's 640 KiB.
+  const { session, statuses } = unreadCalls(3);
+  try {
+    await waitFor(() => answers().held === 3, 'three answers held', 20_000);
+    const before = answers();
+    const jobs = Array.from({ length: 3000 }, () => testJob('overdraft'));
+    let batchStatus: string | undefined;
+    unreadCall(session, 'EnqueueBatch', grpcFrame(EnqueueBatchRequest.encode({ jobs }).finish()), (code) => {
+      batchStatus = code;
+    });
+    // Its ~130 KiB answer (an id per job) does not fit the 70 KiB left: held all the same.
+    await waitFor(() => answers().held === 4, 'the batch answer held', 20_000);
+    assert.ok(answers().connections.usedBytes > perConnection, JSON.stringify(answers().connections));
+    assert.equal(answers().overdrawn, before.overdrawn + 1);
+    assert.equal(answers().refused, before.refused, 'nothing refused');
+    const queue = (await t.server.engine.listQueues()).find((q) => q.name === 'overdraft');
+    assert.equal(queue?.counts.ready, 3001, 'enqueued once');
+    // The connection is over its budget: its next call waits before it runs.
+    unreadCall(session, 'GetJob', grpcFrame(GetJobRequest.encode({ jobId }).finish()), (code) =>
+      statuses.push(code),
+    );
+    await waitFor(() => answers().waiting === before.waiting + 1, 'the next call waiting', 10_000);
+    // The client reads (a window at last): every answer goes out, the batch's with OK.
+    session.settings({ initialWindowSize: 1024 * KiB });
+    await waitFor(() => batchStatus !== undefined && statuses.length === 4, 'every status', 20_000);
+    assert.equal(batchStatus, String(status.OK));
+    assert.deepEqual(statuses, ['0', '0', '0', '0']);
+  } finally {
+    session.destroy();
+  }
+  await waitFor(() => answers().held === 0 && answers().waiting === 0, 'everything given back', 10_000);
 });
