@@ -13,7 +13,8 @@
  * (`grpc.max_bytes_in_flight_per_connection`, `_per_key`):
  *
  * - a call runs only when both budgets have room for its answer, whose size
- *   is guessed as that of the last answer of the same method (the largest
+ *   is guessed as that of its key's last answer of the same method (until
+ *   it had one, the method's last answer of any key; the largest
  *   size, `grpc.max_message_bytes`, until one was sent); else it waits,
  *   before it runs, until they have (its client's deadline or the end of
  *   its connection ends the wait). From when it runs until it answers, the
@@ -100,8 +101,9 @@ export interface FollowedAnswer {
 type AnswerBudget = ByteBudget<Waiter>;
 
 interface Waiter {
-  /** The method's path: its last answer's size is the guess. */
+  /** The method's path and the call's key: their last answer's size is the guess. */
   readonly method: string;
+  readonly caller: string;
   /** Lets the call past the budget it waits in, keeping `guessBytes` there for it. */
   readonly pass: (guessBytes: number) => void;
 }
@@ -111,8 +113,13 @@ const MiB = 1024 * 1024;
 export class UnsentAnswers {
   private readonly byConnection = new WeakMap<Connection, AnswerBudget>();
   private readonly byKey = new Map<string, AnswerBudget>();
-  /** The size of each method's last answer, by path. */
+  /** The size of each method's last answer, by path: the guess for a key that had none. */
   private readonly lastAnswerBytes = new Map<string, number>();
+  /**
+   * The size of each key's last answer of each method: one key's large answers do not make the
+   * others' calls wait. As many as keys (from the configuration) times methods, as the key budgets.
+   */
+  private readonly lastAnswerBytesByKey = new Map<string, Map<string, number>>();
   private connectionsUsedBytes = 0;
   private connectionsPeakBytes = 0;
   private held = 0;
@@ -160,7 +167,7 @@ export class UnsentAnswers {
       for (let stage = first; stage < stages.length; stage++) {
         const budget = stages[stage];
         if (budget === undefined) break;
-        const guess = this.guess(method);
+        const guess = this.guess(caller, method);
         if (budget.waiters.length > 0 || !budget.fits(guess)) {
           if (!counted) {
             counted = true;
@@ -169,6 +176,7 @@ export class UnsentAnswers {
           }
           const waiter: Waiter = {
             method,
+            caller,
             pass: (kept) => {
               waiting = undefined;
               keep(stage, kept);
@@ -197,7 +205,14 @@ export class UnsentAnswers {
       hold: (bytes) => {
         giveBackKept();
         // At most the largest size (grpc-js refuses a larger answer): a guess always fits an empty budget.
-        this.lastAnswerBytes.set(method, Math.min(bytes, this.limits.maxMessageBytes));
+        const sized = Math.min(bytes, this.limits.maxMessageBytes);
+        this.lastAnswerBytes.set(method, sized);
+        let own = this.lastAnswerBytesByKey.get(caller);
+        if (own === undefined) {
+          own = new Map();
+          this.lastAnswerBytesByKey.set(caller, own);
+        }
+        own.set(method, sized);
         const full = stages.find((b) => b.used + bytes > b.limitBytes);
         if (full !== undefined && mustSend) this.overdrawn++;
         else if (full !== undefined) {
@@ -256,14 +271,19 @@ export class UnsentAnswers {
   }
 
   /**
-   * The guess of an answer of `method`: its last answer's size, the largest size until there was one.
+   * The guess of an answer of `method` to `caller`: the key's last answer's size, else the method's
+   * last answer's of any key, the largest size until there was one.
    * A long-poll (Reserve) waits for jobs, not for room: its guess is 0, so parallel long-polls are
    * never held back by guesses (1,000 workers each waiting up to a minute), and its answer is checked
    * against what is held when it comes, as every answer is.
    */
-  private guess(method: string): number {
+  private guess(caller: string, method: string): number {
     if (method === reservePath) return 0;
-    return this.lastAnswerBytes.get(method) ?? this.limits.maxMessageBytes;
+    return (
+      this.lastAnswerBytesByKey.get(caller)?.get(method) ??
+      this.lastAnswerBytes.get(method) ??
+      this.limits.maxMessageBytes
+    );
   }
 
   /** Lets the first waiters of `budget` past it while it has room for each one's answer. */
@@ -271,7 +291,7 @@ export class UnsentAnswers {
     for (;;) {
       const next = budget.waiters[0];
       if (next === undefined) return;
-      const guess = this.guess(next.method);
+      const guess = this.guess(next.caller, next.method);
       if (!budget.fits(guess)) return;
       budget.waiters.shift();
       next.pass(guess);

@@ -300,3 +300,25 @@ test("a write whose answer overdraws its connection's budget is answered; its co
   }
   await waitFor(() => answers().held === 0 && answers().waiting === 0, 'everything given back', 10_000);
 });
+
+test("a key's guesses are its own: another key's large answers do not make its calls wait", () => {
+  const answersOf = newBudgets();
+  const ran: string[] = [];
+  const run = (caller: string, method = getJobPath) => {
+    const answer = answersOf.follow(undefined, caller, method);
+    answer.admit(() => ran.push(caller));
+    return answer;
+  };
+  // Key b's jobs answer 10 KiB; it holds 900 KiB of unread flows of its 1 MiB.
+  const sized = run('b');
+  assert.equal(sized.hold(10 * KiB), null);
+  sized.finished();
+  const unread = [0, 1, 2].map(() => run('b', '/sepp.v1.QueueService/GetFlow'));
+  for (const flow of unread) assert.equal(flow.hold(300 * KiB), null);
+  // Key a's job answers 320 KiB: b's next GetJob keeps room for its own 10 KiB, and runs.
+  assert.equal(run('a').hold(320 * KiB), null);
+  ran.length = 0;
+  run('b');
+  assert.deepEqual(ran, ['b']);
+  assert.equal(answersOf.stats().waiting, 0);
+});
