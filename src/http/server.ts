@@ -8,7 +8,7 @@
  *    alone — before a byte of the body is read (401, 403); then the query
  *    parameters against the operation's (400 for one it does not take); then
  *    the key's answers not yet sent (429 with Retry-After when they leave no
- *    room for this operation's last answer: unsent-answers.ts);
+ *    room for the key's last answer of this operation: unsent-answers.ts);
  * 4. the body's size (Content-Length, or as chunks arrive) against
  *    http.max_request_bytes (413) and against the bytes in flight overall and
  *    for this key (429 with Retry-After) — a request with
@@ -17,9 +17,10 @@
  * 5. the body read, checked to be UTF-8 and a JSON object (400, 415);
  * 6. the handler; whatever it throws becomes the one error shape (errors.ts);
  * 7. its answer held to the answers not yet sent, until its last byte was
- *    handed to the kernel or its connection closed (429 instead when it does
- *    not fit). A handler's undo (a reserve's give-back of its jobs) runs when
- *    its answer never reached the client whole.
+ *    handed to the kernel or its connection closed (when it does not fit: 429
+ *    instead for a read or a reserve that leased jobs, sent all the same for
+ *    any other write). A handler's undo (a reserve's give-back of its jobs)
+ *    runs when its answer never reached the client whole (answer-delivery.ts).
  *
  * Steps 3 to 5 are request-reading.ts; a JSON answer is written by
  * json-answer.ts, a failure's by failure-answer.ts.
@@ -62,12 +63,13 @@ import { SeppError } from '../engine/errors.ts';
 import { answerClientError, type ClientError, clientErrorWords } from '../platform/client-error-answer.ts';
 import { admitRequest, type OnRequestEnd } from '../platform/pipelined-requests.ts';
 import { WriteDeadline } from '../platform/write-deadline.ts';
+import { AnswerDelivery } from './answer-delivery.ts';
 import { ApiNames } from './api-names.ts';
 import { anonymous, type Caller, KeyTable } from './auth.ts';
 import { type ErrorBody, httpStatusOf, invalid } from './errors.ts';
 import { answerFailure, type HttpLog } from './failure-answer.ts';
 import { jobIdFrom } from './job-json.ts';
-import { EncodedJson, encodeJson, sendJson } from './json-answer.ts';
+import { EncodedJson, encodeJson } from './json-answer.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
 import { BodyReader, callerOf } from './request-reading.ts';
 import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.ts';
@@ -233,12 +235,6 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     let release = () => {};
     let leaveRead = () => {};
     let ended = false;
-    /** What the handler asked to undo if its answer never reaches the client whole (onAnswerLost). */
-    let undoLost: ((partlySent: boolean) => Promise<unknown>) | undefined;
-    /** The answer's last byte was handed to the kernel. */
-    let delivered = false;
-    /** Gives back the room kept for the answer (unsent-answers.ts) once it is held or not to be. */
-    let unkeep = () => {};
     // When its answer closes, or its connection does (an answer waiting behind another is never closed).
     onEnd(() => {
       ended = true;
@@ -258,17 +254,13 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         }
       : null;
     let names: ApiNames | undefined;
-    const answerLost = (partlySent: boolean) => {
-      const undo = undoLost;
-      undoLost = undefined;
-      undo?.(partlySent).catch((error: unknown) => {
-        // The undo answers its expected failures itself: what reaches here is a bug.
-        options.log?.error('http.internal_error', {
-          operation,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      });
-    };
+    // Its answer's room in the budgets, and the handler's undo if the answer is lost.
+    const answer = new AnswerDelivery(onEnd, (error) =>
+      options.log?.error('http.internal_error', {
+        operation,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
     try {
       const target = req.url ?? '';
       if (!target.startsWith('/')) throw invalid('the request target must be a path, e.g. /v1/jobs');
@@ -283,13 +275,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const query = q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1));
       refuseUnknownQuery(operation, Object.keys(route.query ?? {}), query);
       // A key whose answers not yet read fill its budget is refused before anything is done; one
-      // let in keeps room for its answer until it is held, or the request ends.
-      if (route.kind === 'json') {
-        const admitted = answers.admit(caller.name, operation, route.longPoll === true);
-        if (admitted instanceof SeppError) throw admitted;
-        unkeep = admitted;
-        onEnd(admitted);
-      }
+      // let in keeps room for its answer until it is held, and holds that until the request ends.
+      if (route.kind === 'json') answer.admit(answers, caller.name, operation, route.longPoll === true);
       // A read counts toward its key's share of the store's read queue (engine/read-shares.ts),
       // from before a scoped key's check of the job's queue, which reads the store too. A
       // long-poll counts only while it reads (that check, and the reads of its handler).
@@ -338,31 +325,14 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           return abort.signal;
         },
         onAnswerLost(undo) {
-          undoLost = undo;
+          answer.onLost(undo);
         },
       };
       if (route.kind === 'json') {
         const revoked = route.longPoll === true ? endOnKeyChange(caller) : null;
         const value = await jsonRouteAnswer(route, request, scopedJobId, revoked);
-        if (res.writableEnded || res.destroyed) {
-          answerLost(false);
-          return;
-        }
-        const encoded = encodeJson(value);
-        unkeep();
-        const held = answers.hold(caller.name, operation, encoded.byteLength);
-        if (held instanceof SeppError) throw held;
-        res.once('finish', () => {
-          delivered = true;
-        });
-        // Cut by the write deadline, or its connection closed first: the client has not all of it.
-        // An answer still waiting behind another on its connection (pipelining) was never given
-        // the socket (Node assigns it in turn), so none of it was written.
-        onEnd(() => {
-          held();
-          if (!delivered) answerLost(res.socket !== null);
-        });
-        sendJson(res, { status: 200, value: encoded, closing: draining });
+        if (res.writableEnded || res.destroyed) answer.lost(false);
+        else answer.send(res, route.method, encodeJson(value), draining);
         return;
       }
       const stream = new EventStreamResponse(res, draining ? { Connection: 'close' } : {});
@@ -374,8 +344,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       }
     } catch (error) {
       // An error is answered instead of what the handler had done (a refused answer, a revoked key).
-      answerLost(false);
-      unkeep();
+      answer.failed();
       // A refused body is not handled: the bytes it counted in flight are given back now, not
       // when the rest of it has been dropped.
       release();

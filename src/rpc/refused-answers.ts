@@ -1,9 +1,11 @@
 /**
  * Unary answers refused after their handler ran: the admission interceptor
- * (admission.ts) does not send an answer that does not fit the budgets of
- * answers not yet read (unsent-answers.ts), and ends the call
- * RESOURCE_EXHAUSTED instead. The handler had carried the call out by then,
- * so two things follow here:
+ * (admission.ts) does not send the answer of a read (Get…, List…) or of a
+ * Reserve that does not fit the budgets of answers not yet read
+ * (unsent-answers.ts), and ends the call RESOURCE_EXHAUSTED instead (any
+ * other call's answer is sent all the same: it changed something its client
+ * must not be told to do again). The handler had carried the call out by
+ * then, so two things follow here:
  *
  * - the call's observation (metrics, the request log, its span) ends with the
  *   code the client got, not with the handler's OK;

@@ -13,7 +13,8 @@
  * (`grpc.max_bytes_in_flight_per_connection`, `_per_key`):
  *
  * - a call runs only when both budgets have room for its answer, whose size
- *   is guessed as that of the last answer of the same method (the largest
+ *   is guessed as that of its key's last answer of the same method (until
+ *   it had one, the method's last answer of any key; the largest
  *   size, `grpc.max_message_bytes`, until one was sent); else it waits,
  *   before it runs, until they have (its client's deadline or the end of
  *   its connection ends the wait). From when it runs until it answers, the
@@ -21,11 +22,20 @@
  *   budgets when the guess holds; a connection that reads its answers has
  *   small calls (an enqueue's answer is a few bytes) never wait;
  * - an answer that does not fit (calls let in together whose answers came
- *   out larger than guessed) is not sent: its call ends RESOURCE_EXHAUSTED (`sepp-retry:
- *   later`) instead, observed with that code, and a Reserve gives its jobs back
- *   (refused-answers.ts). Every budget holds at least one answer of the largest
- *   size (config checks it), so an answer always fits an empty budget, and
- *   no budget ever holds more than its limit.
+ *   out larger than guessed) is sent all the same when its call changed
+ *   something that stays (an Enqueue, an Ack, a CancelJob: every method but
+ *   the reads, Get… and List…, and Reserve): refusing it would have its client
+ *   repeat what was done. It overdraws the budgets until it is sent, and
+ *   calls wait before they run until the budgets are back under their limits.
+ *   A read's answer, harmless to repeat, or a Reserve's, whose jobs are given
+ *   back (refused-answers.ts), is not sent: its call ends RESOURCE_EXHAUSTED
+ *   (`sepp-retry: later`) instead, observed with that code. Every budget holds
+ *   at least one answer of the largest size (config checks it), so an answer
+ *   always fits an empty budget; a budget holds at most its limit, or what
+ *   the answers of writes let in together overdrew: each was let in while the
+ *   budget had room for its guess, so the overdraft is at most the answers of
+ *   the calls open at once (a connection's grpc.max_streams_per_connection;
+ *   SECURITY.md gives the figures).
  *
  * A waiting call waits first for its connection's budget, in the order the
  * connection's calls came, and only then, with the room of its connection
@@ -42,6 +52,14 @@ import type { Connection } from './connections.ts';
 
 /** The unary long-poll: its call waits for jobs, so room is not kept for its answer while it waits. */
 const reservePath = '/sepp.v1.QueueService/Reserve';
+
+/**
+ * Whether a method's answer may be refused after it ran: a read (Get…, List…), harmless to
+ * repeat, or Reserve, whose leases are undone. Any other method changed something that stays.
+ */
+export function refusableAfterRun(method: string): boolean {
+  return method === reservePath || /\/(Get|List)[A-Z][^/]*$/.test(method);
+}
 export interface UnsentAnswersLimits {
   readonly maxBytesInFlightPerConnection: number;
   readonly maxBytesInFlightPerKey: number;
@@ -62,6 +80,8 @@ export interface UnsentAnswersStats {
   readonly waited: number;
   /** Answers not sent because a budget was full, since the start. */
   readonly refused: number;
+  /** Answers sent past a full budget since the start: their calls had changed something. */
+  readonly overdrawn: number;
 }
 
 /** One unary call's answer, as the admission interceptor reports it. */
@@ -81,8 +101,9 @@ export interface FollowedAnswer {
 type AnswerBudget = ByteBudget<Waiter>;
 
 interface Waiter {
-  /** The method's path: its last answer's size is the guess. */
+  /** The method's path and the call's key: their last answer's size is the guess. */
   readonly method: string;
+  readonly caller: string;
   /** Lets the call past the budget it waits in, keeping `guessBytes` there for it. */
   readonly pass: (guessBytes: number) => void;
 }
@@ -92,14 +113,20 @@ const MiB = 1024 * 1024;
 export class UnsentAnswers {
   private readonly byConnection = new WeakMap<Connection, AnswerBudget>();
   private readonly byKey = new Map<string, AnswerBudget>();
-  /** The size of each method's last answer, by path. */
+  /** The size of each method's last answer, by path: the guess for a key that had none. */
   private readonly lastAnswerBytes = new Map<string, number>();
+  /**
+   * The size of each key's last answer of each method: one key's large answers do not make the
+   * others' calls wait. As many as keys (from the configuration) times methods, as the key budgets.
+   */
+  private readonly lastAnswerBytesByKey = new Map<string, Map<string, number>>();
   private connectionsUsedBytes = 0;
   private connectionsPeakBytes = 0;
   private held = 0;
   private waiting = 0;
   private waited = 0;
   private refused = 0;
+  private overdrawn = 0;
 
   constructor(private readonly limits: UnsentAnswersLimits) {}
 
@@ -117,6 +144,7 @@ export class UnsentAnswers {
     let waiting: { budget: AnswerBudget; waiter: Waiter } | undefined;
     let counted = false;
     let run: (() => void) | undefined;
+    const mustSend = !refusableAfterRun(method);
     const keep = (stage: number, bytes: number) => {
       const budget = stages[stage];
       if (budget === undefined) throw new Error('bug: no such stage');
@@ -139,7 +167,7 @@ export class UnsentAnswers {
       for (let stage = first; stage < stages.length; stage++) {
         const budget = stages[stage];
         if (budget === undefined) break;
-        const guess = this.guess(method);
+        const guess = this.guess(caller, method);
         if (budget.waiters.length > 0 || !budget.fits(guess)) {
           if (!counted) {
             counted = true;
@@ -148,6 +176,7 @@ export class UnsentAnswers {
           }
           const waiter: Waiter = {
             method,
+            caller,
             pass: (kept) => {
               waiting = undefined;
               keep(stage, kept);
@@ -176,9 +205,17 @@ export class UnsentAnswers {
       hold: (bytes) => {
         giveBackKept();
         // At most the largest size (grpc-js refuses a larger answer): a guess always fits an empty budget.
-        this.lastAnswerBytes.set(method, Math.min(bytes, this.limits.maxMessageBytes));
+        const sized = Math.min(bytes, this.limits.maxMessageBytes);
+        this.lastAnswerBytes.set(method, sized);
+        let own = this.lastAnswerBytesByKey.get(caller);
+        if (own === undefined) {
+          own = new Map();
+          this.lastAnswerBytesByKey.set(caller, own);
+        }
+        own.set(method, sized);
         const full = stages.find((b) => b.used + bytes > b.limitBytes);
-        if (full !== undefined) {
+        if (full !== undefined && mustSend) this.overdrawn++;
+        else if (full !== undefined) {
           this.refused++;
           letInAll();
           return new SeppError(
@@ -229,18 +266,24 @@ export class UnsentAnswers {
       waiting: this.waiting,
       waited: this.waited,
       refused: this.refused,
+      overdrawn: this.overdrawn,
     };
   }
 
   /**
-   * The guess of an answer of `method`: its last answer's size, the largest size until there was one.
+   * The guess of an answer of `method` to `caller`: the key's last answer's size, else the method's
+   * last answer's of any key, the largest size until there was one.
    * A long-poll (Reserve) waits for jobs, not for room: its guess is 0, so parallel long-polls are
    * never held back by guesses (1,000 workers each waiting up to a minute), and its answer is checked
    * against what is held when it comes, as every answer is.
    */
-  private guess(method: string): number {
+  private guess(caller: string, method: string): number {
     if (method === reservePath) return 0;
-    return this.lastAnswerBytes.get(method) ?? this.limits.maxMessageBytes;
+    return (
+      this.lastAnswerBytesByKey.get(caller)?.get(method) ??
+      this.lastAnswerBytes.get(method) ??
+      this.limits.maxMessageBytes
+    );
   }
 
   /** Lets the first waiters of `budget` past it while it has room for each one's answer. */
@@ -248,7 +291,7 @@ export class UnsentAnswers {
     for (;;) {
       const next = budget.waiters[0];
       if (next === undefined) return;
-      const guess = this.guess(next.method);
+      const guess = this.guess(next.caller, next.method);
       if (!budget.fits(guess)) return;
       budget.waiters.shift();
       next.pass(guess);

@@ -19,7 +19,7 @@ import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { type ApiAnswer, apiCall } from '../helpers/http-api.ts';
 import { scrape } from '../helpers/prometheus.ts';
-import { apiKeysToml, startTestServer, type TestServer } from '../helpers/server.ts';
+import { apiKeysToml, startTestServer, type TestServer, waitersReach } from '../helpers/server.ts';
 
 const MiB = 1024 * 1024;
 const keys = {
@@ -83,11 +83,11 @@ write_timeout_ms = "${writeTimeout}"
     return await first;
   };
 
-  /** Jobs of `big` the `other` key may lease now (it waits up to 5 s for each). */
-  const leaseAgain = async (count: number): Promise<Leased[]> => {
+  /** Jobs of `queue` the `other` key may lease now (it waits up to 5 s for each). */
+  const leaseAgain = async (count: number, queue = 'big'): Promise<Leased[]> => {
     const leased: Leased[] = [];
     while (leased.length < count) {
-      const answer = await reserve(keys.other, 'big', 5_000);
+      const answer = await reserve(keys.other, queue, 5_000);
       assert.equal(answer.status, 200, answer.text.slice(0, 300));
       assert.ok(answer.json.jobs.length > 0, `${leased.length} of ${count} jobs given back`);
       leased.push(...answer.json.jobs);
@@ -119,21 +119,25 @@ write_timeout_ms = "${writeTimeout}"
     );
   };
 
+  /** The slow key's long-poll on `late`, let in while its budget was empty (test 2). */
+  let lateReserve: ReturnType<typeof reserve> | undefined;
+  const payloadBase64 = Buffer.alloc(4.5 * MiB, 0x61).toString('base64');
+  const enqueueBig = async (queue: string): Promise<string> => {
+    const answer = await apiCall<{ jobId: string }>(t.httpUrl, '/v1/jobs', {
+      key: keys.producer,
+      body: { queue, type: 't', payloadBase64 },
+    });
+    assert.equal(answer.status, 200, answer.text + lines.join('\n'));
+    return answer.json.jobId;
+  };
+
   before(async () => {
     t = await startTestServer({
       http: true,
       logger: createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) }),
       toml: toml('1h'),
     });
-    const payloadBase64 = Buffer.alloc(4.5 * MiB, 0x61).toString('base64');
-    for (let i = 0; i < 4; i++) {
-      const answer = await apiCall<{ jobId: string }>(t.httpUrl, '/v1/jobs', {
-        key: keys.producer,
-        body: { queue: 'big', type: 't', payloadBase64 },
-      });
-      assert.equal(answer.status, 200, answer.text + lines.join('\n'));
-      jobIds.push(answer.json.jobId);
-    }
+    for (let i = 0; i < 3; i++) jobIds.push(await enqueueBig('big'));
   });
   after(async () => {
     for (const socket of unread) socket.destroy();
@@ -141,6 +145,9 @@ write_timeout_ms = "${writeTimeout}"
   });
 
   test('a key whose connections do not read is refused beyond its budget; another key is served', async () => {
+    // A long-poll let in while the key holds nothing: its answer comes in the next test.
+    lateReserve = reserve(keys.slow, 'late', 30_000);
+    await waitersReach(t, 1);
     // Two answers of 6 MiB unread: 12 of the key's 16 MiB held.
     assert.match(await reserveUnread(), /^HTTP\/1\.1 200/);
     assert.match(await reserveUnread(), /^HTTP\/1\.1 200/);
@@ -165,15 +172,15 @@ write_timeout_ms = "${writeTimeout}"
   });
 
   test('a reserve whose answer does not fit gives its jobs back at once', async () => {
-    // A small answer makes the guess small: the slow key's next reserve runs, and leases the last job.
-    const empty = await reserve(keys.other, 'empty');
-    assert.deepEqual(empty.json.jobs, []);
-    const refused = await reserve(keys.slow, 'big');
+    // The slow key's long-poll, let in before its budget filled, leases a big job.
+    const lateJobId = await enqueueBig('late');
+    assert.ok(lateReserve !== undefined);
+    const refused = await lateReserve;
     refusedFor(refused, /^the answer \(\d+ bytes\) was not sent, though the request was carried out/);
     assert.equal(await refusedCount(), 2, 'an answer not sent is counted too');
-    const [again] = await leaseAgain(1);
+    const [again] = await leaseAgain(1, 'late');
     assert.ok(again !== undefined);
-    assert.ok(jobIds.includes(again.jobId));
+    assert.equal(again.jobId, lateJobId);
     assert.equal(again.attempt, 1, 'its lease undone: the attempt given back, none counted');
     const ack = await apiCall(t.httpUrl, `/v1/jobs/${again.jobId}/ack`, {
       key: keys.other,

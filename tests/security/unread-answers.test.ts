@@ -13,9 +13,10 @@ import { after, before, test } from 'node:test';
 import { Metadata, status } from '@grpc/grpc-js';
 import { GetJobRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { EnqueueBatchRequest } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { ReserveRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { toServiceError } from '../../src/rpc/status.ts';
-import { UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
+import { refusableAfterRun, UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
 import { apiKeyToml } from '../helpers/access-table.ts';
 import { scrape } from '../helpers/prometheus.ts';
 import { grpcFrame } from '../helpers/raw-grpc.ts';
@@ -35,6 +36,8 @@ before(async () => {
     toml: `${apiKeyToml('reader', 'producer', key)}${apiKeyToml('worker', 'worker', workerKey)}
 [queue_defaults]
 max_payload_bytes = "200KiB"
+[limits]
+max_batch_jobs = 3000
 [grpc]
 max_message_bytes = "320KiB"
 max_bytes_in_flight_per_connection = "640KiB"
@@ -121,15 +124,19 @@ test('calls whose answers are never read hold at most the budgets; the rest wait
   assert.equal(answers().connections.usedBytes, 0);
 });
 
-test('answers of calls let in together that do not fit are refused, later; the budget never overruns', () => {
-  const answersOf = new UnsentAnswers({
+const getJobPath = '/sepp.v1.QueueService/GetJob';
+const newBudgets = () =>
+  new UnsentAnswers({
     maxBytesInFlightPerConnection: 640 * KiB,
     maxBytesInFlightPerKey: 1024 * KiB,
     maxMessageBytes: 320 * KiB,
   });
+
+test('reads let in together whose answers do not fit are refused, later; the budget never overruns', () => {
+  const answersOf = newBudgets();
   const ran: number[] = [];
   const calls = [0, 1, 2].map((i) => {
-    const answer = answersOf.follow(undefined, 'k', '/m');
+    const answer = answersOf.follow(undefined, 'k', getJobPath);
     answer.admit(() => ran.push(i));
     return answer;
   });
@@ -144,13 +151,45 @@ test('answers of calls let in together that do not fit are refused, later; the b
   );
   assert.equal(toServiceError(refusal).metadata?.get('sepp-retry')[0], 'later');
   assert.deepEqual(answersOf.stats().byKey.k, { usedBytes: 800 * KiB, peakBytes: 800 * KiB });
-  // A fourth waits (no room for an answer of 320 KiB) and runs once an answer went out.
-  const fourth = answersOf.follow(undefined, 'k', '/m');
+  // A fourth waits (no room for an answer of 400 KiB, the last) and runs once an answer went out.
+  const fourth = answersOf.follow(undefined, 'k', getJobPath);
   fourth.admit(() => ran.push(3));
   assert.equal(answersOf.stats().waiting, 1);
   calls[0]?.finished();
   assert.deepEqual(ran, [0, 1, 2, 3]);
   for (const c of [...calls, fourth]) c.finished();
+  assert.equal(answersOf.stats().byKey.k?.usedBytes, 0);
+});
+
+test("a write's answer that does not fit is sent, overdrawing; calls wait until it went out", () => {
+  assert.deepEqual(
+    ['Reserve', 'GetJob', 'ListQueues', 'Enqueue', 'AckBatch', 'CancelJobs', 'Getaway'].map((m) =>
+      refusableAfterRun(`/sepp.v1.QueueService/${m}`),
+    ),
+    [true, true, true, false, false, false, false],
+  );
+  const answersOf = newBudgets();
+  const ran: string[] = [];
+  const run = (method: string) => {
+    const answer = answersOf.follow(undefined, 'k', `/sepp.v1.QueueService/${method}`);
+    answer.admit(() => ran.push(method));
+    return answer;
+  };
+  const calls = [run('GetJob'), run('GetJob'), run('EnqueueBatch')];
+  assert.deepEqual(ran, ['GetJob', 'GetJob', 'EnqueueBatch'], 'all three ran at once: nothing was held yet');
+  assert.equal(calls[0]?.hold(400 * KiB), null);
+  assert.equal(calls[1]?.hold(400 * KiB), null);
+  assert.equal(calls[2]?.hold(300 * KiB), null, 'sent: the call enqueued its jobs');
+  assert.deepEqual(answersOf.stats().byKey.k, { usedBytes: 1100 * KiB, peakBytes: 1100 * KiB });
+  assert.equal(answersOf.stats().overdrawn, 1);
+  // Over its limit, the key's next call waits before it runs, a write as a read, until it is under again.
+  const next = run('Enqueue');
+  assert.equal(answersOf.stats().waiting, 1);
+  calls[2]?.finished();
+  assert.equal(answersOf.stats().waiting, 1, '800 KiB held: still no room for a guess of 320 KiB');
+  calls[1]?.finished();
+  assert.deepEqual(ran.at(-1), 'Enqueue');
+  for (const c of [...calls, next]) c.finished();
   assert.equal(answersOf.stats().byKey.k?.usedBytes, 0);
 });
 
@@ -224,4 +263,62 @@ test('a Reserve whose answer is refused gives its jobs back at once, attempt unc
     session.destroy();
   }
   await waitFor(() => answers().held === 0, 'everything given back', 10_000);
+});
+
+test("a write whose answer overdraws its connection's budget is answered; its connection's next call waits", async () => {
+  // A small EnqueueBatch makes the method's guess small: the large one below runs at once.
+  await call(t.client, t.client.enqueueBatch, { jobs: [testJob('overdraft')] }, withKey());
+  // Three unread answers of ~190 KiB hold 570 of the connection's 640 KiB.
+  const { session, statuses } = unreadCalls(3);
+  try {
+    await waitFor(() => answers().held === 3, 'three answers held', 20_000);
+    const before = answers();
+    const jobs = Array.from({ length: 3000 }, () => testJob('overdraft'));
+    let batchStatus: string | undefined;
+    unreadCall(session, 'EnqueueBatch', grpcFrame(EnqueueBatchRequest.encode({ jobs }).finish()), (code) => {
+      batchStatus = code;
+    });
+    // Its ~130 KiB answer (an id per job) does not fit the 70 KiB left: held all the same.
+    await waitFor(() => answers().held === 4, 'the batch answer held', 20_000);
+    assert.ok(answers().connections.usedBytes > perConnection, JSON.stringify(answers().connections));
+    assert.equal(answers().overdrawn, before.overdrawn + 1);
+    assert.equal(answers().refused, before.refused, 'nothing refused');
+    const queue = (await t.server.engine.listQueues()).find((q) => q.name === 'overdraft');
+    assert.equal(queue?.counts.ready, 3001, 'enqueued once');
+    // The connection is over its budget: its next call waits before it runs.
+    unreadCall(session, 'GetJob', grpcFrame(GetJobRequest.encode({ jobId }).finish()), (code) =>
+      statuses.push(code),
+    );
+    await waitFor(() => answers().waiting === before.waiting + 1, 'the next call waiting', 10_000);
+    // The client reads (a window at last): every answer goes out, the batch's with OK.
+    session.settings({ initialWindowSize: 1024 * KiB });
+    await waitFor(() => batchStatus !== undefined && statuses.length === 4, 'every status', 20_000);
+    assert.equal(batchStatus, String(status.OK));
+    assert.deepEqual(statuses, ['0', '0', '0', '0']);
+  } finally {
+    session.destroy();
+  }
+  await waitFor(() => answers().held === 0 && answers().waiting === 0, 'everything given back', 10_000);
+});
+
+test("a key's guesses are its own: another key's large answers do not make its calls wait", () => {
+  const answersOf = newBudgets();
+  const ran: string[] = [];
+  const run = (caller: string, method = getJobPath) => {
+    const answer = answersOf.follow(undefined, caller, method);
+    answer.admit(() => ran.push(caller));
+    return answer;
+  };
+  // Key b's jobs answer 10 KiB; it holds 900 KiB of unread flows of its 1 MiB.
+  const sized = run('b');
+  assert.equal(sized.hold(10 * KiB), null);
+  sized.finished();
+  const unread = [0, 1, 2].map(() => run('b', '/sepp.v1.QueueService/GetFlow'));
+  for (const flow of unread) assert.equal(flow.hold(300 * KiB), null);
+  // Key a's job answers 320 KiB: b's next GetJob keeps room for its own 10 KiB, and runs.
+  assert.equal(run('a').hold(320 * KiB), null);
+  ran.length = 0;
+  run('b');
+  assert.deepEqual(ran, ['b']);
+  assert.equal(answersOf.stats().waiting, 0);
 });

@@ -1,0 +1,77 @@
+/**
+ * One JSON request's answer, from when the request is let in until the answer's last byte was
+ * handed to the kernel: the room it keeps, then the bytes it holds, in the budgets of answers
+ * not yet sent (unsent-answers.ts), and what its handler asked to undo if the answer never
+ * reaches the client whole (`ApiRequest.onAnswerLost`: a reserve gives its jobs back) — because
+ * it was refused, an error was answered instead, the write deadline cut it, or its connection
+ * closed first.
+ *
+ * Past a full budget only a read (`GET`, harmless to repeat) or an answer with an undo is refused
+ * its answer after the request ran; any other request changed something that stays, and its
+ * answer is sent all the same: a 429 would have its client do it again.
+ */
+import type { ServerResponse } from 'node:http';
+import { SeppError } from '../engine/errors.ts';
+import type { OnRequestEnd } from '../platform/pipelined-requests.ts';
+import { type EncodedJson, sendJson } from './json-answer.ts';
+import type { AnswerRoom, UnsentAnswers } from './unsent-answers.ts';
+
+export class AnswerDelivery {
+  /** What the handler asked to undo if its answer never reaches the client whole. */
+  private undo: ((partlySent: boolean) => Promise<unknown>) | undefined;
+  /** Its room in the budgets, once let in. */
+  private room: AnswerRoom | undefined;
+  /** The answer's last byte was handed to the kernel. */
+  private delivered = false;
+
+  constructor(
+    private readonly onEnd: OnRequestEnd,
+    /** Told of an undo that failed: the undo answers its expected failures itself, so a bug. */
+    private readonly onBug: (error: unknown) => void,
+  ) {}
+
+  /**
+   * Lets the request of `key` to `operation` in against the budgets, keeping room for its answer
+   * until the request ends; throws the refusal when a budget is full.
+   */
+  admit(answers: UnsentAnswers, key: string, operation: string, longPoll: boolean): void {
+    const room = answers.admit(key, operation, longPoll);
+    if (room instanceof SeppError) throw room;
+    this.room = room;
+    this.onEnd(room.end);
+  }
+
+  /** Runs `undo` if the answer never reaches the client whole (at most once). */
+  onLost(undo: (partlySent: boolean) => Promise<unknown>): void {
+    this.undo = undo;
+  }
+
+  /** The answer will not be sent, or not whole (`partlySent`: its client may hold part of it). */
+  lost(partlySent: boolean): void {
+    const undo = this.undo;
+    this.undo = undefined;
+    undo?.(partlySent).catch(this.onBug);
+  }
+
+  /** An error is answered instead: what the handler did is undone, its room given back now. */
+  failed(): void {
+    this.lost(false);
+    this.room?.end();
+  }
+
+  /** Sends `encoded` as the 200 answer, or throws why it is refused (a read's, an undoable one's). */
+  send(res: ServerResponse, method: string, encoded: EncodedJson, closing: boolean): void {
+    const refused = this.room?.hold(encoded.byteLength, method !== 'GET' && this.undo === undefined);
+    if (refused instanceof SeppError) throw refused;
+    res.once('finish', () => {
+      this.delivered = true;
+    });
+    // Cut by the write deadline, or its connection closed first: the client has not all of it.
+    // An answer still waiting behind another on its connection (pipelining) was never given
+    // the socket (Node assigns it in turn), so none of it was written.
+    this.onEnd(() => {
+      if (!this.delivered) this.lost(res.socket !== null);
+    });
+    sendJson(res, { status: 200, value: encoded, closing });
+  }
+}
