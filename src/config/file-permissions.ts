@@ -27,7 +27,7 @@ export const statMode: StatMode = (path) => {
 };
 
 /** Files in the data directory that hold job data (the database and SQLite's companions). */
-const databaseFiles = ['sepp.db', 'sepp.db-wal', 'sepp.db-shm'];
+export const databaseFiles = ['sepp.db', 'sepp.db-wal', 'sepp.db-shm'];
 
 const octal = (mode: number) => `0${mode.toString(8).padStart(3, '0')}`;
 const othersRead = 0o004;
