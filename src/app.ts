@@ -35,6 +35,7 @@ import {
   overrideConflicts,
   queueSettingsChecker,
   type SeppConfig,
+  sqliteLeftBehindWarnings,
   type TlsFiles,
   tlsFilesProblems,
 } from './config/index.ts';
@@ -331,7 +332,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   bound.grpc = listening.grpc.address;
   bound.admin = listening.admin.address;
   bound.http = listening.http?.address ?? null;
-  for (const warning of [...configWarnings(config), ...filePermissionWarnings(config)])
+  for (const warning of [
+    ...configWarnings(config),
+    ...filePermissionWarnings(config),
+    ...sqliteLeftBehindWarnings(config),
+  ])
     logger.warn('config.risky', { setting: warning.key, detail: warning.message });
   // The file may have changed, while the server was down, so that a run-time override no longer fits it.
   for (const conflict of overrideConflicts(config, config, engine.queueSettingOverrides()))

@@ -6,6 +6,7 @@ import {
   exampleConfig,
   filePermissionWarnings,
   formatProblem,
+  sqliteLeftBehindWarnings,
 } from '../config/index.ts';
 import { print, withConnection } from './commands/connection.ts';
 import { runReload } from './commands/reload.ts';
@@ -74,8 +75,12 @@ export function registerConfigCommands(parser: Argv, io: CliIo): void {
           const result = checkConfigFile(args.file, { cwd: io.cwd });
           if (result.ok) {
             print(io, `${args.file}: OK`);
-            // Allowed, but someone should look: files others can read. One line each, as errors are.
-            for (const warning of filePermissionWarnings(result.config)) {
+            // Allowed, but someone should look: files others can read, a SQLite store a PostgreSQL
+            // config leaves behind. One line each, as errors are.
+            for (const warning of [
+              ...filePermissionWarnings(result.config),
+              ...sqliteLeftBehindWarnings(result.config),
+            ]) {
               io.stderr.write(`sepp: warning: ${warning.key}: ${warning.message}\n`);
             }
             return;

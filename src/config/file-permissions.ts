@@ -1,6 +1,6 @@
 /**
  * Files that others should not read: the config file when it holds a secret
- * in plain text, the TLS private keys, and the data directory (whoever reads
+ * in plain text, the TLS private keys, the PostgreSQL password file, and the data directory (whoever reads
  * the database reads every job). "Others" are users who are neither the
  * file's owner nor in its group: a group such as `sepp` that only the service
  * is in is a legitimate way to share a file (root:sepp 0640). The server logs
@@ -27,7 +27,7 @@ export const statMode: StatMode = (path) => {
 };
 
 /** Files in the data directory that hold job data (the database and SQLite's companions). */
-const databaseFiles = ['sepp.db', 'sepp.db-wal', 'sepp.db-shm'];
+export const databaseFiles = ['sepp.db', 'sepp.db-wal', 'sepp.db-shm'];
 
 const octal = (mode: number) => `0${mode.toString(8).padStart(3, '0')}`;
 const othersRead = 0o004;
@@ -59,6 +59,16 @@ export function filePermissionWarnings(config: SeppConfig, stat: StatMode = stat
         `${tls.keyFile} is readable by other users (mode ${octal(keyMode.mode)}): anyone on this machine can impersonate the server; chmod o-rwx ${tls.keyFile}`,
       );
     }
+  }
+
+  // The store's password logs in as the role that owns every job.
+  const passwordFile = config.store.passwordFile;
+  const passwordMode = passwordFile === null ? undefined : stat(passwordFile);
+  if (passwordFile !== null && passwordMode !== undefined && (passwordMode.mode & othersRead) !== 0) {
+    warn(
+      'store.password_file',
+      `${passwordFile} is readable by other users (mode ${octal(passwordMode.mode)}): anyone on this machine can log in to the database as sepp's role and read every job; chmod o-rwx ${passwordFile}`,
+    );
   }
 
   const dir = config.server.dataDir;

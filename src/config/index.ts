@@ -46,6 +46,7 @@ export { describePostgresUrl, redactConfig, redactUrl } from './redact.ts';
 export { planReload, type SettingChange } from './reload-plan.ts';
 export { checkReloadSafety } from './reload-safety.ts';
 export { credentialName } from './schema.ts';
+export { sqliteLeftBehindWarnings } from './sqlite-left-behind.ts';
 export { closestKey } from './suggest.ts';
 export { tlsFilesProblems } from './tls-files.ts';
 export type * from './types.ts';

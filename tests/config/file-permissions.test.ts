@@ -73,6 +73,21 @@ test('each file others can read is named with its setting and the command that f
   );
 });
 
+test('a PostgreSQL password file others can read is named; one only its group reads is fine', () => {
+  const toml =
+    '[store]\nkind = "postgres"\nurl = "postgres://sepp@db.example:5432/sepp"\npassword_file = "/etc/sepp/postgres-password"\n';
+  const config = loadToml(toml, { readSecretFile: () => Buffer.from('secret\n') });
+  const [warning, ...more] = filePermissionWarnings(config, modes({ '/etc/sepp/postgres-password': 0o644 }));
+  assert.deepEqual(more, []);
+  assert.equal(warning?.key, 'store.password_file');
+  assert.match(
+    warning?.message ?? '',
+    /^\/etc\/sepp\/postgres-password is readable by other users \(mode 0644\): anyone on this machine can log in to the database .*; chmod o-rwx \/etc\/sepp\/postgres-password$/,
+  );
+  assert.ok(!(warning?.message ?? '').includes('secret'), 'the password itself is not repeated');
+  assert.deepEqual(filePermissionWarnings(config, modes({ '/etc/sepp/postgres-password': 0o640 })), []);
+});
+
 test('`sepp config check` says OK and warns about a world-readable file with a plaintext key; chmod silences it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sepp-perms-'));
   try {

@@ -229,6 +229,14 @@ export class Connection {
       // Jobs may be as large as a queue allows (up to 64 MiB); the server enforces its own limit.
       'grpc.max_receive_message_length': -1,
       'grpc.max_send_message_length': -1,
+      // How soon the channel notices a server that is back: grpc-js backs off its connection
+      // attempts from 1 s to 120 s by default (and re-resolves a name at most every 30 s), so a
+      // Worker whose server was down for a while kept failing, whatever its own `reconnect`
+      // backoff, until the channel's next attempt: 6-22 s after a server killed for 45 s was
+      // back. The Python SDK's channel has the same bounds.
+      'grpc.dns_min_time_between_resolutions_ms': 1000,
+      'grpc.initial_reconnect_backoff_ms': 200,
+      'grpc.max_reconnect_backoff_ms': 5000,
       // Pings while calls are open, so a silent connection fails its calls instead of holding them
       // forever (the server accepts pings at any interval: docs/configuration.md).
       'grpc.keepalive_time_ms': this.options.keepaliveMs,
