@@ -1090,6 +1090,33 @@ test('a look whose writer is cut off after its check leaves the row another serv
   }
 });
 
+test('each end of a job counts itself in its row, whoever depends on it; a write that ends nothing does not', async () => {
+  const schema = 'end_versions';
+  const store = new PostgresStore(postgres.cluster.storeOptions(postgres.database, schema));
+  const engine = await Engine.open(store, defaultEngineOptions(), { clock: new FakeClock() });
+  const pgClient = await postgres.client();
+  const versions = async (id: string) =>
+    (await store.read((view) => view.jobs.ends!([id]))).map((end) => [end.state, end.version]);
+  const update = (set: string, id: string) =>
+    pgClient.query(`UPDATE ${schema}.jobs SET ${set} WHERE id = $1`, [id]);
+  try {
+    const { jobId } = await engine.enqueue({ queue: 'ends', type: 't', payload: new Uint8Array([1]) });
+    assert.deepEqual(await versions(jobId), [['ready', '0']]);
+    await engine.cancel(jobId);
+    assert.deepEqual(await versions(jobId), [['cancelled', '1']], 'an end');
+    // What addMarking writes when a job is added after it (jobsWaitOnIt): the same end.
+    await update('dependency_flags = dependency_flags | 2', jobId);
+    assert.deepEqual(await versions(jobId), [['cancelled', '1']], 'marked: the same end, with its version');
+    await update("state = 'ready', cancelled_at_ms = NULL", jobId);
+    await update("state = 'cancelled', cancelled_at_ms = 1", jobId);
+    assert.deepEqual(await versions(jobId), [['cancelled', '2']], 'ended again in the same state');
+    await update("state = 'cancelled', cancelled_at_ms = 2", jobId);
+    assert.deepEqual(await versions(jobId), [['cancelled', '2']], 'an ended row rewritten is no new end');
+  } finally {
+    await engine.close();
+  }
+});
+
 test('an outcome wait on one server ends when another server settles the job, at its next look', async () => {
   const schema = 'outcomes';
   // a's clock moves only when the test moves it: its waits' own timeouts (HTTP waitMs) never
