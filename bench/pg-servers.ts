@@ -9,8 +9,13 @@
  * PostgreSQL, with the load average around each run.
  *
  *   npx tsx bench/pg-servers.ts --jobs 10000 --runs 3 [--servers 1,2] [--concurrency 50] [--prefetch 0]
+ *                               [--against DIR] [--keep-completed]
  *
  * --prefetch N: each server's Worker holds N leased jobs beyond its slots (the SDK's `prefetch`).
+ * --against DIR: the servers of the checkout DIR too (its sources), on schemas of their own in
+ * the same cluster, interleaved with this checkout's run by run; a row per checkout and count.
+ * --keep-completed: the queue keeps its completed jobs (`completed_retention_ms`, 1 h), so each
+ * ack updates its job's row instead of deleting it.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -29,6 +34,8 @@ const { values } = parseArgs({
     servers: { type: 'string', default: '1,2' },
     concurrency: { type: 'string', default: '50' },
     prefetch: { type: 'string', default: '0' },
+    against: { type: 'string' },
+    'keep-completed': { type: 'boolean', default: false },
   },
 });
 const jobs = Number(values.jobs);
@@ -37,6 +44,12 @@ const serverCounts = values.servers.split(',').map(Number);
 const concurrency = Number(values.concurrency);
 const prefetch = Number(values.prefetch);
 const srcDir = new URL('..', import.meta.url).pathname;
+const keptCompleted = values['keep-completed'] ? '[queues.w1]\ncompleted_retention_ms = "1h"\n' : '';
+/** The checkouts measured, this one first. */
+const checkouts = [
+  { label: 'this', srcDir },
+  ...(values.against === undefined ? [] : [{ label: values.against, srcDir: values.against }]),
+];
 
 const cluster = await startPostgres();
 const database = await cluster.createDatabase('bench');
@@ -53,7 +66,7 @@ interface Figures {
   load: string;
 }
 
-async function runOnce(n: number, schema: string): Promise<Figures> {
+async function runOnce(n: number, schema: string, checkout: string): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), 'sepp-pg-servers-'));
   const started: { serve: SeppServe; client: SeppClient }[] = [];
   const loadBefore = loadavg()[0]?.toFixed(1);
@@ -62,12 +75,12 @@ async function runOnce(n: number, schema: string): Promise<Figures> {
       const config = join(dir, `sepp-${i}.toml`);
       writeFileSync(
         config,
-        `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "${schema}"\n`,
+        `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "${schema}"\n${keptCompleted}`,
       );
       // Started one after the other: the first migrates the schema.
       const serverDir = join(dir, `server-${i}`);
       mkdirSync(serverDir);
-      const serve = await startSeppServe({ srcDir, config, dir: serverDir });
+      const serve = await startSeppServe({ srcDir: checkout, config, dir: serverDir });
       const client = SeppClient.connect(`127.0.0.1:${serve.grpcPort}`);
       await client.ready();
       started.push({ serve, client });
@@ -130,22 +143,25 @@ function share(total: number, n: number, i: number): number {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-const results = new Map<number, Figures[]>(serverCounts.map((n) => [n, []]));
+const results = new Map<string, Figures[]>();
 try {
   for (let r = 0; r < runs; r++) {
     const order = r % 2 === 0 ? serverCounts : [...serverCounts].reverse();
     for (const n of order) {
-      const figures = await runOnce(n, `w1_${r}_${n}`);
-      results.get(n)?.push(figures);
-      console.log(
-        `run ${r + 1}, ${n} server(s): enqueue ${Math.round(figures.enqueue)} jobs/s, drain ${Math.round(figures.drain)} jobs/s; ` +
-          `sepp µs/job ${figures.enqueueServerUs.toFixed(0)} / ${figures.drainServerUs.toFixed(0)}, ` +
-          `PostgreSQL µs/job ${figures.enqueuePgUs.toFixed(0)} / ${figures.drainPgUs.toFixed(0)}; load ${figures.load}`,
-      );
+      for (const [c, checkout] of (r % 2 === 0 ? checkouts : [...checkouts].reverse()).entries()) {
+        const key = checkouts.length === 1 ? `${n}` : `${n} (${checkout.label})`;
+        const figures = await runOnce(n, `w1_${r}_${n}_${c}`, checkout.srcDir);
+        results.set(key, [...(results.get(key) ?? []), figures]);
+        console.log(
+          `run ${r + 1}, ${key} server(s): enqueue ${Math.round(figures.enqueue)} jobs/s, drain ${Math.round(figures.drain)} jobs/s; ` +
+            `sepp µs/job ${figures.enqueueServerUs.toFixed(0)} / ${figures.drainServerUs.toFixed(0)}, ` +
+            `PostgreSQL µs/job ${figures.enqueuePgUs.toFixed(0)} / ${figures.drainPgUs.toFixed(0)}; load ${figures.load}`,
+        );
+      }
     }
   }
   console.log(
-    `\nW1, ${jobs} jobs, 50 producers and ${concurrency} workers (prefetch ${prefetch}) split over the servers, medians of ${runs}:\n`,
+    `\nW1, ${jobs} jobs, 50 producers and ${concurrency} workers (prefetch ${prefetch}) split over the servers${keptCompleted === '' ? '' : ', completed jobs kept'}, medians of ${runs}:\n`,
   );
   console.log(
     '| servers | enqueue jobs/s | drain jobs/s | sepp CPU µs/job enq / drain | PostgreSQL CPU µs/job enq / drain |',

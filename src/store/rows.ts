@@ -411,10 +411,10 @@ export type JobEndRow = Pick<
   | 'cancelled_at_ms'
 > & {
   /**
-   * Which write of the row this is, where the store can say (PostgreSQL: the row version's
-   * `xmin`, which every UPDATE changes, for a job nothing depends on: job-ends.ts): two reads of
-   * one end give the same, a later end of the same state and attempt (a dead letter requeued and
-   * dead-lettered again) another.
+   * Which end of the job this is, where the store can say (PostgreSQL: the row's
+   * `end_version`, which each end adds to: job-ends.ts): two reads of one end give the same, a
+   * later end of the same state and attempt (a dead letter requeued and dead-lettered again)
+   * another.
    */
   version?: string;
 };

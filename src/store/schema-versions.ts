@@ -7,5 +7,5 @@
  */
 export const schemaVersions: Readonly<{ sqlite: number; postgres: number }> = Object.freeze({
   sqlite: 31,
-  postgres: 22,
+  postgres: 24,
 });

@@ -1041,6 +1041,82 @@ test('a server whose writer was cut off does not write its limits into the shard
   }
 });
 
+test('a look whose writer is cut off after its check leaves the row another server wrote meanwhile', async () => {
+  const schema = 'limit_race';
+  const a = new PostgresStore({
+    ...postgres.cluster.storeOptions(postgres.database, schema),
+    limits: { ...limits, maxNameLength: 100 },
+    limitsIntervalMs: 0,
+  });
+  const pgClient = await postgres.client();
+  // Another server's writer: it takes the shard a's writer held and writes its own row there.
+  const other = new pg.Client(postgres.cluster.connection(postgres.database));
+  const lockOf = (shard: number) =>
+    `FROM pg_locks WHERE locktype = 'advisory' AND classid = ${0x5e9a} AND objid = ${shard} AND objsubid = 2`;
+  try {
+    await within(Promise.all([a.start(), other.connect()]), 'a started, the other connected');
+    const shard = a.shard!;
+    // The other's row is written first and held uncommitted: a's look checks that its writer
+    // holds the shard (it does), then waits for the row, as it would for a write made after its check.
+    await other.query('BEGIN');
+    await other.query(
+      `UPDATE ${schema}.server_limits SET max_name_length = 50, writer_pid = pg_backend_pid(),
+          writer_started_at = (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())
+        WHERE shard = $1`,
+      [shard],
+    );
+    const look = a.recordLimits({ ...limits, maxNameLength: 64 });
+    const waiting = async () =>
+      (
+        await pgClient.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO server_limits%'`,
+        )
+      ).rowCount;
+    for (let i = 0; i < 500 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(await waiting(), 1, 'a’s look waits for the row');
+    // a's writer is cut off after the check; the other takes its shard and commits its row.
+    await pgClient.query(`SELECT pg_terminate_backend(pid) ${lockOf(shard)}`);
+    for (let i = 0; i < 500 && ((await pgClient.query(`SELECT 1 ${lockOf(shard)}`)).rowCount ?? 0) > 0; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await other.query(`SELECT pg_advisory_lock(${0x5e9a}, $1)`, [shard]);
+    await other.query('COMMIT');
+    await within(look, 'a’s look');
+    const rows = await pgClient.query(`SELECT shard, max_name_length FROM ${schema}.server_limits`);
+    assert.deepEqual(rows.rows, [{ shard, max_name_length: 50 }], 'the row is the other’s');
+  } finally {
+    await other.end().catch(() => {});
+    await within(a.close(), 'a closed');
+  }
+});
+
+test('each end of a job counts itself in its row, whoever depends on it; a write that ends nothing does not', async () => {
+  const schema = 'end_versions';
+  const store = new PostgresStore(postgres.cluster.storeOptions(postgres.database, schema));
+  const engine = await Engine.open(store, defaultEngineOptions(), { clock: new FakeClock() });
+  const pgClient = await postgres.client();
+  const versions = async (id: string) =>
+    (await store.read((view) => view.jobs.ends!([id]))).map((end) => [end.state, end.version]);
+  const update = (set: string, id: string) =>
+    pgClient.query(`UPDATE ${schema}.jobs SET ${set} WHERE id = $1`, [id]);
+  try {
+    const { jobId } = await engine.enqueue({ queue: 'ends', type: 't', payload: new Uint8Array([1]) });
+    assert.deepEqual(await versions(jobId), [['ready', '0']]);
+    await engine.cancel(jobId);
+    assert.deepEqual(await versions(jobId), [['cancelled', '1']], 'an end');
+    // What addMarking writes when a job is added after it (jobsWaitOnIt): the same end.
+    await update('dependency_flags = dependency_flags | 2', jobId);
+    assert.deepEqual(await versions(jobId), [['cancelled', '1']], 'marked: the same end, with its version');
+    await update("state = 'ready', cancelled_at_ms = NULL", jobId);
+    await update("state = 'cancelled', cancelled_at_ms = 1", jobId);
+    assert.deepEqual(await versions(jobId), [['cancelled', '2']], 'ended again in the same state');
+    await update("state = 'cancelled', cancelled_at_ms = 2", jobId);
+    assert.deepEqual(await versions(jobId), [['cancelled', '2']], 'an ended row rewritten is no new end');
+  } finally {
+    await engine.close();
+  }
+});
+
 test('an outcome wait on one server ends when another server settles the job, at its next look', async () => {
   const schema = 'outcomes';
   // a's clock moves only when the test moves it: its waits' own timeouts (HTTP waitMs) never

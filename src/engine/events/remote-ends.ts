@@ -11,7 +11,7 @@
  * state whose end is not told here yet becomes the event this server would have published had
  * it settled the job itself (`completed` with its result, `dead_lettered` with its error and
  * reason, `cancelled`), marked `fromStore` so that only subscriptions naming it see it. Each
- * end is told once (known by its row version: `isTold`): a job that ends again later (a dead
+ * end is told once (known by its version, `isTold`): a job that ends again later (a dead
  * letter requeued and then settled, even within one look's interval and in the same state and
  * attempt) is told again, so a job stays asked for while named.
  * A job seen here not ended (by a read, or by a GetJob of this server's) and then gone from
@@ -99,11 +99,10 @@ function endedAtMs(row: JobEndRow): number | null {
 }
 
 /**
- * Whether `row` is the end `told`. An end read before is known by its row version (each end
- * writes the row anew: a later end of the same state and attempt, such as a dead letter
+ * Whether `row` is the end `told`. An end read before is known by its version (each end
+ * counts itself in the row: a later end of the same state and attempt, such as a dead letter
  * requeued and dead-lettered again without a lease, is another version however soon it
- * came), or by its end time where the store gives no version (SQLite; on PostgreSQL a job
- * others depend on, whose row their enqueue rewrites without ending it). An end committed
+ * came), or by its end time where the store gives no version (SQLite). An end committed
  * here is the first row of its state and attempt that ended no later than its event: an end
  * of that state and attempt made elsewhere after it (before the next look read this server's
  * own) ended later, and is told. Only a server whose clock is behind this one's by more than the time

@@ -59,13 +59,9 @@ import { scheduleOps } from './schedules.ts';
 import {
   defaultLimitsIntervalMs,
   type EnqueueLimits,
-  forgetLimitsSql,
-  recordLimitsSql,
-  recordLimitsValues,
   type ServerLimitOps,
+  ServerLimitsRecord,
   serverLimitOps,
-  type WriterBackend,
-  writerBackendSql,
 } from './server-limits.ts';
 import { sessionOps } from './sessions.ts';
 import { settingOps } from './settings.ts';
@@ -179,8 +175,6 @@ export const defaultMaxWaitingReads = 1000;
 /** Each caller's share of them unless the options say otherwise (store.max_waiting_reads_per_key). */
 export const defaultMaxWaitingReadsPerKey = 100;
 
-/** Longest a stopping server waits for the deletion of its limits row (server-limits.ts). */
-const forgetLimitsMs = 1000;
 /** The advisory-lock class of counter shards (the second key is the shard number). */
 const shardLockClass = 0x5e9a;
 /** Most servers on one schema: shards are numbered 1 to this. */
@@ -196,8 +190,8 @@ export class PostgresStore implements Store {
       readonly serverLimits: ServerLimitOps;
     }
   >;
-  /** The limits this server records for sepp.enqueue (the options', then a reload's). */
-  private limits: EnqueueLimits | undefined;
+  /** This server's limits row for sepp.enqueue (the options' limits, then a reload's). */
+  private readonly serverLimits: ServerLimitsRecord;
   readonly signals: PostgresSignals;
   /** Reads waiting for a read connection now, each caller's share of them, and the reads refused. */
   readonly readQueue: {
@@ -218,7 +212,6 @@ export class PostgresStore implements Store {
   >;
 
   constructor(private readonly options: PostgresStoreOptions) {
-    this.limits = options.limits;
     this.writer = new PostgresWriter({
       connect: () => this.connectWriter(),
       ...(options.maxBatchOperations === undefined ? {} : { maxBatchOperations: options.maxBatchOperations }),
@@ -237,6 +230,11 @@ export class PostgresStore implements Store {
         serverLimits: serverLimitOps(c),
       }),
     );
+    this.serverLimits = new ServerLimitsRecord(options.limits, {
+      writer: () => this.writer.current?.client,
+      recordIfHeld: (hold, limits) =>
+        this.readers.read((view) => view.serverLimits.recordIfHeld(hold, shardLockClass, limits), true),
+    });
     const readers = this.readers;
     this.readQueue = {
       get waiting() {
@@ -363,48 +361,10 @@ export class PostgresStore implements Store {
 
   /**
    * Records `limits` as this server's for sepp.enqueue (after a reload), and from then on at
-   * each look; resolves once written. Not written while the writer is not connected, nor once
-   * its session lost the shard without knowing yet: its next connection writes them.
+   * each look; resolves once written (server-limits.ts says when it is not).
    */
-  async recordLimits(limits: EnqueueLimits): Promise<void> {
-    this.limits = limits;
-    await this.writeLimits();
-  }
-
-  /** The last write of the limits row, ended or not (a close waits for it). */
-  private limitsWriting: Promise<unknown> = Promise.resolve();
-
-  private async writeLimits(): Promise<void> {
-    const { limits } = this;
-    const session = this.writer.current;
-    const shard = session === undefined ? undefined : this.shardOf.get(session);
-    const holder = session === undefined ? undefined : this.backendOf.get(session);
-    if (limits === undefined || shard === undefined || holder === undefined || this.closing !== undefined)
-      return;
-    // Not written once the writer's session lost the shard (server-limits.ts): another server's row, maybe.
-    const written = this.readers.read(
-      (view) => view.serverLimits.recordIfHeld(shard, shardLockClass, holder, limits),
-      true,
-    );
-    this.limitsWriting = written.catch(() => {});
-    await written;
-  }
-
-  /**
-   * Deletes this server's limits row as it stops, last on the writer's connection, which holds
-   * its shard (server-limits.ts). Gives up after `forgetLimitsMs`, so that a database that no
-   * longer answers does not hold the shutdown: the row then counts until it is a minute old.
-   */
-  private async forgetLimits(session: WriterSession): Promise<void> {
-    const shard = this.shardOf.get(session);
-    if (this.limits === undefined || shard === undefined || session.broken) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, forgetLimitsMs);
-    });
-    const forgotten = session.client.query(forgetLimitsSql, [shard]).catch(() => {});
-    await Promise.race([forgotten, late]);
-    clearTimeout(timer);
+  recordLimits(limits: EnqueueLimits): Promise<void> {
+    return this.serverLimits.record(limits);
   }
 
   private readonly timers: ReturnType<typeof setInterval>[] = [];
@@ -452,15 +412,15 @@ export class PostgresStore implements Store {
     );
     // A failed look is an outage of the database, which the engine's calls report.
     this.repeat(this.options.schemaCheckIntervalMs ?? 1000, () => this.checkSchema());
-    this.repeat(this.options.limitsIntervalMs ?? defaultLimitsIntervalMs, () => this.writeLimits());
+    this.repeat(this.options.limitsIntervalMs ?? defaultLimitsIntervalMs, () => this.serverLimits.look());
   }
 
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const timer of this.timers) clearInterval(timer);
       // A look writing the limits row ends first: the row it writes is deleted as the writer closes.
-      await this.limitsWriting;
-      await this.writer.close((session) => this.forgetLimits(session));
+      await this.serverLimits.stop();
+      await this.writer.close((session) => this.serverLimits.forget(session.client, session.broken));
       await this.readers.close();
       await this.signals.close();
     })();
@@ -468,8 +428,6 @@ export class PostgresStore implements Store {
   }
 
   private readonly shardOf = new WeakMap<WriterSession, number>();
-  /** Who holds the shard: what a read connection checks before it writes the limits row. */
-  private readonly backendOf = new WeakMap<WriterSession, WriterBackend>();
   private migrated = false;
   /** The primary's replication, read each time the writer connects. */
   private replication: ReplicationFacts | undefined;
@@ -501,11 +459,8 @@ export class PostgresStore implements Store {
       const shard = taken.rows[0]?.shard;
       if (shard === undefined)
         throw new Error(`every one of the ${maxShards} counter shards is held by a server`);
-      // The shard's row is this server's now (server-limits.ts): sepp.enqueue follows it at once.
-      if (this.limits !== undefined)
-        await client.query(recordLimitsSql, recordLimitsValues(shard, this.limits));
-      const backend = (await client.query<WriterBackend>(writerBackendSql)).rows[0];
-      if (backend === undefined) throw new Error('pg_stat_activity does not show the writer’s own session');
+      // The shard's limits row is this server's now: sepp.enqueue follows it at once.
+      await this.serverLimits.connected(client, shard);
       this.replication = await readReplication(client);
       this.options.onConnected?.({ host: `${client.host}:${client.port}`, replication: this.replication });
       session = writerSession(client, shard, postgresCapabilities);
@@ -513,7 +468,6 @@ export class PostgresStore implements Store {
       void this.signals.start();
       this.watch();
       this.shardOf.set(session, shard);
-      this.backendOf.set(session, backend);
       return session;
     } catch (error) {
       await client.end().catch(() => {});
