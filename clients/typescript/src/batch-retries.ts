@@ -70,17 +70,16 @@ export async function sendBatchMembers(
   const { retry } = conn.options;
   if (!retry.unavailable) return calls.first(jobs, options.seal, false);
   const deadlineAtMs = conn.deadline(options.deadlineMs);
-  let keyed = true;
+  // Every member keyed (or debounced) from here on: an add of them is safe to repeat.
   for (const job of jobs) {
     if (job.idempotencyKey === '' && job.debounceKey === '')
       job.idempotencyKey = `${sdkRetryKeyPrefix}${randomUUID()}`;
-    if (job.idempotencyKey === '' && job.debounceKey === '') keyed = false;
   }
   let retries = 0;
   let answer: BatchAnswer;
   for (;;) {
     try {
-      answer = await calls.first(jobs, false, keyed && !options.create);
+      answer = await calls.first(jobs, false, !options.create);
       break;
     } catch (error) {
       // Answered `later` by the server (not a lost answer): nothing was stored.
