@@ -7,25 +7,18 @@ front of a real server. The TypeScript SDK's tests of the same are in
 tests/client/nack-repeat.test.ts."""
 from __future__ import annotations
 
-import socket
 import threading
 from collections.abc import Iterator
 from typing import Any, Callable
 
 import pytest
 from conftest import ADMIN_KEY, ServerProcess, eventually
+from tcp_proxy import Pair, TcpProxy, Verdict
 from test_worker import Events
 
 import sepp
 
 RETRY = sepp.RetryOptions(max_attempts=4, base_delay_ms=1, max_delay_ms=5)
-
-
-def _shut(end: socket.socket) -> None:
-    try:
-        end.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass  # its other side closed it already
 
 
 class AnswerCutProxy:
@@ -34,52 +27,28 @@ class AnswerCutProxy:
     sides — a network drop between the server's commit and the client's read."""
 
     def __init__(self, target_port: int) -> None:
-        self._target_port = target_port
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.address = f"127.0.0.1:{self._listener.getsockname()[1]}"
+        self._proxy = TcpProxy(target_port, self._verdict)
+        self.address = self._proxy.address
         self._when: Callable[[], bool] | None = None
         self._lock = threading.Lock()
-        self._ends: list[socket.socket] = []
         self.cuts = 0
-        threading.Thread(target=self._accept, daemon=True).start()
 
     def cut_next_answer(self, when: Callable[[], bool]) -> None:
         with self._lock:
             self._when = when
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return  # closed
-            upstream = socket.create_connection(("127.0.0.1", self._target_port))
-            with self._lock:
-                self._ends += [client, upstream]
-            threading.Thread(target=self._forward, args=(client, upstream, False), daemon=True).start()
-            threading.Thread(target=self._forward, args=(upstream, client, True), daemon=True).start()
-
-    def _forward(self, source: socket.socket, sink: socket.socket, answers: bool) -> None:
-        try:
-            while chunk := source.recv(65536):
-                with self._lock:
-                    when = self._when if answers else None
-                if when is not None and when():
-                    with self._lock:
-                        self._when = None
-                        self.cuts += 1
-                    break
-                sink.sendall(chunk)
-        except OSError:
-            pass
-        _shut(source)
-        _shut(sink)
+    def _verdict(self, _: Pair, from_server: bool) -> Verdict:
+        with self._lock:
+            when = self._when if from_server else None
+        if when is None or not when():
+            return "pass"
+        with self._lock:
+            self._when = None
+            self.cuts += 1
+        return "cut"
 
     def close(self) -> None:
-        self._listener.close()
-        with self._lock:
-            for end in self._ends:
-                _shut(end)
+        self._proxy.close()
 
 
 @pytest.fixture
