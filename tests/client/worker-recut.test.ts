@@ -4,7 +4,8 @@
  * Work stream at the next batch of settlements over the new bound (`retry: 'never'`), and the
  * worker asks the bounds again, opens a new stream and sends the refused settlements once more,
  * cut by them: every job is acked once, none fails, and the worker goes on. An ack the server
- * took before the refusal and answers "not leased" when sent again is taken as its own; a
+ * took before the refusal and answers "not leased" when sent again is taken as its own, and so is
+ * a nack so answered whose job proves it (repeated-settlement.ts); a
  * settlement refused a second time is not sent on a stream again (it is settled by a unary
  * call), and a refusal the bounds do not explain still stops the worker (on a stand-in). The Python SDK's tests of the same
  * are in clients/python/tests/test_worker_stops.py.
@@ -13,8 +14,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
-import { GetServerInfoResponse } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
-import { LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { GetJobResponse, GetServerInfoResponse } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { type Job, JobState, LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import {
   type AckRequest,
@@ -105,19 +106,28 @@ type Answer = (stream: number, settlement: WorkRequest_Settlement) => status | '
  * every batch of more settlements than `limit` with RESOURCE_EXHAUSTED marked `never`, as sepp
  * does over `limits.max_batch_jobs`, and answers the others as `answer` says (by default never).
  * GetServerInfo answers `infoLimits` in turn (the last one again and again); a unary Ack is
- * answered OK and counted.
+ * answered OK and counted, a unary Nack counted and refused; GetJob answers `read` (else NOT_FOUND).
  */
 async function standIn(
   limit: number,
   infoLimits: number[],
   jobs: string[],
   answer: Answer = () => 'never',
-): Promise<{ address: string; streams: number; acks: AckRequest[]; settled: string[]; close(): void }> {
+  read: Partial<Job> | undefined = undefined,
+): Promise<{
+  address: string;
+  streams: number;
+  acks: AckRequest[];
+  nacks: string[];
+  settled: string[];
+  close(): void;
+}> {
   const server = new grpc.Server();
   const state = {
     address: '',
     streams: 0,
     acks: [] as AckRequest[],
+    nacks: [] as string[],
     /** Each settlement answered on a stream: `stream job status`. */
     settled: [] as string[],
     close: () => server.forceShutdown(),
@@ -145,7 +155,8 @@ async function standIn(
         for (const settlement of kind?.$case === 'batch' ? kind.value.settlements : []) {
           const code = answer(stream, settlement);
           if (code === 'never') continue;
-          const jobId = settlement.kind?.$case === 'ack' ? settlement.kind.value.jobId : '?';
+          const kind = settlement.kind;
+          const jobId = kind?.$case === 'ack' || kind?.$case === 'nack' ? kind.value.jobId : '?';
           state.settled.push(`${stream} ${jobId} ${status[code]}`);
           const errorCode = code === status.NOT_FOUND ? 'not_found' : '';
           const settled = { requestId: settlement.requestId, code, message: 'stand-in', errorCode };
@@ -170,6 +181,14 @@ async function standIn(
     ack: (call: grpc.ServerUnaryCall<AckRequest, AckResponse>, callback: grpc.sendUnaryData<AckResponse>) => {
       state.acks.push(call.request);
       callback(null, AckResponse.fromPartial({}));
+    },
+    nack: (call: grpc.ServerUnaryCall<{ jobId: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      state.nacks.push(call.request.jobId);
+      callback({ code: status.NOT_FOUND, details: 'stand-in' });
+    },
+    getJob: (_call: unknown, callback: grpc.sendUnaryData<GetJobResponse>) => {
+      if (read === undefined) callback({ code: status.NOT_FOUND, details: 'stand-in' });
+      else callback(null, GetJobResponse.fromPartial({ job: read }));
     },
     getServerInfo: (_call: unknown, callback: grpc.sendUnaryData<GetServerInfoResponse>) => {
       const maxBatchJobs = infoLimits[Math.min(infos++, infoLimits.length - 1)] ?? 1000;
@@ -216,6 +235,63 @@ test('an ack written before the refusal and answered not_found when sent again i
     assert.equal(stand.streams, 2);
     assert.equal(errors.length, 1, 'the refusal, said once');
     assert.equal(worker.state, 'running');
+  } finally {
+    await worker.close({ timeoutMs: 0 });
+    await own.close();
+    stand.close();
+  }
+});
+
+test('a nack written before the refusal, answered not_found when sent again, is applied where the job proves it', async () => {
+  // As the test above, with job-1 failing: its nack is taken before the refusal and not answered;
+  // sent again, it is answered "not leased", and the job read shows this attempt's entry with the
+  // nack's own message and class: the nack is reported applied, with the job's state.
+  const firstHeld = deferred();
+  const runAtMs = Date.now() + 60_000;
+  const read = {
+    jobId: 'job-1',
+    state: JobState.SCHEDULED,
+    attempt: 1,
+    runAtMs,
+    errors: [{ attempt: 1, atMs: Date.now(), error: 'boom', errorClass: 'Error', errorStack: '' }],
+  };
+  const stand = await standIn(
+    1,
+    [1000, 1],
+    ['job-1', 'job-2', 'job-3'],
+    (stream, settlement) => {
+      const kind = settlement.kind;
+      const jobId = kind?.$case === 'ack' || kind?.$case === 'nack' ? kind.value.jobId : '';
+      if (stream === 1) {
+        if (jobId === 'job-1') firstHeld.resolve();
+        return 'never';
+      }
+      return jobId === 'job-1' ? status.NOT_FOUND : status.OK;
+    },
+    read,
+  );
+  const own = SeppClient.connect(stand.address);
+  const worker = own.worker({
+    queues: ['q'],
+    concurrency: 3,
+    logger: quiet,
+    reconnect: { baseDelayMs: 1, maxDelayMs: 20 },
+    fallback: async (job) => {
+      if (job.id === 'job-1') throw new Error('boom');
+      await firstHeld.promise;
+    },
+  });
+  const { errors, completed } = watch(worker);
+  const failed: string[] = [];
+  worker.on('failed', (job, _error, result) =>
+    failed.push(`${job.id} ${result.state} ${result.runAt?.getTime()}`),
+  );
+  try {
+    await until(() => completed.length === 2 && failed.length === 1, 'every job settled');
+    assert.deepEqual(failed, [`job-1 scheduled ${runAtMs}`]);
+    assert.deepEqual(stand.settled.toSorted(), ['2 job-1 NOT_FOUND', '2 job-2 OK', '2 job-3 OK']);
+    assert.deepEqual(stand.nacks, [], 'no unary nack');
+    assert.equal(errors.length, 1, 'the refusal, said once');
   } finally {
     await worker.close({ timeoutMs: 0 });
     await own.close();

@@ -6,96 +6,40 @@ forwarding in both directions and closes nothing. The TypeScript SDK's test of t
 tests/client/worker-keepalive.test.ts."""
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 from conftest import ADMIN_KEY, ServerProcess
+from tcp_proxy import TcpProxy, shut
 from test_worker import TRANSPORTS, start
 
 import sepp
-
-
-def _shut(end: socket.socket) -> None:
-    """Ends a connection; its forwarding threads then close both sockets of the pair."""
-    try:
-        end.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass  # its other side closed it already
-
-
-class _Pair:
-    def __init__(self, client: socket.socket, upstream: socket.socket) -> None:
-        self.client = client
-        self.upstream = upstream
-        self.silent = False
-        self.forwarding = 2
 
 
 class BlackholeProxy:
     """A TCP proxy to `target_port`; `blackhole()` silences the connections open now, new ones pass."""
 
     def __init__(self, target_port: int) -> None:
-        self._target_port = target_port
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.address = f"127.0.0.1:{self._listener.getsockname()[1]}"
-        self._pairs: list[_Pair] = []
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return  # closed
-            upstream = socket.create_connection(("127.0.0.1", self._target_port))
-            pair = _Pair(client, upstream)
-            with self._lock:
-                self._pairs.append(pair)
-            threading.Thread(target=self._forward, args=(pair, client, upstream), daemon=True).start()
-            threading.Thread(target=self._forward, args=(pair, upstream, client), daemon=True).start()
-
-    def _forward(self, pair: _Pair, source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while chunk := source.recv(65536):
-                if not pair.silent:
-                    sink.sendall(chunk)
-        except OSError:
-            pass
-        # Shutting down (not closing) both ends wakes the other direction's recv; the last to end closes.
-        _shut(pair.client)
-        _shut(pair.upstream)
-        with self._lock:
-            pair.forwarding -= 1
-            if pair.forwarding > 0:
-                return
-            self._pairs.remove(pair)
-        pair.client.close()
-        pair.upstream.close()
+        self._proxy = TcpProxy(target_port, lambda pair, _: "drop" if pair.silent else "pass")
+        self.address = self._proxy.address
 
     def blackhole(self) -> int:
         """Stops forwarding on every open connection, in both directions; nothing is closed."""
-        with self._lock:
-            for pair in self._pairs:
+        with self._proxy.lock:
+            for pair in self._proxy.pairs:
                 pair.silent = True
-            return len(self._pairs)
+            return len(self._proxy.pairs)
 
     def end_silenced_upstreams(self) -> None:
         """Closes the server's side of the silenced connections, as the server's own keepalive would."""
-        with self._lock:
-            for pair in self._pairs:
+        with self._proxy.lock:
+            for pair in self._proxy.pairs:
                 if pair.silent:
-                    _shut(pair.upstream)
+                    shut(pair.upstream)
 
     def close(self) -> None:
-        self._listener.close()
-        with self._lock:
-            for pair in self._pairs:
-                for end in (pair.client, pair.upstream):
-                    _shut(end)
+        self._proxy.close()
 
 
 @pytest.fixture

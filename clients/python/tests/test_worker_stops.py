@@ -337,13 +337,29 @@ def test_a_settlement_refused_again_after_its_re_cut_goes_unary_and_unexplained_
 class _TakesOneAckThenRefuses(_LowersItsBound):
     """The first Work stream pushes job-1 and job-2, takes the first batch of settlements without
     answering it (as a server applies a batch whose answer the refusal after it cuts off), and
-    refuses the next as over `limits.max_batch_jobs`; the next stream answers job-1's ack "not
-    leased" (its first send went through) and the others OK."""
+    refuses the next as over `limits.max_batch_jobs`; the next stream answers job-1's ack (or nack)
+    "not leased" (its first send went through) and the others OK. GetJob answers `read` (else
+    NOT_FOUND); a unary Nack is counted and refused."""
 
-    def __init__(self) -> None:
+    def __init__(self, read: job_pb2.Job | None = None) -> None:
         super().__init__()
         self.settled: list[tuple[str, str]] = []
         self.first_held = threading.Event()
+        self.read = read
+        self.nacks: list[str] = []
+
+    def GetJob(self, request: admin_pb2.GetJobRequest,  # noqa: N802 - the RPC's name
+               context: grpc.ServicerContext) -> admin_pb2.GetJobResponse:
+        if self.read is not None:
+            return admin_pb2.GetJobResponse(job=self.read)
+        context.abort(grpc.StatusCode.NOT_FOUND, "stand-in")
+        raise AssertionError("abort() raises")
+
+    def Nack(self, request: work_pb2.NackRequest,  # noqa: N802 - the RPC's name
+             context: grpc.ServicerContext) -> work_pb2.NackResponse:
+        self.nacks.append(request.job_id)
+        context.abort(grpc.StatusCode.NOT_FOUND, "stand-in")
+        raise AssertionError("abort() raises")
 
     def Work(self, request_iterator: Iterator[work_pb2.WorkRequest],  # noqa: N802 - the RPC's name
              context: grpc.ServicerContext) -> Iterator[work_pb2.WorkResponse]:
@@ -360,8 +376,9 @@ class _TakesOneAckThenRefuses(_LowersItsBound):
             if stream == 1 and settlements:
                 self.first_held.set()
             for settlement in settlements if stream > 1 else []:
-                code = grpc.StatusCode.NOT_FOUND if settlement.ack.job_id == "job-1" else grpc.StatusCode.OK
-                self.settled.append((settlement.ack.job_id, code.name))
+                job_id = getattr(settlement, settlement.WhichOneof("kind")).job_id
+                code = grpc.StatusCode.NOT_FOUND if job_id == "job-1" else grpc.StatusCode.OK
+                self.settled.append((job_id, code.name))
                 yield work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
                     request_id=settlement.request_id, code=code.value[0], message="stand-in",
                     error_code="not_found" if code == grpc.StatusCode.NOT_FOUND else ""))
@@ -394,5 +411,36 @@ def test_an_ack_taken_before_the_refusal_and_answered_not_found_when_sent_again_
             assert servicer.streams == 2
             assert len(events.of("error")) == 1, "the refusal, said once"
             assert worker.state == "running"
+        finally:
+            worker.close()
+
+
+def test_a_nack_taken_before_the_refusal_answered_not_found_when_sent_again_is_applied_where_the_job_proves_it(
+) -> None:
+    # As the test above, with job-1 failing: sent again, its nack is answered "not leased", and the
+    # job read shows this attempt's entry with the nack's own message and class: the nack is
+    # reported applied, with the job's state (_repeated_settlement.py).
+    run_at_ms = int(time.time() * 1000) + 60_000
+    servicer = _TakesOneAckThenRefuses(job_pb2.Job(
+        job_id="job-1", state=job_pb2.JOB_STATE_SCHEDULED, attempt=1, run_at_ms=run_at_ms,
+        errors=[job_pb2.AttemptError(attempt=1, error="boom", error_class="ValueError")]))
+
+    def handle(job: sepp.Job) -> None:
+        if job.id == "job-1":
+            raise sepp.RetryAfter(60_000, "boom") from ValueError("boom")
+        assert servicer.first_held.wait(30)
+
+    events = Events()
+    with stand_in_server(servicer) as address, sepp.Client(address) as client:
+        worker = client.worker(["q"], transport="stream", concurrency=2, on_event=events, fallback=handle,
+                               **FAST_RECONNECTS).start()
+        try:
+            [failed] = events.wait("failed")
+            events.wait("completed")
+            assert failed.job is not None and failed.job.id == "job-1"
+            assert failed.nack == sepp.NackResult("scheduled", run_at_ms)
+            assert sorted(servicer.settled) == [("job-1", "NOT_FOUND"), ("job-2", "OK")]
+            assert servicer.nacks == [], "no unary nack"
+            assert len(events.of("error")) == 1, "the refusal, said once"
         finally:
             worker.close()

@@ -15,6 +15,7 @@
  *   });
  */
 import { pageSizeArgument } from './arguments.ts';
+import { type BatchAnswer, type BatchCalls, sendBatchMembers } from './batch-retries.ts';
 import { type Connection, retrySafe } from './connection.ts';
 import { jobFromSpec } from './convert.ts';
 import { outcomeOf } from './enqueue-calls.ts';
@@ -25,6 +26,7 @@ import {
   type BatchMember as ProtoBatchMember,
   BatchState as ProtoBatchState,
 } from './gen/sepp/v1/batch.js';
+import type { EnqueueJob } from './gen/sepp/v1/job.js';
 import { JobState as ProtoJobState } from './gen/sepp/v1/job.js';
 import type { CallOptions, JobSpec } from './job-types.ts';
 import { edgeStateName, jobStateName } from './jobs.ts';
@@ -172,17 +174,25 @@ export async function createBatchCall(
   spec: BatchSpec,
   options: CallOptions,
 ): Promise<BatchAdded> {
-  const answer = await conn.invoke(
-    conn.rpc.createBatch,
-    {
-      onComplete: spec.onComplete === undefined ? undefined : jobFromSpec(spec.onComplete),
-      onSuccess: spec.onSuccess === undefined ? undefined : jobFromSpec(spec.onSuccess),
-      onDeath: spec.onDeath === undefined ? undefined : jobFromSpec(spec.onDeath),
-      jobs: (spec.jobs ?? []).map(jobFromSpec),
-      seal: spec.seal === true,
-    },
-    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
-  );
+  const completions = {
+    onComplete: spec.onComplete === undefined ? undefined : jobFromSpec(spec.onComplete),
+    onSuccess: spec.onSuccess === undefined ? undefined : jobFromSpec(spec.onSuccess),
+    onDeath: spec.onDeath === undefined ? undefined : jobFromSpec(spec.onDeath),
+  };
+  const calls: BatchCalls = {
+    first: (jobs, seal) =>
+      conn.invoke(
+        conn.rpc.createBatch,
+        { ...completions, jobs, seal },
+        { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
+      ),
+    again: (batchId, jobs) => addToBatchCall(conn, batchId, jobs, options, true),
+  };
+  const answer = await sendBatchMembers(conn, calls, (spec.jobs ?? []).map(jobFromSpec), {
+    ...options,
+    seal: spec.seal === true,
+    create: true,
+  });
   return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
 }
 
@@ -202,12 +212,36 @@ function inOptionNames(error: unknown): unknown {
   return error;
 }
 
-export async function addToBatchCall(
+type AddOptions = CallOptions & { seal?: boolean; fromMember?: string; fromMemberToken?: string };
+
+/** AddToBatch, with retries as batch-retries.ts says. */
+export async function addToBatch(
   conn: Connection,
   batchId: string,
   jobs: readonly JobSpec[],
-  options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberToken?: string },
+  options: AddOptions,
 ): Promise<BatchAdded> {
+  const calls: BatchCalls = {
+    first: (protoJobs, seal, repeatable) =>
+      addToBatchCall(conn, batchId, protoJobs, { ...options, seal }, repeatable),
+    again: (_, protoJobs) => addToBatchCall(conn, batchId, protoJobs, { ...options, seal: false }, true),
+  };
+  const answer = await sendBatchMembers(conn, calls, jobs.map(jobFromSpec), {
+    ...options,
+    seal: options.seal === true,
+    create: false,
+  });
+  return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
+}
+
+/** One AddToBatch call; `repeatable`: safe to repeat after UNAVAILABLE (every member keyed). */
+async function addToBatchCall(
+  conn: Connection,
+  batchId: string,
+  jobs: EnqueueJob[],
+  options: AddOptions,
+  repeatable: boolean,
+): Promise<BatchAnswer> {
   const fromMember = options.fromMember ?? '';
   // A handler of the member running in this process proves it with its lease's token, sent only
   // to the target its worker leased it from (running-members.ts), never to another server.
@@ -218,14 +252,14 @@ export async function addToBatchCall(
       conn.rpc.addToBatch,
       {
         batchId,
-        jobs: jobs.map(jobFromSpec),
+        jobs,
         seal: options.seal === true,
         fromMember,
         // The lease's attempt too, which only a server older than lease tokens reads (running-members.ts).
         fromMemberAttempt: lease !== undefined && lease.token === token ? lease.attempt : 0,
         fromMemberToken: token,
       },
-      { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
+      { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: repeatable },
     )
     .catch((error: unknown) => {
       const refused = inOptionNames(error);
@@ -240,7 +274,7 @@ export async function addToBatchCall(
         throw notRunningHere(conn.target, fromMember, refused);
       throw refused;
     });
-  return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
+  return answer;
 }
 
 /**

@@ -14,7 +14,7 @@ import { status } from '@grpc/grpc-js';
 import { pageSizeArgument } from './arguments.ts';
 import { type BatchSender, ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
 import {
-  addToBatchCall,
+  addToBatch,
   type BatchAdded,
   type BatchInfo,
   type BatchMember,
@@ -272,7 +272,7 @@ export class SeppClient {
     jobs: readonly JobSpec[],
     options: CallOptions & { seal?: boolean; fromMember?: string; fromMemberToken?: string } = {},
   ): Promise<BatchAdded> {
-    return addToBatchCall(this.connection, batchId, jobs, options);
+    return addToBatch(this.connection, batchId, jobs, options);
   }
 
   /** Seals a batch: it ends once no member is pending (at once if none is). */

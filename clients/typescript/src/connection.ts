@@ -125,6 +125,8 @@ export interface InvokeOptions {
   retrySafe: boolean;
   /** An ack, nack or extend: NOT_FOUND and FAILED_PRECONDITION become LeaseLostError. */
   leaseCall?: boolean;
+  /** Told before the call is sent again after a failure (its first send may have been applied). */
+  onRepeat?: () => void;
 }
 
 /** A call that changes nothing, or whose repeat has no further effect: safe to retry after UNAVAILABLE. */
@@ -343,6 +345,7 @@ export class Connection {
         const delayMs = backoffDelayMs(attempt - 1, retry.baseDelayMs, retry.maxDelayMs);
         if (Date.now() + delayMs >= deadlineAtMs || options.signal?.aborted) throw error;
         await sleep(delayMs, options.signal);
+        options.onRepeat?.();
       }
     }
   }

@@ -13,7 +13,7 @@ import { laterRetryDelayMs, sleep } from './backoff.ts';
 import type { BatchSender } from './batch-senders.ts';
 import type { Connection } from './connection.ts';
 import { approxEncodedBytes, flowJobFromSpec, rejectionName, utf8Bytes } from './convert.ts';
-import { JobRejectedError, rejectionsRetry, SeppError, statusOfRejection } from './errors.ts';
+import { JobRejectedError, overCallBound, rejectionsRetry, SeppError, statusOfRejection } from './errors.ts';
 import type { CallOptions, Enqueued, JobSpec } from './job-types.ts';
 
 /** One job of a flow: a job, and the names of the flow's jobs it runs after. */
@@ -31,6 +31,21 @@ export class Flow {
     this.jobs.push({ ...job, name });
     return this;
   }
+}
+
+/**
+ * A flow refused as over a bound of the call (`limits.max_flow_jobs`, `grpc.max_message_bytes`,
+ * which a reload or a restart may have lowered): unlike a batch, the SDK cannot cut it and send it
+ * again, so the error says so, with the flow's size, before the server's words (which name the
+ * limit).
+ */
+function overFlowBound(error: unknown, jobs: number, bytes: number): unknown {
+  if (error instanceof SeppError && overCallBound(error)) {
+    error.message =
+      `the flow (${jobs} jobs, about ${bytes} bytes) is one all-or-nothing request, which the SDK ` +
+      `cannot cut: split it into smaller flows. ${error.message}`;
+  }
+  return error;
 }
 
 /**
@@ -60,7 +75,9 @@ export async function enqueueFlowCall(
   };
   const deadlineAtMs = conn.deadline(options.deadlineMs);
   for (let retries = 0; ; retries++) {
-    const answer = await sender.sendFlow(request, bytes, deadlineAtMs);
+    const answer = await sender.sendFlow(request, bytes, deadlineAtMs).catch((error: unknown) => {
+      throw overFlowBound(error, jobs.length, bytes);
+    });
     if (answer.committed) {
       return Object.fromEntries(
         answer.jobs.map((j) => [j.name, { id: j.jobId, deduplicated: j.deduplicated, debounced: false }]),

@@ -13,6 +13,7 @@ import type { Connection } from './connection.ts';
 import { nackDirective, nackResultFromProto } from './convert.ts';
 import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { SettleOutcome } from './gen/sepp/v1/work.js';
+import { nackAppliedOr, notLeased } from './repeated-settlement.ts';
 import { type JobProgress, progressFromProto } from './results.ts';
 import type { AckResult, CallOptions, LeaseRef, NackOptions, NackResult, ReserveOptions } from './types.ts';
 
@@ -115,22 +116,38 @@ export function errorFields(error: string | Error | undefined): {
   return { errorMessage: error.message, errorClass, errorStack: stack };
 }
 
+/**
+ * Nacks a lease. `repeated`: an earlier send of this nack may have been applied (its answer was
+ * lost); so may a send this call repeats after UNAVAILABLE. A repeat answered "not leased" is
+ * taken as applied only where the job proves it (repeated-settlement.ts).
+ */
 export async function nackCall(
   conn: Connection,
   lease: LeaseRef,
   options: NackOptions = {},
+  repeated = false,
 ): Promise<NackResult> {
-  const response = await conn.invoke(
-    conn.rpc.nack,
-    {
-      jobId: lease.id,
-      attempt: lease.attempt,
-      ...errorFields(options.error),
-      directive: nackDirective(options),
-    },
-    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true, leaseCall: true },
-  );
-  return nackResultFromProto(response);
+  const fields = errorFields(options.error);
+  let repeat = repeated;
+  try {
+    const response = await conn.invoke(
+      conn.rpc.nack,
+      { jobId: lease.id, attempt: lease.attempt, ...fields, directive: nackDirective(options) },
+      {
+        deadlineMs: options.deadlineMs,
+        signal: options.signal,
+        retrySafe: true,
+        leaseCall: true,
+        onRepeat: () => {
+          repeat = true;
+        },
+      },
+    );
+    return nackResultFromProto(response);
+  } catch (error) {
+    if (!repeat || !notLeased(error)) throw error;
+    return nackAppliedOr(conn, lease, fields, error);
+  }
 }
 
 /** Reports progress of a lease: fenced like extend, so LeaseLostError when the lease is gone. */

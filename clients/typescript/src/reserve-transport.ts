@@ -159,8 +159,8 @@ export class ReserveTransport implements WorkTransport {
     await progressCall(this.conn, lease, fields);
   }
 
-  nack(lease: LeaseRef, options: NackOptions): Promise<NackResult> {
-    return nackCall(this.conn, lease, options);
+  nack(lease: LeaseRef, options: NackOptions, repeated = false): Promise<NackResult> {
+    return nackCall(this.conn, lease, options, repeated);
   }
 
   extend(lease: LeaseRef, leaseMs: number): Promise<Date> {

@@ -23,14 +23,11 @@
  * with an error that stops the worker (`stopsWorker`): then it stops; settlements go over
  * unary calls meanwhile) → finishing (half-closed, waiting for the server to end) → done.
  *
- * Re-cut: a stream ended as over a bound of the call (`overCallBound`: a batch of more
- * settlements than a reload left in `limits.max_batch_jobs`, a message over a restart's
- * `grpc.max_message_bytes`) is broken differently while the worker takes jobs: its settlements
- * not answered are kept, the server's bounds are asked again, and if they went down a new stream
- * opens at once and sends them again, cut by the new bounds, once (each is fenced by its
- * attempt, so a repeat of one the server applied before the refusal changes nothing: an ack so
- * repeated is answered `not_found`, taken as its own). Bounds that did not go down, or a
- * settlement refused a second time, take the broken path above.
+ * Re-cut: a stream ended as over a bound of the call (`overCallBound`) while the worker takes
+ * jobs keeps its settlements not answered and, if the server's bounds went down, sends them again
+ * on a new stream cut by them (settlement-recut.ts); else it takes the broken path above. A
+ * settlement sent again whose first send may have been applied is answered as
+ * repeated-settlement.ts says.
  */
 import { type ClientDuplexStream, connectivityState, type ServiceError, status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
@@ -42,7 +39,6 @@ import {
   fromStatus,
   JobCancelledError,
   JobTimeoutError,
-  LeaseLostError,
   overCallBound,
   retryAdviceOf,
   SeppError,
@@ -59,6 +55,8 @@ import type {
   WorkResponse_TimeoutNotice,
 } from './gen/sepp/v1/work.js';
 import { ackCall, errorFields, extendCall, nackCall, progressCall } from './lease-calls.ts';
+import { nackAppliedOr, notLeased } from './repeated-settlement.ts';
+import { SettlementRecut } from './settlement-recut.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import { decodeWorkResponse, encodeWorkRequest } from './work-codec.ts';
 import {
@@ -96,10 +94,18 @@ interface Pending {
   deadlineAtMs: number;
   /** What was (or will be) written, kept to send it again after a refusal over a bound. */
   settlement: WorkRequest_Settlement;
-  /** Sent again on a new stream after such a refusal (never twice). */
-  recut: boolean;
-  /** Written before that refusal: the server may have applied it (an ack then answers `not_found`). */
-  ambiguous: boolean;
+}
+
+/** The error a settlement's answer carries. */
+function settledError(settled: WorkResponse_Settled): SeppError {
+  return fromStatus(
+    settled.code,
+    settled.message,
+    true,
+    errorCodeOf(settled.errorCode),
+    undefined,
+    retryAdviceOf(settled.retry),
+  );
 }
 
 /** An ack's answer says nothing more than that it was applied. */
@@ -153,14 +159,15 @@ export class WorkStreamTransport implements WorkTransport {
   private readonly flushBound = () => this.flush();
   /** Set once finish() half-closed the stream: nothing more may be written to it. */
   private halfClosed = false;
-  /** The largest bounds the current stream's settlements were cut by (see `recut`). */
-  private cutBy = { jobs: 0, bytes: 0 };
+  private readonly recut: SettlementRecut;
 
   constructor(
     private readonly conn: Connection,
     private readonly config: TransportConfig,
     private readonly host: TransportHost,
-  ) {}
+  ) {
+    this.recut = new SettlementRecut(conn);
+  }
 
   start(): void {
     // Its settlement batches are bounded by the server's own bounds once the client knows them.
@@ -180,7 +187,7 @@ export class WorkStreamTransport implements WorkTransport {
     );
     this.stream = stream;
     this.outstanding = 0;
-    this.cutBy = { jobs: 0, bytes: 0 };
+    this.recut.opened();
     this.openedAtMs = this.config.clock.nowMs();
     this.healthy = false;
     this.healthyTimer = this.config.clock.setTimer(healthyAfterMs, () => this.checkHealthy(stream));
@@ -270,29 +277,22 @@ export class WorkStreamTransport implements WorkTransport {
   }
 
   private onSettled(settled: WorkResponse_Settled): void {
-    const pending = this.pending.get(settled.requestId);
+    const { requestId } = settled;
+    const pending = this.pending.get(requestId);
     if (pending === undefined) return;
-    this.pending.delete(settled.requestId);
+    this.pending.delete(requestId);
     if (this.pending.size === 0) this.stopDeadlineTimer();
+    const repeated = this.recut.repeated(requestId);
+    this.recut.done(requestId);
     if (settled.code === status.OK) {
       pending.resolve(settled);
       return;
     }
-    const error = fromStatus(
-      settled.code,
-      settled.message,
-      true,
-      errorCodeOf(settled.errorCode),
-      undefined,
-      retryAdviceOf(settled.retry),
-    );
-    // An ack sent again after a refusal, "not leased": most likely its first send went through.
-    const ownAck =
-      pending.ambiguous &&
-      pending.settlement.kind?.$case === 'ack' &&
-      error instanceof LeaseLostError &&
-      error.code === 'not_found';
-    if (ownAck) pending.resolve(settled);
+    const error = settledError(settled);
+    // An ack or nack repeated, answered "not leased": its caller finds out what the first send
+    // did. (An extend or progress report so answered is refused: the lease is gone either way.)
+    const kind = pending.settlement.kind?.$case;
+    if (repeated && (kind === 'ack' || kind === 'nack') && notLeased(error)) pending.resolve(settled);
     else pending.reject(error);
   }
 
@@ -303,7 +303,7 @@ export class WorkStreamTransport implements WorkTransport {
     this.healthyTimer?.cancel();
     this.healthyTimer = undefined;
     if (this.ended === undefined && this.taking && !this.conn.closed && overCallBound(error)) {
-      this.recut(error);
+      this.sendAgain(error);
       return;
     }
     this.loseAnswers(this.pending.values(), error);
@@ -322,9 +322,11 @@ export class WorkStreamTransport implements WorkTransport {
     const unsent = new Set(this.unsent);
     this.unsent = [];
     for (const pending of [...lost]) {
-      this.pending.delete(pending.settlement.requestId);
-      const sent = !unsent.has(pending.settlement);
-      pending.reject(new AnswerLost(sent || pending.ambiguous, `the Work stream broke: ${error.message}`));
+      const { requestId } = pending.settlement;
+      this.pending.delete(requestId);
+      const sent = !unsent.has(pending.settlement) || this.recut.repeated(requestId);
+      this.recut.done(requestId);
+      pending.reject(new AnswerLost(sent, `the Work stream broke: ${error.message}`));
     }
     if (this.pending.size === 0) this.stopDeadlineTimer();
   }
@@ -334,24 +336,12 @@ export class WorkStreamTransport implements WorkTransport {
    * and not sent again before wait, in order, for the server's bounds; if they went down, a
    * new stream sends them again cut by them; else they are lost with the stream as on any break.
    */
-  private recut(error: SeppError): void {
-    const unsent = new Set(this.unsent);
-    const again: Pending[] = [];
-    const lost: Pending[] = [];
-    for (const pending of this.pending.values()) (pending.recut ? lost : again).push(pending);
+  private sendAgain(error: SeppError): void {
+    const { again, lost, lowered } = this.recut.refused(this.pending.values(), new Set(this.unsent));
     this.loseAnswers(lost, error);
-    for (const pending of again) {
-      pending.recut = true;
-      pending.ambiguous = !unsent.has(pending.settlement);
-    }
     this.unsent = again.map((pending) => pending.settlement);
-    const { jobs, bytes } = this.cutBy;
-    void this.conn.relearnServerBounds().then(() => {
-      // Lower than what the refused stream's batches were cut by (an enqueue's refusal may have
-      // lowered them already: that the ask lowered them is not enough to know).
-      const { maxBatchJobs, maxMessageBytes } = this.conn.options;
-      const lowered = maxBatchJobs < jobs || maxMessageBytes < bytes;
-      if (lowered && this.taking && !this.conn.closed && this.stream === undefined) {
+    void lowered.then((wentDown) => {
+      if (wentDown && this.taking && !this.conn.closed && this.stream === undefined) {
         this.host.report(error);
         this.open();
         return;
@@ -409,10 +399,7 @@ export class WorkStreamTransport implements WorkTransport {
     // and results and progress documents against its message size.
     const { maxBatchJobs: perMessage, maxMessageBytes } = this.conn.options;
     const maxBytes = maxMessageBytes / 2;
-    if (unsent.length > 0) {
-      this.cutBy.jobs = Math.max(this.cutBy.jobs, perMessage);
-      this.cutBy.bytes = Math.max(this.cutBy.bytes, maxMessageBytes);
-    }
+    if (unsent.length > 0) this.recut.cut(perMessage, maxMessageBytes);
     let start = 0;
     while (start < unsent.length) {
       let end = start;
@@ -449,14 +436,7 @@ export class WorkStreamTransport implements WorkTransport {
     return new Promise((resolve, reject) => {
       const deadlineMs = this.conn.options.defaultDeadlineMs;
       const settlement = { requestId, kind };
-      this.pending.set(requestId, {
-        resolve,
-        reject,
-        deadlineAtMs: Date.now() + deadlineMs,
-        settlement,
-        recut: false,
-        ambiguous: false,
-      });
+      this.pending.set(requestId, { resolve, reject, deadlineAtMs: Date.now() + deadlineMs, settlement });
       this.deadlineTimer ??= setTimeout(this.sweepBound, deadlineMs);
       this.unsent.push(settlement);
       this.scheduleFlush();
@@ -477,6 +457,7 @@ export class WorkStreamTransport implements WorkTransport {
         return;
       }
       this.pending.delete(requestId);
+      this.recut.done(requestId);
       pending.reject(
         new SeppError(status.DEADLINE_EXCEEDED, 'no answer from sepp on the Work stream before the deadline'),
       );
@@ -492,7 +473,8 @@ export class WorkStreamTransport implements WorkTransport {
 
   ack(lease: LeaseRef, result: ProtoJobResult | undefined): Promise<void> {
     if (this.writable() === undefined) return this.ackUnary(lease, result, false);
-    // No async frame: one promise less per ack on the hot path.
+    // No async frame: one promise less per ack on the hot path. A repeat answered "not leased"
+    // resolves too: most likely its first send went through (repeated-settlement.ts).
     return this.settle({ $case: 'ack', value: { jobId: lease.id, attempt: lease.attempt, result } }).then(
       ignoreAnswer,
       (error: unknown) => {
@@ -512,30 +494,34 @@ export class WorkStreamTransport implements WorkTransport {
       await ackCall(this.conn, lease, result);
     } catch (error) {
       // After a lost answer, "not leased" most likely means our own ack went through.
-      if (ambiguous && error instanceof LeaseLostError && error.code === 'not_found') return;
+      if (ambiguous && notLeased(error)) return;
       throw error;
     }
   }
 
-  async nack(lease: LeaseRef, options: NackOptions): Promise<NackResult> {
+  async nack(lease: LeaseRef, options: NackOptions, repeated = false): Promise<NackResult> {
+    let sent = repeated;
     if (this.writable() !== undefined) {
+      const fields = errorFields(options.error);
+      let refusal: SeppError | undefined;
       try {
         const settled = await this.settle({
           $case: 'nack',
-          value: {
-            jobId: lease.id,
-            attempt: lease.attempt,
-            ...errorFields(options.error),
-            directive: nackDirective(options),
-          },
+          value: { jobId: lease.id, attempt: lease.attempt, ...fields, directive: nackDirective(options) },
         });
-        if (settled.result?.$case === 'nack') return nackResultFromProto(settled.result.value);
-        throw new SeppError(status.INTERNAL, 'the server answered a nack without its outcome');
+        if (settled.code === status.OK) {
+          if (settled.result?.$case === 'nack') return nackResultFromProto(settled.result.value);
+          throw new SeppError(status.INTERNAL, 'the server answered a nack without its outcome');
+        }
+        refusal = settledError(settled); // Sent again after a refusal, answered "not leased" (onSettled).
       } catch (error) {
-        if (!(error instanceof AnswerLost)) throw error;
+        if (error instanceof AnswerLost) sent ||= error.sent;
+        else if (repeated && notLeased(error)) refusal = error;
+        else throw error;
       }
+      if (refusal !== undefined) return nackAppliedOr(this.conn, lease, fields, refusal);
     }
-    return nackCall(this.conn, lease, options);
+    return nackCall(this.conn, lease, options, sent);
   }
 
   async extend(lease: LeaseRef, leaseMs: number): Promise<Date> {

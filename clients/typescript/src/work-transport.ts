@@ -116,7 +116,11 @@ export interface WorkTransport {
   release(): void;
   /** Acks with an already encoded result (or none). */
   ack(lease: LeaseRef, result: ProtoJobResult | undefined): Promise<void>;
-  nack(lease: LeaseRef, options: NackOptions): Promise<NackResult>;
+  /**
+   * Nacks. `repeated`: an earlier send of this nack failed and may have been applied, so an answer
+   * "not leased" is checked against the job (repeated-settlement.ts).
+   */
+  nack(lease: LeaseRef, options: NackOptions, repeated?: boolean): Promise<NackResult>;
   extend(lease: LeaseRef, leaseMs: number): Promise<Date>;
   /** Reports progress (fenced like extend). */
   progress(lease: LeaseRef, fields: ProgressFields): Promise<void>;

@@ -28,14 +28,15 @@ export class Settler {
   constructor(private readonly host: SettlerHost) {}
 
   /**
-   * Settlements that fail with UNAVAILABLE are retried while the lease may still be ours.
+   * Settlements that fail with UNAVAILABLE are retried while the lease may still be ours;
+   * `settle` is told when it is a retry (the failed try may have been applied).
    * The first try has no async frame of its own: one promise and one turn of the
    * microtask queue less per job on the hot path (bench/results/sdk-worker-cpu-2026-12-07.md).
    */
-  withRetry<T>(active: Active, settle: () => Promise<T>): Promise<T> {
+  withRetry<T>(active: Active, settle: (repeated: boolean) => Promise<T>): Promise<T> {
     let first: Promise<T>;
     try {
-      first = settle();
+      first = settle(false);
     } catch (error) {
       return this.retry(active, settle, error);
     }
@@ -43,7 +44,11 @@ export class Settler {
   }
 
   /** After a failed try: again after a backoff while the failure is UNAVAILABLE and the lease may be ours. */
-  private async retry<T>(active: Active, settle: () => Promise<T>, failure: unknown): Promise<T> {
+  private async retry<T>(
+    active: Active,
+    settle: (repeated: boolean) => Promise<T>,
+    failure: unknown,
+  ): Promise<T> {
     const { clock, reconnectBaseDelayMs, reconnectMaxDelayMs } = this.host;
     for (let retry = 0; ; retry++) {
       const e = toSeppError(failure);
@@ -52,7 +57,7 @@ export class Settler {
       this.host.report(e);
       await clockSleep(clock, delayMs).done;
       try {
-        return await settle();
+        return await settle(true);
       } catch (error) {
         failure = error;
       }
@@ -66,8 +71,8 @@ export class Settler {
   async fail(active: Active, error: Error): Promise<NackResult> {
     let outcome: NackResult;
     try {
-      outcome = await this.withRetry(active, () =>
-        active.lane.transport.nack(active.job, nackOptions(active, error)),
+      outcome = await this.withRetry(active, (repeated) =>
+        active.lane.transport.nack(active.job, nackOptions(active, error), repeated),
       );
     } catch (thrown) {
       this.logFailure(active.job, error, undefined);
@@ -84,8 +89,8 @@ export class Settler {
    */
   async cancelled(active: Active, error: JobCancelledError): Promise<void> {
     try {
-      await this.withRetry(active, () =>
-        active.lane.transport.nack(active.job, { error: error.message, retryAfterMs: 0 }),
+      await this.withRetry(active, (repeated) =>
+        active.lane.transport.nack(active.job, { error: error.message, retryAfterMs: 0 }, repeated),
       );
     } catch (thrown) {
       const e = toSeppError(thrown);
@@ -102,7 +107,9 @@ export class Settler {
   async giveBack(active: Active): Promise<void> {
     const error = new Error(`given back unstarted: worker ${this.host.workerId} is closing`);
     try {
-      await this.withRetry(active, () => active.lane.transport.nack(active.job, { error, retryAfterMs: 0 }));
+      await this.withRetry(active, (repeated) =>
+        active.lane.transport.nack(active.job, { error, retryAfterMs: 0 }, repeated),
+      );
     } catch (thrown) {
       const e = toSeppError(thrown);
       if (!(e instanceof LeaseLostError)) this.host.report(e);

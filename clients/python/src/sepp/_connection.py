@@ -242,10 +242,12 @@ class Connection:
         deadline_ms: float | None = None,
         retry_safe: bool,
         lease_call: bool = False,
+        on_repeat: Callable[[], None] | None = None,
     ) -> Response:
         """One unary call with a deadline and, when enabled and safe, retries of UNAVAILABLE, of any
         answer the server marked `sepp-retry: later` (retried_by_client), and of a connection the
-        server closed (connection_closed_by_server)."""
+        server closed (connection_closed_by_server). `on_repeat` is told before the call is sent
+        again (its first send may have been applied)."""
         if self.closed:
             raise closed_error("call")
         deadline_at = time.monotonic() + self.timeout_s(deadline_ms)
@@ -266,6 +268,8 @@ class Connection:
             if self._closed.wait(delay_s):
                 raise error
             attempt += 1
+            if on_repeat is not None:
+                on_repeat()
 
     def wait_ready(self, timeout_ms: float | None) -> None:
         """Waits until the channel is connected, or raises UnavailableError after the timeout."""

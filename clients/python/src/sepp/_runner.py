@@ -236,7 +236,7 @@ class JobRunner:
                     worker.emit(WorkerEvent("completed", job))
             if failure is not None:
                 request = self._nack_request(active, failure)
-                nacked = self._settle(active, lambda: self._transport.nack(job, request, freed))
+                nacked = self._settle(active, lambda repeated: self._transport.nack(job, request, freed, repeated))
                 self._log_failure(job, failure, nacked.state, nacked.run_at_ms)
                 worker.emit(WorkerEvent("failed", job, failure, nack=nacked))
         except LeaseLostError as error:
@@ -256,7 +256,7 @@ class JobRunner:
         job = active.job
         request = nack_request(job.id, job.attempt, error.message, 0, False)
         try:
-            self._settle(active, lambda: self._transport.nack(job, request, freed))
+            self._settle(active, lambda repeated: self._transport.nack(job, request, freed, repeated))
         except (LeaseLostError, JobCancelledError):
             pass
         except SeppError as failure:
@@ -278,7 +278,7 @@ class JobRunner:
         message = f"given back unstarted: worker {self._worker.worker_id} is closing"
         request = nack_request(job.id, job.attempt, message, 0, False)
         try:
-            self._settle(active, lambda: self._transport.nack(job, request, _no_slot))
+            self._settle(active, lambda repeated: self._transport.nack(job, request, _no_slot, repeated))
         except LeaseLostError:
             pass
         except SeppError as failure:
@@ -293,7 +293,7 @@ class JobRunner:
         if it refused it: the attempt then fails, saying why, rather than running again at its
         lease's end."""
         try:
-            self._settle(active, lambda: self._transport.ack(active.job, result, freed))
+            self._settle(active, lambda _repeated: self._transport.ack(active.job, result, freed))
         except SeppError as error:
             too_large = error.grpc_code == grpc.StatusCode.RESOURCE_EXHAUSTED and error.retry == "never"
             if result is None or (error.grpc_code != grpc.StatusCode.INVALID_ARGUMENT and not too_large):
@@ -343,12 +343,13 @@ class JobRunner:
             log.warning("sepp worker %s: job %s (%s, %s) failed: %s; %s", self._worker.worker_id, job.id, job.type,
                         attempt, error_text(error), where, exc_info=error)
 
-    def _settle(self, active: Active, settle: Callable[[], T]) -> T:
-        """Settlements that fail with UNAVAILABLE are retried while the lease may still be ours."""
+    def _settle(self, active: Active, settle: Callable[[bool], T]) -> T:
+        """Settlements that fail with UNAVAILABLE are retried while the lease may still be ours;
+        `settle` is told when it is a retry (the failed try may have been applied)."""
         retry = 0
         while True:
             try:
-                return settle()
+                return settle(retry > 0)
             except SeppError as error:
                 delay_s = backoff_delay_ms(retry, self._retry_base_delay_ms, self._retry_max_delay_ms) / 1000
                 if not error.retryable or time.monotonic() + delay_s >= active.lease_ends_at:

@@ -24,14 +24,11 @@ jobs, unless the server refused the stream with an error that stops the worker (
 the worker stops) → half-closed by finish() (the server answers what is in flight, then
 ends the stream) → done.
 
-Re-cut: a stream ended as over a bound of the call (over_call_bound: a batch of more settlements
-than a reload left in `limits.max_batch_jobs`, a message over a restart's `grpc.max_message_bytes`)
-while the worker takes jobs keeps its settlements not answered, asks the server's bounds again, and
-if they are lower than the ones the stream cut its batches by, the next stream opens at once and
-sends them again, cut by the new bounds, once (each is fenced by its attempt, so a repeat of one the
-server applied before the refusal changes nothing: an ack so repeated is answered `not_found`, taken
-as its own). Bounds that did not go down, or a settlement refused a second time, take the broken
-path above. The TypeScript SDK's work-stream-transport.ts does the same.
+Re-cut: a stream ended as over a bound of the call (over_call_bound) while the worker takes jobs
+keeps its settlements not answered and, if the server's bounds went down, the next stream sends
+them again cut by them (_settlement_recut.py); else it takes the broken path above. A settlement
+sent again whose first send may have been applied is answered as _repeated_settlement.py says. The
+TypeScript SDK's work-stream-transport.ts does the same.
 """
 from __future__ import annotations
 
@@ -45,12 +42,13 @@ import grpc
 
 from ._connection import Connection, backoff_delay_ms
 from ._convert import nack_result_from_proto
+from ._repeated_settlement import RepeatNotLeased, nack_applied_or, not_leased
 from ._scheduler import Scheduler
+from ._settlement_recut import SettlementRecut
 from ._work_transport import TransportConfig, TransportHost, UnaryCalls, stops_worker
 from .errors import (
     JobCancelledError,
     JobTimeoutError,
-    LeaseLostError,
     SeppError,
     error_code_of,
     from_status,
@@ -143,10 +141,7 @@ class WorkStreamTransport:
         self._next_id = 1
         # The stream to open next, carrying settlements to send again (Re-cut).
         self._carried: _Stream | None = None
-        # Settlements sent again once after a refusal (never twice), and the acks among them
-        # that were written before it (the server may have applied them).
-        self._recut_ids: set[int] = set()
-        self._ambiguous_acks: set[int] = set()
+        self._recut = SettlementRecut(conn)
         self._thread = threading.Thread(target=self._run, name="sepp-work", daemon=True)
         self._channel_state: grpc.ChannelConnectivity | None = None
 
@@ -201,7 +196,7 @@ class WorkStreamTransport:
             check.cancel()
             if error is None or error.grpc_code == grpc.StatusCode.OK:
                 error = from_status(grpc.StatusCode.UNAVAILABLE, "the server ended the Work stream")
-            if over_call_bound(error) and self._recut(stream, error):
+            if over_call_bound(error) and self._send_again(stream, error):
                 continue
             self._on_broken(stream, error)
             with self._lock:
@@ -296,11 +291,20 @@ class WorkStreamTransport:
         for answer in settled:
             with self._lock:
                 future = stream.pending.pop(answer.request_id, None)
-                stream.settlements.pop(answer.request_id, None)
-                if self._recut_ids:
-                    self._recut_ids.discard(answer.request_id)
-            if future is not None and not future.done():
-                future.set_result(answer)
+                settlement = stream.settlements.pop(answer.request_id, None)
+                repeated = self._recut.repeated(answer.request_id)
+                self._recut.done(answer.request_id)
+            if future is None or future.done():
+                continue
+            # An ack or nack repeated, answered "not leased": its caller finds out what the first
+            # send did. (An extend or progress report so answered is refused: the lease is gone.)
+            if repeated and answer.code != 0 and settlement is not None \
+                    and settlement.WhichOneof("kind") in ("ack", "nack"):
+                error = _settle_error(answer)
+                if not_leased(error):
+                    future.set_exception(RepeatNotLeased(error))
+                    continue
+            future.set_result(answer)
         if jobs:
             with self._lock:
                 for job in jobs:
@@ -314,13 +318,19 @@ class WorkStreamTransport:
     def _on_broken(self, stream: _Stream, error: SeppError) -> None:
         with self._lock:
             self._end(stream)
-            unsent = {s.request_id for s in stream.unsent}
+            not_sent = self._not_sent(stream)
             stream.unsent.clear()
             stream.settlements.clear()
             pending = stream.pending
             stream.pending = {}
-            self._recut_ids.difference_update(pending)
-        self._lose(pending, unsent, error)
+            for request_id in pending:
+                self._recut.done(request_id)
+        self._lose(pending, not_sent, error)
+
+    def _not_sent(self, stream: _Stream) -> set[int]:
+        """The settlements of `stream` certainly never applied: never written, nor repeats of one
+        written before a refusal (the lock held)."""
+        return {s.request_id for s in stream.unsent if not self._recut.repeated(s.request_id)}
 
     def _end(self, stream: _Stream) -> None:
         """The stream is over: nothing more is written to it (the lock held)."""
@@ -330,53 +340,48 @@ class WorkStreamTransport:
             self._outstanding = 0
         self._lock.notify_all()
 
-    def _lose(self, pending: dict[int, Future[Settled]], unsent: set[int], error: SeppError) -> None:
+    def _lose(self, pending: dict[int, Future[Settled]], not_sent: set[int], error: SeppError) -> None:
         """Fails settlements whose answers a broken stream took with it, so that each is settled
-        over a unary call instead; one never written (in `unsent`) without doubt."""
-        with self._lock:
-            ambiguous = set(self._ambiguous_acks)
+        over a unary call instead; one never sent (in `not_sent`) without doubt."""
         for request_id, future in pending.items():
-            lost = _AnswerLost(request_id not in unsent or request_id in ambiguous,
-                               f"the Work stream broke: {error.message}")
+            lost = _AnswerLost(request_id not in not_sent, f"the Work stream broke: {error.message}")
             if not future.done():
                 future.set_exception(lost)
 
-    def _recut(self, stream: _Stream, error: SeppError) -> bool:
-        """The stream ended as over a bound of the call (Re-cut, at the top): asks the server's
-        bounds again and, if they went down, hands the settlements not answered and not sent
-        again before to the next stream, in order, and says so; False (nothing handed on) when
-        the bounds did not go down or the worker no longer takes jobs."""
+    def _send_again(self, stream: _Stream, error: SeppError) -> bool:
+        """The stream ended as over a bound of the call (Re-cut, at the top): if the server's
+        bounds went down, hands the settlements not answered and not sent again before to the
+        next stream, in order, and says so; False (nothing handed on) when the bounds did not go
+        down or the worker no longer takes jobs."""
         with self._lock:
             self._end(stream)
             if not self._taking or self._finishing:
                 return False
-        self._conn.relearn_server_bounds()
-        jobs, size = stream.cut_by
-        if not (self._conn.max_batch_jobs < jobs or self._conn.max_message_bytes < size):
+        if not self._recut.lowered(stream.cut_by):
             return False
         carried = _Stream()
-        lost: dict[int, Future[Settled]] = {}
         with self._lock:
             if not self._taking or self._finishing:
                 return False
             unsent = {s.request_id for s in stream.unsent}
-            for request_id, future in stream.pending.items():
-                settlement = stream.settlements.get(request_id)
-                if request_id in self._recut_ids or settlement is None:
-                    lost[request_id] = future
-                    continue
-                self._recut_ids.add(request_id)
-                if request_id not in unsent and settlement.WhichOneof("kind") == "ack":
-                    self._ambiguous_acks.add(request_id)
-                carried.pending[request_id] = future
+            not_sent = self._not_sent(stream)
+            # One whose deadline passed has no settlement left: lost with the stream.
+            waiting = [(request_id, request_id not in unsent)
+                       for request_id in stream.pending if request_id in stream.settlements]
+            again, _ = self._recut.refused(waiting)
+            for request_id in again:
+                settlement = stream.settlements[request_id]
+                carried.pending[request_id] = stream.pending.pop(request_id)
                 carried.settlements[request_id] = settlement
                 carried.unsent.append(settlement)
+            lost = stream.pending
+            for request_id in lost:
+                self._recut.done(request_id)
             stream.pending = {}
             stream.settlements = {}
             stream.unsent = []
-            self._recut_ids.difference_update(lost)
             self._carried = carried
-        self._lose(lost, unsent, error)
+        self._lose(lost, not_sent, error)
         self._host.report(error, 0)
         return True
 
@@ -411,7 +416,7 @@ class WorkStreamTransport:
                 if stream is not None:
                     stream.pending.pop(request_id, None)
                     stream.settlements.pop(request_id, None)
-                self._recut_ids.discard(request_id)
+                self._recut.done(request_id)
             raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED,
                             "no answer from sepp on the Work stream before the deadline") from None
         if settled.code != 0:
@@ -431,35 +436,35 @@ class WorkStreamTransport:
                 return
             except _AnswerLost as lost:
                 ambiguous = lost.sent
-            except LeaseLostError as error:
-                # Sent again after a refusal, "not leased": most likely its first send went through.
-                with self._lock:
-                    resent = sent[0] in self._ambiguous_acks
-                if not (resent and error.code == "not_found"):
-                    raise
-                return
-            finally:
-                if self._ambiguous_acks:
-                    with self._lock:
-                        self._ambiguous_acks.discard(sent[0])
+            except RepeatNotLeased:
+                return  # Most likely its first send went through (_repeated_settlement.py).
         # No stream, or it broke before answering: leases can be settled over unary calls too.
         try:
             self._calls.ack(lease, result)
-        except LeaseLostError as error:
+        except SeppError as error:
             # After a lost answer, "not leased" most likely means our own ack went through.
-            if not (ambiguous and error.code == "not_found"):
+            if not (ambiguous and not_leased(error)):
                 raise
         finally:
             freed()
 
-    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult:
+    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None],
+             repeated: bool = False) -> NackResult:
+        sent = repeated
         try:
             settled = self._answer(self._settle(freed, nack=request))
             return nack_result_from_proto(settled.nack)
-        except _AnswerLost:
-            pass
+        except _AnswerLost as lost:
+            sent = sent or lost.sent
+        except RepeatNotLeased as error:
+            # Sent again after a refusal: applied only where the job proves it.
+            return nack_applied_or(self._conn, lease, request, error.refusal)
+        except SeppError as error:
+            if not (repeated and not_leased(error)):
+                raise
+            return nack_applied_or(self._conn, lease, request, error)
         try:
-            return self._calls.nack(request)
+            return self._calls.nack(lease, request, sent)
         finally:
             freed()
 

@@ -16,7 +16,7 @@ import grpc
 from ._connection import Connection, backoff_delay_ms
 from .errors import JobCancelledError, JobTimeoutError, SeppError, to_sepp_error, too_large_for_transport
 from .models import LeaseRef, NackResult
-from ._convert import nack_result_from_proto
+from ._repeated_settlement import nack_call
 from .v1 import job_pb2, work_pb2
 
 LONG_POLL_MARGIN_S = 5.0
@@ -111,7 +111,10 @@ class WorkTransport(Protocol):
     def ack(self, lease: LeaseRef, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> None:
         """Completes a job with its (encoded) result, if any."""
 
-    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult: ...
+    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None],
+             repeated: bool = False) -> NackResult:
+        """Nacks. `repeated`: an earlier send of this nack failed and may have been applied, so an
+        answer "not leased" is checked against the job (_repeated_settlement.py)."""
 
     def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]: ...
 
@@ -145,9 +148,8 @@ class UnaryCalls:
 
         return self._submit(call)
 
-    def nack(self, request: work_pb2.NackRequest) -> NackResult:
-        response = self.conn.invoke(self.conn.stub.Nack, request, retry_safe=True, lease_call=True)
-        return nack_result_from_proto(response)
+    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, repeated: bool = False) -> NackResult:
+        return nack_call(self.conn, lease, request, repeated=repeated)
 
     def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]:
         request = work_pb2.ExtendRequest(job_id=lease.id, attempt=lease.attempt, lease_duration_ms=lease_ms)
@@ -245,9 +247,10 @@ class ReserveTransport:
     def progress(self, lease: LeaseRef, fields: dict[str, Any]) -> Future[None]:
         return self._calls.progress(lease, fields)
 
-    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult:
+    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None],
+             repeated: bool = False) -> NackResult:
         try:
-            return self._calls.nack(request)
+            return self._calls.nack(lease, request, repeated)
         finally:
             freed()
 

@@ -16,7 +16,6 @@ from ._connection import Connection, RetryOptions, TlsOptions, Transport
 from ._convert import (
     job_from_spec,
     nack_request,
-    nack_result_from_proto,
     outcome_from_proto,
     rejection_from_proto,
 )
@@ -24,6 +23,7 @@ from ._enqueue import Answer, EnqueueBatcher, answer_of, enqueued_of
 from ._convert import reload_report_from_proto, server_info_from_proto, worker_info_from_proto
 from ._job_control import AuditEntry, AuditLog, AuditPage, BulkResult, CancelJobsResult, CancelResult, Jobs
 from ._queue_admin import DeadLetters, Queues, Selection, read_call
+from ._repeated_settlement import nack_call
 from ._wait import JobOutcome, enqueue_then_wait, wait_for_job
 from .errors import JobRejection, SeppError, rejected
 from .events import EventPosition, EventStream, JobEventKind
@@ -319,9 +319,7 @@ class Client:
         or dead-letter now. `error` is recorded in the job's history. Raises LeaseLostError when
         the lease is no longer this one."""
         request = nack_request(lease.id, lease.attempt, error, retry_after_ms, dead_letter)
-        response = self._conn.invoke(self._conn.stub.Nack, request, deadline_ms=deadline_ms, retry_safe=True,
-                                     lease_call=True)
-        return nack_result_from_proto(response)
+        return nack_call(self._conn, lease, request, deadline_ms=deadline_ms)
 
     def extend(self, lease: LeaseRef, lease_ms: int, *, deadline_ms: int | None = None) -> int:
         """Pushes a lease's deadline to `lease_ms` from now (clamped to the queue's longest

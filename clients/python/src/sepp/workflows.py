@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Literal, Sequence
 
 import grpc
 
+from ._batch_retries import BatchAnswer, send_batch_members
 from ._connection import later_retry_delay_s
 from ._convert import approx_encoded_bytes, job_from_spec, outcome_from_proto, rejection_from_proto, utf8_bytes
 from ._enqueue import OLDER_SERVER_REFUSAL, EnqueueBatcher, answer_of
 from ._running_members import RunningLease, running_lease, running_targets
-from .errors import SeppError, from_status, rejected, rejections_retry
+from .errors import SeppError, from_status, over_call_bound, rejected, rejections_retry
 from .jobs import EdgeState, edge_state_name, job_state_name
 from .models import Enqueued, EnqueueOutcome, JobSpec, JobState
 from .v1 import batch_pb2, flow_pb2, job_pb2
@@ -210,7 +211,12 @@ def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline
     deadline_at = time.monotonic() + conn.timeout_s(deadline_ms)
     retries = 0
     while True:
-        answer = _send_flow(conn, batcher, request, size, max(0.0, deadline_at - time.monotonic()) * 1000)
+        try:
+            answer = _send_flow(conn, batcher, request, size, max(0.0, deadline_at - time.monotonic()) * 1000)
+        except SeppError as error:
+            if not over_call_bound(error):
+                raise
+            raise _over_flow_bound(error, len(request.jobs), size) from error
         if answer.committed:
             return {j.name: Enqueued(j.job_id, j.deduplicated) for j in answer.jobs}
         rejections = [rejection_from_proto(r.index, r.reason, r.message) for r in answer.rejections]
@@ -224,6 +230,16 @@ def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline
             raise rejected(rejections)
         time.sleep(delay_s)
         retries += 1
+
+
+def _over_flow_bound(error: SeppError, jobs: int, size: int) -> SeppError:
+    """A flow refused as over a bound of the call (`limits.max_flow_jobs`, `grpc.max_message_bytes`,
+    which a reload or a restart may have lowered): unlike a batch, the SDK cannot cut it and send it
+    again, so the error says so, with the flow's size, before the server's words (which name the
+    limit)."""
+    return from_status(error.grpc_code,
+                       f"the flow ({jobs} jobs, about {size} bytes) is one all-or-nothing request, which the SDK "
+                       f"cannot cut: split it into smaller flows. {error.message}", code=error.code, retry=error.retry)
 
 
 def _send_flow(conn: Connection, batcher: EnqueueBatcher, request: flow_pb2.EnqueueFlowRequest, size: int,
@@ -247,25 +263,54 @@ def _send_flow(conn: Connection, batcher: EnqueueBatcher, request: flow_pb2.Enqu
     return answer
 
 
-def _added(answer: batch_pb2.CreateBatchResponse | batch_pb2.AddToBatchResponse) -> BatchAdded:
-    return BatchAdded(Batch.from_proto(answer.batch), tuple(outcome_from_proto(r) for r in answer.results))
+def _added(batch: batch_pb2.Batch, results: Sequence[job_pb2.EnqueueResult]) -> BatchAdded:
+    return BatchAdded(Batch.from_proto(batch), tuple(outcome_from_proto(r) for r in results))
 
 
 def create_batch(conn: Connection, on_complete: JobSpec | None, on_success: JobSpec | None,
                  on_death: JobSpec | None, jobs: Sequence[JobSpec], seal: bool,
                  deadline_ms: int | None) -> BatchAdded:
-    request = batch_pb2.CreateBatchRequest(jobs=[job_from_spec(j) for j in jobs], seal=seal)
-    if on_complete is not None:
-        request.on_complete.CopyFrom(job_from_spec(on_complete))
-    if on_success is not None:
-        request.on_success.CopyFrom(job_from_spec(on_success))
-    if on_death is not None:
-        request.on_death.CopyFrom(job_from_spec(on_death))
-    return _added(conn.invoke(conn.stub.CreateBatch, request, deadline_ms=deadline_ms, retry_safe=False))
+    """CreateBatch, with retries as _batch_retries.py says."""
+
+    def first(members: list[job_pb2.EnqueueJob], sealed: bool, _repeatable: bool) -> BatchAnswer:
+        request = batch_pb2.CreateBatchRequest(jobs=members, seal=sealed)
+        if on_complete is not None:
+            request.on_complete.CopyFrom(job_from_spec(on_complete))
+        if on_success is not None:
+            request.on_success.CopyFrom(job_from_spec(on_success))
+        if on_death is not None:
+            request.on_death.CopyFrom(job_from_spec(on_death))
+        answer: BatchAnswer = conn.invoke(conn.stub.CreateBatch, request, deadline_ms=deadline_ms, retry_safe=False)
+        return answer
+
+    def again(batch_id: str, members: list[job_pb2.EnqueueJob]) -> BatchAnswer:
+        return _add_to_batch_call(conn, batch_id, members, False, None, None, deadline_ms, True)
+
+    batch, results = send_batch_members(conn, first, again, [job_from_spec(j) for j in jobs], seal=seal,
+                                        create=True, deadline_ms=deadline_ms)
+    return _added(batch, results)
 
 
 def add_to_batch(conn: Connection, batch_id: str, jobs: Sequence[JobSpec], seal: bool, from_member: str | None,
                  from_member_token: str | None, deadline_ms: int | None) -> BatchAdded:
+    """AddToBatch, with retries as _batch_retries.py says."""
+
+    def first(members: list[job_pb2.EnqueueJob], sealed: bool, repeatable: bool) -> BatchAnswer:
+        return _add_to_batch_call(conn, batch_id, members, sealed, from_member, from_member_token, deadline_ms,
+                                  repeatable)
+
+    def again(_: str, members: list[job_pb2.EnqueueJob]) -> BatchAnswer:
+        return _add_to_batch_call(conn, batch_id, members, False, from_member, from_member_token, deadline_ms, True)
+
+    batch, results = send_batch_members(conn, first, again, [job_from_spec(j) for j in jobs], seal=seal,
+                                        create=False, deadline_ms=deadline_ms)
+    return _added(batch, results)
+
+
+def _add_to_batch_call(conn: Connection, batch_id: str, jobs: list[job_pb2.EnqueueJob], seal: bool,
+                       from_member: str | None, from_member_token: str | None, deadline_ms: int | None,
+                       repeatable: bool) -> BatchAnswer:
+    """One AddToBatch call; `repeatable`: safe to repeat after UNAVAILABLE (every member keyed)."""
     token = ""
     attempt = 0
     lease: RunningLease | None = None
@@ -276,11 +321,13 @@ def add_to_batch(conn: Connection, batch_id: str, jobs: Sequence[JobSpec], seal:
         token = from_member_token or (lease.token if lease is not None else "")
         # The lease's attempt too, which only a server older than lease tokens reads (_running_members).
         attempt = lease.attempt if lease is not None and lease.token == token else 0
-    request = batch_pb2.AddToBatchRequest(batch_id=batch_id, jobs=[job_from_spec(j) for j in jobs], seal=seal,
+    request = batch_pb2.AddToBatchRequest(batch_id=batch_id, jobs=jobs, seal=seal,
                                           from_member=from_member or "", from_member_attempt=attempt,
                                           from_member_token=token)
     try:
-        return _added(conn.invoke(conn.stub.AddToBatch, request, deadline_ms=deadline_ms, retry_safe=False))
+        answer: BatchAnswer = conn.invoke(conn.stub.AddToBatch, request, deadline_ms=deadline_ms,
+                                          retry_safe=repeatable)
+        return answer
     except SeppError as error:
         # This client had nothing to prove the member with (neither token nor attempt): say why.
         if from_member and not from_member_token and lease is None and error.code == "permission_denied":

@@ -1,0 +1,103 @@
+"""A settlement sent again after its first send may have been applied: its answer was lost (the
+connection or the Work stream broke after it left), or the Work stream that carried it was refused
+over a bound after it was written (_settlement_recut.py), or it is repeated after UNAVAILABLE.
+Settlements are fenced by the attempt, so the repeat changes nothing then; it is answered as for a
+lease that already ended. Which answers to a repeat count as "already applied":
+
+- an ack answered `not_found` (the job is not leased, or gone): most likely the first send completed
+  it. Nothing can be read to prove it (a completed job may be deleted at once).
+- a nack answered `not_found`, only when the job read right after proves it: the job is still on
+  that attempt, no longer leased, and its error history holds an entry of that attempt with the
+  nack's own message and class (as the server stores them: a message over `max_error_bytes` cut
+  and marked). A lease that ran out writes the server's own note ("lease expired") there instead,
+  so `not_found` alone would not do. The nack's result is the job's state as read (a retry may
+  have become due since: `ready`).
+
+Any other answer (`lease_lost`: another attempt holds the lease; `job_cancelled`; a job moved on to
+a later attempt; a job that cannot be read) is the real refusal and is raised. The TypeScript SDK's
+repeated-settlement.ts does the same.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from ._connection import Connection
+from ._convert import nack_result_from_proto
+from .errors import LeaseLostError, SeppError
+from .models import LeaseRef, NackResult
+from .v1 import admin_pb2, job_pb2, work_pb2
+
+_CUT_MARK = "… [truncated]"
+"""The mark the server appends to an error message it cut to `max_error_bytes`."""
+
+_NACKED_STATES: dict[int, Literal["ready", "scheduled", "dead", "cancelled"]] = {
+    job_pb2.JOB_STATE_READY: "ready",
+    job_pb2.JOB_STATE_SCHEDULED: "scheduled",
+    job_pb2.JOB_STATE_DEAD: "dead",
+    job_pb2.JOB_STATE_CANCELLED: "cancelled",
+}
+"""The states a nack leaves a job in, as a nack answers them."""
+
+
+class RepeatNotLeased(SeppError):
+    """An ack or nack sent again on a Work stream after a refusal (_settlement_recut.py), answered
+    "not leased": its caller finds out what the first send did (above)."""
+
+    def __init__(self, refusal: SeppError) -> None:
+        super().__init__(refusal.grpc_code, refusal.message, refusal.code)
+        self.refusal = refusal
+
+
+def not_leased(error: BaseException) -> bool:
+    """A repeat answered "not leased" (NOT_FOUND `not_found`): what its first send did is to be found out."""
+    return isinstance(error, LeaseLostError) and error.code == "not_found"
+
+
+def _stored_as(stored: str, sent: str) -> bool:
+    """Whether `stored` is `sent` as the server keeps it (cut and marked when over its bound)."""
+    if stored == sent:
+        return True
+    return stored.endswith(_CUT_MARK) and sent.startswith(stored[: -len(_CUT_MARK)])
+
+
+def _nack_applied(conn: Connection, lease: LeaseRef, request: work_pb2.NackRequest) -> NackResult | None:
+    try:
+        job = conn.invoke(conn.stub.GetJob, admin_pb2.GetJobRequest(job_id=lease.id), retry_safe=True).job
+    except SeppError:
+        return None  # Not readable (gone, or a key without the read scope): nothing proves it.
+    if job.attempt != lease.attempt:
+        return None
+    state = _NACKED_STATES.get(job.state)
+    entries = [entry for entry in job.errors if entry.attempt == lease.attempt]
+    if state is None or not entries:
+        return None
+    entry = entries[-1]
+    if not _stored_as(entry.error, request.error_message) or entry.error_class != request.error_class:
+        return None
+    return NackResult(state, None if state in ("dead", "cancelled") else int(job.run_at_ms) or None)
+
+
+def nack_applied_or(conn: Connection, lease: LeaseRef, request: work_pb2.NackRequest,
+                    refusal: SeppError) -> NackResult:
+    """The result of a nack whose repeat was answered "not leased" (`refusal`), read from the job
+    when it proves the first send was applied (see the top); else the refusal is raised."""
+    applied = _nack_applied(conn, lease, request)
+    if applied is None:
+        raise refusal
+    return applied
+
+
+def nack_call(conn: Connection, lease: LeaseRef, request: work_pb2.NackRequest, *, repeated: bool = False,
+              deadline_ms: int | None = None) -> NackResult:
+    """Nacks a lease by a unary call. `repeated`: an earlier send of this nack may have been applied
+    (its answer was lost); so may a send this call repeats after UNAVAILABLE. A repeat answered "not
+    leased" is taken as applied only where the job proves it (see the top)."""
+    repeat = [repeated]
+    try:
+        response = conn.invoke(conn.stub.Nack, request, deadline_ms=deadline_ms, retry_safe=True, lease_call=True,
+                               on_repeat=lambda: repeat.__setitem__(0, True))
+    except LeaseLostError as error:
+        if not (repeat[0] and not_leased(error)):
+            raise
+        return nack_applied_or(conn, lease, request, error)
+    return nack_result_from_proto(response)

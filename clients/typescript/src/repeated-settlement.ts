@@ -1,0 +1,82 @@
+/**
+ * A settlement sent again after its first send may have been applied: its answer was lost (the
+ * connection or the Work stream broke after it left), or the Work stream that carried it was
+ * refused over a bound after it was written (work-stream-recut.ts). Settlements are fenced by the
+ * attempt, so the repeat changes nothing then; it is answered as for a lease that already ended.
+ * Which answers to a repeat count as "already applied":
+ *
+ * - an ack answered `not_found` (the job is not leased, or gone): most likely the first send
+ *   completed it. Nothing can be read to prove it (a completed job may be deleted at once).
+ * - a nack answered `not_found`, only when the job read right after proves it: the job is still
+ *   on that attempt, no longer leased, and its error history holds an entry of that attempt with
+ *   the nack's own message and class (as the server stores them: a message over
+ *   `max_error_bytes` cut and marked). A lease that ran out writes the server's own note
+ *   ("lease expired") there instead, so `not_found` alone would not do. The nack's result is
+ *   the job's state as read (a retry may have become due since: `ready`).
+ *
+ * Any other answer (`lease_lost`: another attempt holds the lease; `job_cancelled`; a job moved
+ * on to a later attempt; a job that cannot be read) is the real refusal and is reported.
+ */
+import type { Connection } from './connection.ts';
+import { LeaseLostError } from './errors.ts';
+import type { Job as ProtoJob } from './gen/sepp/v1/job.js';
+import { JobState as ProtoJobState } from './gen/sepp/v1/job.js';
+import type { LeaseRef, NackResult } from './types.ts';
+
+/** The mark the server appends to an error message it cut to `max_error_bytes`. */
+const cutMark = '… [truncated]';
+
+/** The states a nack leaves a job in, as a nack answers them. */
+const nackedStates = new Map<ProtoJobState, NackResult['state']>([
+  [ProtoJobState.READY, 'ready'],
+  [ProtoJobState.SCHEDULED, 'scheduled'],
+  [ProtoJobState.DEAD, 'dead'],
+  [ProtoJobState.CANCELLED, 'cancelled'],
+]);
+
+/** A repeat answered "not leased" (NOT_FOUND `not_found`): what its first send did is to be found out. */
+export function notLeased(error: unknown): error is LeaseLostError {
+  return error instanceof LeaseLostError && error.code === 'not_found';
+}
+
+/** Whether `stored` is `sent` as the server keeps it (cut and marked when over its bound). */
+function storedAs(stored: string, sent: string): boolean {
+  if (stored === sent) return true;
+  return stored.endsWith(cutMark) && sent.startsWith(stored.slice(0, -cutMark.length));
+}
+
+/**
+ * The result of a nack whose repeat was answered "not leased" (`refusal`), read from the job
+ * when it proves the first send was applied (see the top); else the refusal is thrown.
+ */
+export async function nackAppliedOr(
+  conn: Connection,
+  lease: LeaseRef,
+  sent: { errorMessage: string; errorClass: string },
+  refusal: unknown,
+): Promise<NackResult> {
+  const applied = await nackApplied(conn, lease, sent);
+  if (applied === undefined) throw refusal;
+  return applied;
+}
+
+async function nackApplied(
+  conn: Connection,
+  lease: LeaseRef,
+  sent: { errorMessage: string; errorClass: string },
+): Promise<NackResult | undefined> {
+  let job: ProtoJob | undefined;
+  try {
+    job = (await conn.invoke(conn.rpc.getJob, { jobId: lease.id }, { retrySafe: true })).job;
+  } catch {
+    // Not readable (gone, or a key without the read scope): nothing proves it.
+    return undefined;
+  }
+  if (job === undefined || job.attempt !== lease.attempt) return undefined;
+  const state = nackedStates.get(job.state);
+  const entry = job.errors.findLast((e) => e.attempt === lease.attempt);
+  if (state === undefined || entry === undefined) return undefined;
+  if (!storedAs(entry.error, sent.errorMessage) || entry.errorClass !== sent.errorClass) return undefined;
+  const ends = state === 'dead' || state === 'cancelled';
+  return { state, runAt: ends ? null : new Date(job.runAtMs) };
+}
