@@ -7,10 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { apiKeyToml } from '../helpers/access-table.ts';
-import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { bearer, call, startTestServer, statusOf, type TestServer, testJob } from '../helpers/server.ts';
 
 const keys = {
   ops: 'sepp-secret-reload-rights-ops-0123456789',
@@ -29,17 +29,6 @@ const file = (
   apiKeyToml('feeder', o.feederRole ?? 'producer', keys.feeder) +
   apiKeyToml('tenant', 'admin', keys.tenant, o.tenantQueues);
 
-const md = (key: string) => {
-  const metadata = new Metadata();
-  metadata.add('authorization', `Bearer ${key}`);
-  return metadata;
-};
-const code = (p: Promise<unknown>) =>
-  p.then(
-    () => status.OK,
-    (e: ServiceError) => e.code,
-  );
-
 const audits = { actor: '', action: '', target: '', pageSize: 1, pageToken: '' };
 
 interface LogLine {
@@ -52,7 +41,8 @@ describe('a reload never widens a key or a user silently', () => {
   let t: TestServer;
   let otherJob: string;
   const lines: LogLine[] = [];
-  const tenantReadsOther = () => code(call(t.client, t.client.getJob, { jobId: otherJob }, md(keys.tenant)));
+  const tenantReadsOther = () =>
+    statusOf(call(t.client, t.client.getJob, { jobId: otherJob }, bearer(keys.tenant)));
   const lastAudit = async () => (await t.server.engine.listAudit({ action: 'config.reload' })).items[0];
 
   before(async () => {
@@ -60,7 +50,7 @@ describe('a reload never widens a key or a user silently', () => {
       toml: file({ tenantQueues: ['tenant-a.*'] }),
       logger: createLogger({ level: 'info', format: 'json', write: (line) => lines.push(JSON.parse(line)) }),
     });
-    otherJob = (await call(t.client, t.client.enqueue, { job: testJob('tenant-b.jobs') }, md(keys.ops)))
+    otherJob = (await call(t.client, t.client.enqueue, { job: testJob('tenant-b.jobs') }, bearer(keys.ops)))
       .jobId;
     assert.equal(await tenantReadsOther(), status.NOT_FOUND, 'scoped: another tenant’s job is not found');
   });
@@ -92,7 +82,7 @@ describe('a reload never widens a key or a user silently', () => {
     assert.match(messages, /grpc\.api_keys: API key feeder .*role goes from producer to admin/);
     assert.match(messages, /admin\.users: admin user alice .*role goes from viewer to admin/);
     assert.equal(
-      await code(call(t.client, t.client.listAuditEntries, audits, md(keys.feeder))),
+      await statusOf(call(t.client, t.client.listAuditEntries, audits, bearer(keys.feeder))),
       status.PERMISSION_DENIED,
     );
 
@@ -106,7 +96,10 @@ describe('a reload never widens a key or a user silently', () => {
     assert.deepEqual((await lastAudit())?.details.securityDowngrades, expected);
     const warned = lines.slice(from).find((l) => l.event === 'config.security_downgraded');
     assert.equal(warned?.settings, expected.join(', '));
-    assert.equal(await code(call(t.client, t.client.listAuditEntries, audits, md(keys.feeder))), status.OK);
+    assert.equal(
+      await statusOf(call(t.client, t.client.listAuditEntries, audits, bearer(keys.feeder))),
+      status.OK,
+    );
 
     // Lowering them back needs no flag.
     t.writeConfig(file({ tenantQueues: ['tenant-a.jobs'] }));

@@ -793,19 +793,10 @@ test('an advisory lock any role may take stalls a server’s writes; docs/postgr
   });
   // The class of a queue's limit lock (src/store/postgres/limits.ts): the source is public.
   const limitLock = "pg_advisory_lock(x'5e9b'::int, hashtext('capped'))";
-  const reserveCapped = () =>
-    call(t.client, t.client.reserve, {
-      queues: ['capped'],
-      maxJobs: 1,
-      leaseDurationMs: 60_000,
-      waitTimeoutMs: 0,
-      workerId: 'w',
-      maxResponseBytes: 0,
-    });
   try {
     await call(t.client, t.client.enqueue, { job: testJob('capped') });
     await app.query(`SELECT ${limitLock}`);
-    const reserved = reserveCapped();
+    const reserved = reserve(t, 'capped', 1);
     // The server's writer waits for the lock...
     while (
       (
@@ -843,7 +834,7 @@ test('an advisory lock any role may take stalls a server’s writes; docs/postgr
       { schema: 'locks' },
     );
     assert.equal(await jobExists(t, id), true);
-    assert.equal((await reserveCapped()).jobs.length, 1);
+    assert.equal((await reserve(t, 'capped', 1)).jobs.length, 1);
   } finally {
     // Function privileges are the database's: the other tests' roles get theirs back.
     await admin.query(
