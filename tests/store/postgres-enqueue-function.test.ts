@@ -627,6 +627,15 @@ test('a role with EXECUTE on sepp.enqueue only: enqueues, and reads or writes no
         await refusal(app, 'SELECT roles.enqueue_counter_shard()'),
         /^42501 .*permission denied for function enqueue_counter_shard/,
       );
+      // Every function of the schema, those later migrations add too: the role may run enqueue alone.
+      const runnable = await admin.query<{ f: string }>(
+        `SELECT p.oid::regprocedure::text AS f FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname = 'roles' AND has_function_privilege('app_roles', p.oid, 'EXECUTE') ORDER BY 1`,
+      );
+      assert.deepEqual(
+        runnable.rows.map((r) => r.f),
+        ['roles.enqueue(text,text,bytea,jsonb)'],
+      );
       // The fixed search_path: a table the caller's own path puts first is not used.
       await admin.query(
         'CREATE SCHEMA evil; CREATE TABLE evil.jobs (id text); GRANT ALL ON SCHEMA evil TO app_roles',
