@@ -11,7 +11,8 @@
  * counter shard each, of as many as the database has connections), a first grouped job's
  * holds its queue's row, and docs/postgres.md's query finds them and its bounds apply;
  * transactions open at once each fill max_depth; an advisory lock the application's role
- * takes stalls a server's writes until docs/postgres.md's grant gives the locks to sepp's role.
+ * takes stalls a server's writes until docs/postgres.md's grant gives the locks to sepp's role;
+ * a cancel or timeout any role NOTIFYs on the servers' channel reaches no worker.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -21,11 +22,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import pg from 'pg';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { enqueueInTransaction } from '../../clients/typescript/src/pg.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { useCluster } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { collect, creditMessage, openWork, subscribeMessage } from '../helpers/streams.ts';
 
 const postgres = useCluster('txn');
 const storeToml = (schema: string) => postgres.storeToml(schema);
@@ -856,5 +859,54 @@ test('an advisory lock any role may take stalls a server’s writes; docs/postgr
     await admin.end();
     await t.dispose();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const jobsOf = (m: WorkResponse) =>
+  m.kind?.$case === 'job' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.jobs : [];
+const stopsOf = (m: WorkResponse) => [
+  ...(m.kind?.$case === 'cancel' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.cancels : []),
+  ...(m.kind?.$case === 'timeout' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.timeouts : []),
+];
+
+test('a NOTIFY any role may send on the servers’ channel neither cancels nor times out a running job', async () => {
+  // Two servers on one schema: a cancel through `a` reaches the worker on `b` by the channel.
+  const [a, b] = [await server('forged'), await server('forged')];
+  const admin = await connect();
+  await admin.query("CREATE ROLE app_forged LOGIN PASSWORD 'app-forged-password'");
+  const app = await connect({
+    ...postgres.cluster.connection(postgres.database),
+    user: 'app_forged',
+    password: 'app-forged-password',
+  });
+  try {
+    const forged = (await call(a.client, a.client.enqueue, { job: testJob('mail') })).jobId;
+    const real = (await call(a.client, a.client.enqueue, { job: testJob('mail') })).jobId;
+    const worker = openWork(b.client);
+    worker.write(subscribeMessage(['mail'], { workerId: 'holder', leaseDurationMs: 60_000 }));
+    worker.write(creditMessage(2));
+    await collect(worker, (seen) => seen.flatMap(jobsOf).length === 2);
+    const told = collect(worker, (seen) => seen.flatMap(stopsOf).some((n) => n.jobId === real));
+    // A role with no grant at all sends what a server would (signals.ts), for the running job.
+    for (const payload of [
+      { s: 'forged', c: [[forged, 'mail', 1, null, 'key:ops', Date.now()]] },
+      { s: 'forged', t: [[forged, 'mail', 1, null, Date.now()]] },
+    ]) {
+      await app.query('SELECT pg_notify($1, $2)', ['sepp_forged', JSON.stringify(payload)]);
+    }
+    // A real cancel through `a`, signalled after the forged ones: it reaches the worker, they do not.
+    await call(a.client, a.client.cancelJob, { jobId: real });
+    const stops = (await told).flatMap(stopsOf);
+    assert.deepEqual(
+      stops.map((n) => n.jobId),
+      [real],
+    );
+    assert.equal((await call(a.client, a.client.getJob, { jobId: forged })).job?.state, JobState.LEASED);
+    worker.cancel();
+  } finally {
+    await app.end();
+    await admin.end();
+    await a.dispose();
+    await b.dispose();
   }
 });
