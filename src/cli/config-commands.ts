@@ -97,7 +97,8 @@ export function registerConfigCommands(parser: Argv, io: CliIo): void {
           withConnection(io, c).option('allow-security-downgrade', {
             type: 'boolean',
             describe:
-              'Apply a file that lowers security (removes every API key or admin user, TLS or the /metrics token); ' +
+              'Apply a file that lowers security (removes every API key or admin user, TLS or the /metrics token, ' +
+              "raises a key's or user's role or widens a key's queues); " +
               'never where the start-up rule would refuse it for the address the server listens on',
           }),
         (args) => runReload(io, args, false),

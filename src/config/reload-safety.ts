@@ -13,7 +13,8 @@
  *   names loopback (or names none, which defaults to loopback) does not make
  *   a server on 0.0.0.0 safe without credentials.
  * - a security downgrade — every API key removed, every admin user removed,
- *   TLS removed from any port, the /metrics token removed — unless the
+ *   TLS removed from any port, the /metrics token removed, a key or a user
+ *   given more than it had (reload-rights.ts) — unless the
  *   request explicitly allows it (`sepp config reload
  *   --allow-security-downgrade`, ReloadConfig's `allow_security_downgrade`).
  *   SIGHUP never does: a signal cannot say "I mean it", and a file cut short
@@ -23,6 +24,7 @@
 import type { ConfigProblem } from './config-error.ts';
 import { credentialRules, unauthenticatedNetworkProblem } from './cross-section-checks.ts';
 import type { ListenAddress } from './listen-address.ts';
+import { rightsGained } from './reload-rights.ts';
 import type { SeppConfig } from './types.ts';
 
 export interface ReloadSafetyInput {
@@ -65,7 +67,7 @@ export function checkReloadSafety(input: ReloadSafetyInput): ReloadSafety {
     const problem = unauthenticatedNetworkProblem(rule, true);
     if (problem !== undefined) problems.push(problem);
   }
-  const lowered = [
+  const lowered: { key: string; is: boolean; what: string; shown?: string }[] = [
     {
       key: 'grpc.api_keys',
       is: running.grpc.apiKeys.length > 0 && next.grpc.apiKeys.length === 0,
@@ -96,15 +98,23 @@ export function checkReloadSafety(input: ReloadSafetyInput): ReloadSafety {
       is: running.telemetry.metricsTokenSha256 !== null && next.telemetry.metricsTokenSha256 === null,
       what: 'the file has no telemetry.metrics_token: /metrics would answer anyone',
     },
+    ...rightsGained(running, next).map((gained) => ({
+      key: gained.setting,
+      is: true,
+      shown: `${gained.setting} (${gained.name}: ${gained.what})`,
+      what: `${gained.setting === 'admin.users' ? 'admin user' : 'API key'} ${gained.name} would get more than it has: ${gained.what}`,
+    })),
   ].filter((change) => change.is);
   if (!input.allowSecurityDowngrade) {
+    const startUp = new Set(problems.map((p) => p.key));
     for (const change of lowered) {
       // The start-up rule's problem says more (and the flag would not lift it).
-      if (problems.some((p) => p.key === change.key)) continue;
+      if (startUp.has(change.key)) continue;
       problems.push({ key: change.key, message: `${change.what}; ${asking}` });
     }
   }
-  return { problems, downgrades: lowered.map((change) => change.key) };
+  const shown = lowered.map((change) => change.shown ?? change.key);
+  return { problems, downgrades: [...new Set(shown)] };
 }
 
 /** The file is gone, or holds nothing, while the running configuration came from a file with settings. */

@@ -4,7 +4,9 @@
  * the dead letters page groups a queue's dead letters by class and first line ("top
  * errors") with counts and first/last failure; a group is requeued as one counted,
  * confirmed, audited bulk operation; the view fits a 375 px phone in both colour
- * schemes. Screenshots (SEPP_SCREENSHOTS=1): tests/artifacts/admin/errors-*.png.
+ * schemes; markup in what producers and workers write (payload, metadata, key, worker id,
+ * progress, error, class, stack) is shown as text on the job, dead letters and search pages.
+ * Screenshots (SEPP_SCREENSHOTS=1): tests/artifacts/admin/errors-*.png.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -158,5 +160,41 @@ test('on a phone, light and dark, the top errors and their buttons fit 375 px', 
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot(page, 'errors-top-errors-dark-phone');
   await page.emulateMedia({ colorScheme: 'light' });
+  assert.deepEqual(problems, []);
+});
+
+test('markup a producer or a worker wrote is shown as text, never run (attack7)', async () => {
+  // In every field a job carries to the job page: payload, metadata, idempotency key, worker id,
+  // progress, error, its class and its stack.
+  const markup = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
+  const { jobId } = await engine.enqueue({
+    queue: 'hostile',
+    type: 't',
+    payload: enc(JSON.stringify({ note: markup })),
+    contentType: 'application/json',
+    metadata: { note: markup },
+    idempotencyKey: markup,
+  });
+  const [job] = await engine.reserve({ queues: ['hostile'], maxJobs: 1, workerId: markup });
+  assert.equal(job?.id, jobId);
+  await engine.reportProgress({ jobId, attempt: job.attempt, json: JSON.stringify({ step: markup }) });
+  await engine.nack({
+    jobId,
+    attempt: job.attempt,
+    error: markup,
+    errorClass: markup.slice(0, 60),
+    stack: markup,
+    directive: { kind: 'dead_letter' },
+  });
+  for (const path of [
+    `/jobs/${jobId}`,
+    '/dead-letters?queue=hostile',
+    `/search?q=${encodeURIComponent(markup)}`,
+  ]) {
+    await page.goto(url(path));
+    await page.getByText('window.__pwned=2', { exact: false }).first().waitFor();
+    assert.equal(await page.evaluate(() => '__pwned' in globalThis), false, path);
+    assert.equal(await page.locator('main img[src="x"], main script').count(), 0, path);
+  }
   assert.deepEqual(problems, []);
 });

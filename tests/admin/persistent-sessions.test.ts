@@ -117,7 +117,8 @@ describe('admin sessions on disk', () => {
     assert.equal(info.role, 'viewer', 'the session info says what the config says now');
     assert.equal(await statusWith(t, alice), 200, "alice's password did not change: she stays");
     t.writeConfig(user('alice', 'admin', hash) + user('bob', 'viewer', hash));
-    await t.server.reload({ actor: 'test' });
+    // Raising a role takes an explicit request (tests/security/reload-rights.test.ts).
+    assert.equal((await t.server.reload({ actor: 'test', allowSecurityDowngrade: true })).applied, true);
     assert.equal((await sessionInfo(t, alice)).role, 'admin');
   });
 

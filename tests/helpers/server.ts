@@ -198,6 +198,21 @@ export function call<Req, Res>(
   });
 }
 
+/** Call metadata carrying API key `key` (`authorization: Bearer …`). */
+export function bearer(key: string): Metadata {
+  const metadata = new Metadata();
+  metadata.add('authorization', `Bearer ${key}`);
+  return metadata;
+}
+
+/** The gRPC status a call ended with: OK, or its error's code. */
+export function statusOf(p: Promise<unknown>): Promise<number> {
+  return p.then(
+    () => 0,
+    (e: ServiceError) => e.code,
+  );
+}
+
 /** A job for `queue` with every other field at its default (payload `x`); `fields` overrides. */
 export function testJob(queue: string, fields: Partial<EnqueueJob> = {}): EnqueueJob {
   return {

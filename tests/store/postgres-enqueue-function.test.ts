@@ -9,20 +9,26 @@
  * the row it writes is the row an enqueue over gRPC writes; counts match the rows;
  * transactions left open after their enqueue do not make the next one wait (schema 22: a
  * counter shard each, of as many as the database has connections), a first grouped job's
- * holds its queue's row, and docs/postgres.md's query finds them and its bounds apply.
+ * holds its queue's row, and docs/postgres.md's query finds them and its bounds apply;
+ * transactions open at once each fill max_depth; an advisory lock the application's role
+ * takes stalls a server's writes until docs/postgres.md's grant gives the locks to sepp's role;
+ * a cancel or timeout any role NOTIFYs on the servers' channel reaches no worker.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import pg from 'pg';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { enqueueInTransaction } from '../../clients/typescript/src/pg.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { useCluster } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { collect, creditMessage, openWork, subscribeMessage } from '../helpers/streams.ts';
 
 const postgres = useCluster('txn');
 const storeToml = (schema: string) => postgres.storeToml(schema);
@@ -624,6 +630,15 @@ test('a role with EXECUTE on sepp.enqueue only: enqueues, and reads or writes no
         await refusal(app, 'SELECT roles.enqueue_counter_shard()'),
         /^42501 .*permission denied for function enqueue_counter_shard/,
       );
+      // Every function of the schema, those later migrations add too: the role may run enqueue alone.
+      const runnable = await admin.query<{ f: string }>(
+        `SELECT p.oid::regprocedure::text AS f FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname = 'roles' AND has_function_privilege('app_roles', p.oid, 'EXECUTE') ORDER BY 1`,
+      );
+      assert.deepEqual(
+        runnable.rows.map((r) => r.f),
+        ['roles.enqueue(text,text,bytea,jsonb)'],
+      );
       // The fixed search_path: a table the caller's own path puts first is not used.
       await admin.query(
         'CREATE SCHEMA evil; CREATE TABLE evil.jobs (id text); GRANT ALL ON SCHEMA evil TO app_roles',
@@ -728,4 +743,170 @@ print(gone.id, kept.id, again.id, again.deduplicated, refused)
     await t.dispose();
   }
   assert.deepEqual(await mismatches('python'), []);
+});
+
+test('max_depth counts what is committed and the transaction’s own: transactions open at once each fill it (docs/postgres.md)', async () => {
+  const t = await server('depthtx');
+  const [a, b] = [await connect(), await connect()];
+  const enqueue = "SELECT * FROM depthtx.enqueue('shallow', 't', ''::bytea)";
+  try {
+    for (const c of [a, b]) {
+      await c.query('BEGIN');
+      for (let i = 0; i < 2; i++) await c.query(enqueue);
+      await c.query('SAVEPOINT third');
+      assert.match(
+        await refusal(c, enqueue),
+        /^53400 queue_full: .*holds 2 unfinished jobs/,
+        'its own jobs count',
+      );
+      await c.query('ROLLBACK TO SAVEPOINT third');
+    }
+    await a.query('COMMIT');
+    await b.query('COMMIT');
+    assert.equal(
+      (await counts(t, 'shallow'))?.ready,
+      4,
+      'each saw only its own: 2 + 2 past a max_depth of 2',
+    );
+    assert.match(
+      await refusal(a, enqueue),
+      /^53400 queue_full: .*holds 4 unfinished jobs, its max_depth is 2/,
+    );
+  } finally {
+    await a.end();
+    await b.end();
+    await t.dispose();
+  }
+  assert.deepEqual(await mismatches('depthtx'), []);
+});
+
+test('an advisory lock any role may take stalls a server’s writes; docs/postgres.md’s grant to sepp’s role stops it', async () => {
+  const admin = await connect();
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-locks-'));
+  const role = 'sepp_locks';
+  const passwordFile = join(dir, 'password');
+  writeFileSync(passwordFile, 'sepp-locks-password', { mode: 0o600 });
+  // sepp on a role of its own that owns its schema (docs/postgres.md, least privilege), not the superuser.
+  await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'sepp-locks-password'`);
+  await admin.query(`CREATE SCHEMA locks AUTHORIZATION ${role}`);
+  const url = postgres.cluster.urlWithoutPassword(postgres.database).replace(/\/\/[^@/]+@/, `//${role}@`);
+  const t = await startTestServer({
+    toml:
+      `[queues.capped]\nmax_leased = 5\n${queuesToml}\n` +
+      `[store]\nkind = "postgres"\nurl = "${url}"\npassword_file = "${passwordFile}"\nschema = "locks"\n`,
+  });
+  await admin.query("CREATE ROLE app_locks LOGIN PASSWORD 'app-locks-password'");
+  await admin.query('GRANT USAGE ON SCHEMA locks TO app_locks');
+  await admin.query('GRANT EXECUTE ON FUNCTION locks.enqueue(text, text, bytea, jsonb) TO app_locks');
+  const app = await connect({
+    ...postgres.cluster.connection(postgres.database),
+    user: 'app_locks',
+    password: 'app-locks-password',
+  });
+  // The class of a queue's limit lock (src/store/postgres/limits.ts): the source is public.
+  const limitLock = "pg_advisory_lock(x'5e9b'::int, hashtext('capped'))";
+  try {
+    await call(t.client, t.client.enqueue, { job: testJob('capped') });
+    await app.query(`SELECT ${limitLock}`);
+    const reserved = reserve(t, 'capped', 1);
+    // The server's writer waits for the lock...
+    while (
+      (
+        await admin.query(
+          "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = x'5e9b'::int::oid",
+        )
+      ).rowCount === 0
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // ...and every write of that server with it: an enqueue into another queue.
+    let answered = false;
+    const other = call(t.client, t.client.enqueue, { job: testJob('mail') }).then(() => {
+      answered = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(answered, false, 'the enqueue into mail waits for the application’s lock');
+    await app.query(`SELECT pg_advisory_unlock(x'5e9b'::int, hashtext('capped'))`);
+    await Promise.all([reserved, other]);
+
+    // The docs' statements, as a superuser, for this role.
+    await admin.query(docsExample('advisory-locks-to-sepp').replace('TO sepp', `TO ${role}`));
+    assert.match(
+      await refusal(app, `SELECT ${limitLock}`),
+      /^42501 .*permission denied for function pg_advisory_lock/,
+    );
+    assert.match(
+      await refusal(app, 'SELECT pg_try_advisory_xact_lock(24219, 1)'),
+      /^42501 .*permission denied for function pg_try_advisory_xact_lock/,
+    );
+    // sepp goes on: its servers' locks, and sepp.enqueue's (it runs as sepp's role).
+    const { id } = await enqueueInTransaction(
+      app,
+      { queue: 'capped', type: 't', idempotencyKey: 'k-1' },
+      { schema: 'locks' },
+    );
+    assert.equal(await jobExists(t, id), true);
+    assert.equal((await reserve(t, 'capped', 1)).jobs.length, 1);
+  } finally {
+    // Function privileges are the database's: the other tests' roles get theirs back.
+    await admin.query(
+      docsExample('advisory-locks-to-sepp')
+        .replace('TO sepp', `TO ${role}`)
+        .replace('REVOKE', 'GRANT')
+        .replace('FROM PUBLIC', 'TO PUBLIC'),
+    );
+    await app.end();
+    await admin.end();
+    await t.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const jobsOf = (m: WorkResponse) =>
+  m.kind?.$case === 'job' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.jobs : [];
+const stopsOf = (m: WorkResponse) => [
+  ...(m.kind?.$case === 'cancel' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.cancels : []),
+  ...(m.kind?.$case === 'timeout' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.timeouts : []),
+];
+
+test('a NOTIFY any role may send on the servers’ channel neither cancels nor times out a running job', async () => {
+  // Two servers on one schema: a cancel through `a` reaches the worker on `b` by the channel.
+  const [a, b] = [await server('forged'), await server('forged')];
+  const admin = await connect();
+  await admin.query("CREATE ROLE app_forged LOGIN PASSWORD 'app-forged-password'");
+  const app = await connect({
+    ...postgres.cluster.connection(postgres.database),
+    user: 'app_forged',
+    password: 'app-forged-password',
+  });
+  try {
+    const forged = (await call(a.client, a.client.enqueue, { job: testJob('mail') })).jobId;
+    const real = (await call(a.client, a.client.enqueue, { job: testJob('mail') })).jobId;
+    const worker = openWork(b.client);
+    worker.write(subscribeMessage(['mail'], { workerId: 'holder', leaseDurationMs: 60_000 }));
+    worker.write(creditMessage(2));
+    await collect(worker, (seen) => seen.flatMap(jobsOf).length === 2);
+    const told = collect(worker, (seen) => seen.flatMap(stopsOf).some((n) => n.jobId === real));
+    // A role with no grant at all sends what a server would (signals.ts), for the running job.
+    for (const payload of [
+      { s: 'forged', c: [[forged, 'mail', 1, null, 'key:ops', Date.now()]] },
+      { s: 'forged', t: [[forged, 'mail', 1, null, Date.now()]] },
+    ]) {
+      await app.query('SELECT pg_notify($1, $2)', ['sepp_forged', JSON.stringify(payload)]);
+    }
+    // A real cancel through `a`, signalled after the forged ones: it reaches the worker, they do not.
+    await call(a.client, a.client.cancelJob, { jobId: real });
+    const stops = (await told).flatMap(stopsOf);
+    assert.deepEqual(
+      stops.map((n) => n.jobId),
+      [real],
+    );
+    assert.equal((await call(a.client, a.client.getJob, { jobId: forged })).job?.state, JobState.LEASED);
+    worker.cancel();
+  } finally {
+    await app.end();
+    await admin.end();
+    await a.dispose();
+    await b.dispose();
+  }
 });

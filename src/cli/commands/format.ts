@@ -49,12 +49,21 @@ export interface Decoded {
   value: unknown;
 }
 
-/** Bytes decoded by their content type: JSON value, text, or base64. */
+/**
+ * Bytes decoded by their content type: JSON value, text, or base64. JSON nested too deep to
+ * be written out again is its text: JSON.parse reads any depth, JSON.stringify recurses, and
+ * a producer's payload (or a worker's result) of 100,000 nested arrays made `sepp job` and
+ * `sepp events` end with "Maximum call stack size exceeded".
+ */
 export function decodeBytes(bytes: Buffer, contentType: string): Decoded {
   if (jsonType.test(contentType)) {
+    const text = bytes.toString('utf8');
     try {
-      return { encoding: 'json', value: JSON.parse(bytes.toString('utf8')) };
-    } catch {
+      const value: unknown = JSON.parse(text);
+      JSON.stringify(value);
+      return { encoding: 'json', value };
+    } catch (error) {
+      if (error instanceof RangeError) return { encoding: 'text', value: text };
       // Not valid JSON after all: show the bytes.
     }
   }

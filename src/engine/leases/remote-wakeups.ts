@@ -9,8 +9,10 @@
  * someone waits on, and a maintenance pass (promotions, expiries and ticks that
  * were another server's to do, had it not died). Cancels of leased jobs, and
  * attempts ended by their hard timeout, that another server committed go to
- * this server's listeners (the workers connected here); they have no poll: a
- * worker that missed one learns at its next extend or settlement. When the
+ * this server's listeners (the workers connected here) once the store confirms
+ * them (checked-notices.ts: anyone who can connect may send on the channel);
+ * they have no poll: a worker that missed one learns at its next extend or
+ * settlement. When the
  * store starts to hear signals (`listening`: its listener connected, at the
  * start or again), what it did not hear is looked for at once, as a poll
  * would: a job another server made ready just before does not wait for the
@@ -20,11 +22,13 @@
 import type { CancelSignal, StoreSignals, TimeoutSignal } from '../../store/signals.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { EngineContext } from '../context.ts';
+import { CheckedNotices } from './checked-notices.ts';
 import type { WaiterRegistry } from './waiters.ts';
 
 export class RemoteWakeups {
   private timer: TimerHandle | undefined;
   private stopped = false;
+  private readonly checked: CheckedNotices;
 
   constructor(
     private readonly signals: StoreSignals,
@@ -41,7 +45,9 @@ export class RemoteWakeups {
       cancelled(notices: readonly CancelSignal[]): void;
       timedOut(notices: readonly TimeoutSignal[]): void;
     },
-  ) {}
+  ) {
+    this.checked = new CheckedNotices((unit) => this.ctx.read(unit));
+  }
 
   start(): void {
     this.signals.listen((signal) => {
@@ -51,11 +57,11 @@ export class RemoteWakeups {
         return;
       }
       if (signal.kind === 'cancel') {
-        this.leaseNotices.cancelled(signal.notices);
+        this.checked.cancels(signal.notices, (notices) => this.leaseNotices.cancelled(notices));
         return;
       }
       if (signal.kind === 'timeout') {
-        this.leaseNotices.timedOut(signal.notices);
+        this.checked.timeouts(signal.notices, (notices) => this.leaseNotices.timedOut(notices));
         return;
       }
       // Grouped jobs are leased only by a lease that takes turns: know it before waking.

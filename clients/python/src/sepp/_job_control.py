@@ -270,7 +270,7 @@ def _changes(priority: int | None, run_at: TimeInput | None, delay_ms: int | Non
 def _details(text: str) -> dict[str, Any]:
     try:
         value = _json.loads(text) if text else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -89,6 +89,9 @@ class JobRunner:
             except ValueError as error:
                 # Retrying cannot make a payload valid JSON.
                 decode_error = DeadLetter(f"payload is not valid JSON ({error})")
+            except RecursionError as error:
+                # Nor shallower: Python's json reads about 1,000 levels of nesting (sys.getrecursionlimit()).
+                decode_error = DeadLetter(f"payload is JSON nested too deep for Python's json module ({error})")
         job = WorkerJob(proto, data)
         active = Active(job, decode_error, time.monotonic() + self._worker.lease_ms / 1000)
         self.attach_progress(active)

@@ -58,11 +58,11 @@ def encode_result(value: Any) -> job_pb2.JobResult | None:
 
 def decode_result(data: bytes, content_type: str) -> Any:
     """Bytes decoded by their content type: JSON → the parsed value (the bytes when they do not
-    parse), `text/*` → str, anything else → bytes."""
+    parse, or nest deeper than Python's json module reads), `text/*` → str, anything else → bytes."""
     if is_json_content_type(content_type):
         try:
             return _json.loads(data.decode("utf-8"))
-        except ValueError:
+        except (ValueError, RecursionError):
             return data
     if _TEXT.match(content_type):
         return data.decode("utf-8", errors="replace")
@@ -88,7 +88,7 @@ def progress_from_proto(progress: job_pb2.JobProgress, present: bool) -> JobProg
     if progress.json:
         try:
             data = _json.loads(progress.json)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = progress.json
     return JobProgress(progress.percent if progress.has_percent else None, data, progress.reported_at_ms)
 
