@@ -31,3 +31,7 @@ CREATE TRIGGER jobs_end_version BEFORE UPDATE OF state ON jobs
   FOR EACH ROW
   WHEN (NEW.state IN ('completed', 'dead', 'cancelled') AND OLD.state IS DISTINCT FROM NEW.state)
   EXECUTE FUNCTION job_ended();
+
+-- A trigger function cannot be called as a function, but no role but the schema's owner needs it:
+-- as every function of the schema but enqueue, no EXECUTE for PUBLIC.
+REVOKE EXECUTE ON FUNCTION job_ended() FROM PUBLIC;
