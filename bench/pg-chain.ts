@@ -10,7 +10,10 @@
  * server by bench/lib/pg-chain-trace.ts), with the drain's statements (pg_stat_statements).
  *
  *   npx tsx bench/pg-chain.ts --jobs 20000 [--runs 3] [--prefetch 500] [--against /work/wt/base4]
- *     [--experiment SQL] [--explain] [--top N] [--streams N]
+ *     [--experiment SQL] [--explain] [--top N] [--streams N] [--warmup N]
+ *
+ * `--warmup N` first enqueues and drains N jobs the same way, untimed, so the measured phases
+ * (and `--profile`'s) run on a warm server: V8's optimizing compiler of a fresh process is out.
  *
  * `--profile PREFIX` writes the server's CPU profile of each drain to PREFIX.RUN.TREE.cpuprofile
  * (bench/pg-profile-areas.ts sums it by area). `--heap-profile PREFIX` writes the server's sampling heap
@@ -23,6 +26,12 @@
  * trace of every garbage collection during the drain (`--trace-gc-nvp`). The drain's line gives
  * the server's CPU per job, then split: the process's user and system time, and its main thread's
  * (the rest is V8's helper threads: its garbage collector's and its optimizing compiler's).
+ *
+ * The drain's line also splits PostgreSQL's CPU per job by process (`pgCpuByKind`): the backends
+ * (sepp's connections), the autovacuum workers (their own CPU while they run; an exited one's is
+ * counted with the exited processes), the other background processes by name (walwriter,
+ * checkpointer…), and the processes that exited during the drain; with the autovacuum runs on
+ * `jobs` it finished.
  *
  * `--config-extra TOML` is appended to the server's sepp.toml (`\n` for a new line: `'[limits]\nfinished_outcome_ms = 0'`).
  * `--experiment SQL` runs SQL on each run's migrated schema before the enqueue (`DROP INDEX sepp.x`).
@@ -45,7 +54,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { SeppClient } from '../clients/typescript/src/index.ts';
 import { startPostgres } from '../tests/helpers/postgres.ts';
-import { cpuMicros } from './lib/proc-stats.ts';
+import { cpuMicros, descendants, readStat } from './lib/proc-stats.ts';
 import { enqueueJobs } from './lib/sdk-phases.ts';
 import { startSeppServe } from './lib/sepp-serve.ts';
 import { drainThroughPool } from './systems/sepp-worker-pool.ts';
@@ -68,12 +77,14 @@ const { values } = parseArgs({
     'heap-keep': { type: 'string', default: 'all' },
     'config-extra': { type: 'string' },
     'node-options': { type: 'string' },
+    warmup: { type: 'string', default: '0' },
   },
 });
 const jobs = Number(values.jobs);
 const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
 const prefetch = Number(values.prefetch);
+const warmup = Number(values.warmup);
 const here = new URL('..', import.meta.url).pathname;
 const trees = values.against === undefined ? [here] : [here, values.against];
 const traceModule = new URL('./lib/pg-chain-trace.ts', import.meta.url).href;
@@ -105,10 +116,58 @@ const explain: Record<string, string> = values.explain
     }
   : {};
 const cluster = await startPostgres({
-  settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'top', ...explain },
+  settings: {
+    shared_preload_libraries: 'pg_stat_statements',
+    'pg_stat_statements.track': 'top',
+    // Plans per call: 0 for a statement whose cached plan is reused, 1 for one planned at every call.
+    'pg_stat_statements.track_planning': 'on',
+    ...explain,
+  },
 });
 const postmaster = cluster.pid();
 const pgCpu = () => (postmaster === undefined ? 0 : cpuMicros([postmaster]));
+
+/**
+ * PostgreSQL's CPU so far in µs by kind of process, from /proc: each live child of the postmaster
+ * by its title (`postgres: walwriter`; a backend's title names its user and client address, so all
+ * backends are one kind), and the postmaster's own plus its exited children's (`exited`: mostly
+ * autovacuum workers that finished). A process that exits between two readings moves its CPU from
+ * its kind to `exited`, so a drain's split is exact only in its sum.
+ */
+function pgCpuByKind(): Map<string, number> {
+  const byKind = new Map<string, number>();
+  if (postmaster === undefined) return byKind;
+  const add = (kind: string, ticks: number) => byKind.set(kind, (byKind.get(kind) ?? 0) + ticks * 1e4);
+  const root = readStat(postmaster);
+  if (root !== undefined) add('postmaster and exited', root.ownTicks + root.reapedChildTicks);
+  for (const pid of descendants([postmaster])) {
+    const stat = readStat(pid);
+    if (stat === undefined) continue;
+    let title = '';
+    try {
+      title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+    } catch {}
+    const kind = /\(\d+\)|\[local\]/.test(title)
+      ? 'backends'
+      : title.replace(/^postgres: /, '').replace(/^autovacuum worker.*/, 'autovacuum workers');
+    add(kind, stat.ownTicks);
+  }
+  return byKind;
+}
+
+/** The autovacuum and autoanalyze runs on `jobs` so far (pg_stat_user_tables). */
+async function jobsAutovacuums(database: string): Promise<[number, number]> {
+  const db = new (await import('pg')).default.Client(cluster.connection(database));
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ v: string; a: string }>(
+      `SELECT autovacuum_count::text AS v, autoanalyze_count::text AS a FROM pg_stat_user_tables WHERE relname = 'jobs'`,
+    );
+    return [Number(rows[0]?.v ?? 0), Number(rows[0]?.a ?? 0)];
+  } finally {
+    await db.end();
+  }
+}
 const admin = new (await import('pg')).default.Client(cluster.connection());
 await admin.connect();
 await admin.query('CREATE EXTENSION pg_stat_statements');
@@ -158,6 +217,7 @@ async function runOnce(tree: string, run: number): Promise<string> {
       await db.query(values.experiment).finally(() => db.end());
     }
     const measure = async (work: () => Promise<void>) => {
+      const kinds0 = pgCpuByKind();
       const split0 = cpuSplit(serve.pid);
       const s0 = cpuMicros([serve.pid]);
       const p0 = pgCpu();
@@ -171,12 +231,23 @@ async function runOnce(tree: string, run: number): Promise<string> {
         split: cpuSplit(serve.pid)
           .map((us, i) => Math.round((us - (split0[i] ?? 0)) / jobs))
           .join(' / '),
+        pgKinds: [...pgCpuByKind()]
+          .map(([kind, us]) => [kind, (us - (kinds0.get(kind) ?? 0)) / jobs] as const)
+          .filter(([, us]) => us >= 0.5)
+          .sort((a, b) => b[1] - a[1])
+          .map(([kind, us]) => `${kind} ${us.toFixed(1)}`)
+          .join(', '),
       };
     };
+    if (warmup > 0) {
+      await enqueueJobs(client, 'w1', warmup, concurrency);
+      await drainThroughPool(client, 'w1', warmup, { workers: concurrency, prefetch });
+    }
     const load0 = loadavg()[0]?.toFixed(1);
     const enqueue = await measure(() => enqueueJobs(client, 'w1', jobs, concurrency));
     await batches();
     await admin.query('SELECT pg_stat_statements_reset()');
+    const vacuums0 = await jobsAutovacuums(database);
     const drain = await measure(() =>
       drainThroughPool(client, 'w1', jobs, {
         workers: concurrency,
@@ -185,6 +256,7 @@ async function runOnce(tree: string, run: number): Promise<string> {
       }),
     );
     const drained = await batches();
+    const vacuums = (await jobsAutovacuums(database)).map((n, i) => n - (vacuums0[i] ?? 0));
     const statements = await admin.query<{
       query: string;
       calls: string;
@@ -194,8 +266,10 @@ async function runOnce(tree: string, run: number): Promise<string> {
       wal_records: string;
       wal_bytes: string;
       wal_fpi: string;
+      plans: string;
+      plan_ms: string;
     }>(
-      `SELECT s.query, s.calls::text, s.rows::text, s.total_exec_time::text AS ms, s.shared_blks_hit::text AS hit,
+      `SELECT s.query, s.calls::text, s.rows::text, s.total_exec_time::text AS ms, s.plans::text, s.total_plan_time::text AS plan_ms, s.shared_blks_hit::text AS hit,
               s.wal_records::text AS wal_records, s.wal_bytes::text AS wal_bytes, s.wal_fpi::text AS wal_fpi
          FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
         WHERE d.datname = $1 ORDER BY s.total_exec_time DESC LIMIT $2`,
@@ -206,13 +280,14 @@ async function runOnce(tree: string, run: number): Promise<string> {
       `run ${run} ${name} (load ${load0}–${loadavg()[0]?.toFixed(1)}): enqueue ${enqueue.perSecond} jobs/s, ` +
         `sepp ${enqueue.seppUs} / PostgreSQL ${enqueue.pgUs} µs CPU/job; drain ${drain.perSecond} jobs/s, ` +
         `sepp ${drain.seppUs} / PostgreSQL ${drain.pgUs} µs CPU/job (sepp user / system, main thread user / system: ${drain.split})`,
+      `drain PostgreSQL µs CPU/job by process: ${drain.pgKinds}; autovacuum / autoanalyze runs on jobs: ${vacuums.join(' / ')}`,
       chainFigures(drained),
-      '| statement | calls/batch | rows/call | exec µs/call | exec µs/job | buffers hit/call | WAL records / bytes / full pages per call |',
-      '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+      '| statement | calls/batch | rows/call | exec µs/call | exec µs/job | plans/call, plan µs/job | buffers hit/call | WAL records / bytes / full pages per call |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...statements.rows.map((r) => {
         const calls = Number(r.calls);
         const ms = Number(r.ms);
-        return `| ${r.query.replace(/\s+/g, ' ').slice(0, 70)} | ${(calls / Math.max(1, drained.length)).toFixed(2)} | ${(Number(r.rows) / Math.max(1, calls)).toFixed(1)} | ${((ms * 1000) / Math.max(1, calls)).toFixed(0)} | ${((ms * 1000) / jobs).toFixed(1)} | ${(Number(r.hit) / Math.max(1, calls)).toFixed(0)} | ${[r.wal_records, r.wal_bytes, r.wal_fpi].map((v) => (Number(v) / Math.max(1, calls)).toFixed(0)).join(' / ')} |`;
+        return `| ${r.query.replace(/\s+/g, ' ').slice(0, 70)} | ${(calls / Math.max(1, drained.length)).toFixed(2)} | ${(Number(r.rows) / Math.max(1, calls)).toFixed(1)} | ${((ms * 1000) / Math.max(1, calls)).toFixed(0)} | ${((ms * 1000) / jobs).toFixed(1)} | ${(Number(r.plans) / Math.max(1, calls)).toFixed(2)}, ${((Number(r.plan_ms) * 1000) / jobs).toFixed(1)} | ${(Number(r.hit) / Math.max(1, calls)).toFixed(0)} | ${[r.wal_records, r.wal_bytes, r.wal_fpi].map((v) => (Number(v) / Math.max(1, calls)).toFixed(0)).join(' / ')} |`;
       }),
     ].join('\n');
   } finally {

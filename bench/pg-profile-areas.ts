@@ -5,11 +5,16 @@
  * called it, or stays in "node / native" when nothing did). Prints self time per area, and
  * per job with `--jobs`.
  *
- *   npx tsx bench/pg-profile-areas.ts FILE.cpuprofile [--jobs N] [--top 8]
+ *   npx tsx bench/pg-profile-areas.ts FILE.cpuprofile [--jobs N] [--top 8] [--cap-us N]
  *
  * The profile samples wall time: a sample taken while the thread waited inside a system call
  * (the socket write that wakes PostgreSQL on a loaded machine, SQLite's fdatasync) counts as
  * that call's time; those calls have an area of their own.
+ *
+ * `--cap-us N`: a sample counts at most N µs. On a loaded machine the process is descheduled
+ * between two samples, and the whole gap (tens of ms) goes to the frame that ran when it came
+ * back (bench/profile-top.ts has the same option): with V8's 1 ms interval, `--cap-us 1500`
+ * leaves about the time the thread ran, so the figures approach its CPU.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -22,9 +27,10 @@ interface ProfileNode {
 }
 
 const { values, positionals } = parseArgs({
-  options: { jobs: { type: 'string' }, top: { type: 'string', default: '8' } },
+  options: { jobs: { type: 'string' }, top: { type: 'string', default: '8' }, 'cap-us': { type: 'string' } },
   allowPositionals: true,
 });
+const capUs = values['cap-us'] === undefined ? Number.POSITIVE_INFINITY : Number(values['cap-us']);
 
 /**
  * System calls whose samples are mostly waiting, not CPU: the socket write that wakes
@@ -46,7 +52,7 @@ for (const file of positionals) {
   const top = new Map<string, Map<string, number>>();
   let busy = 0;
   profile.samples.forEach((id, i) => {
-    const us = profile.timeDeltas[i] ?? 0;
+    const us = Math.min(profile.timeDeltas[i] ?? 0, capUs);
     const leaf = byId.get(id);
     if (leaf === undefined || leaf.callFrame.functionName === '(idle)') return;
     busy += us;

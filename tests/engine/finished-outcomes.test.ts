@@ -208,3 +208,22 @@ test('the table forgets the oldest past its count, its bytes and its time', () =
   assert.deepEqual([table.size, table.bytes], [0, 0]);
   assert.equal(new FinishedOutcomes(() => 0).enabled, false);
 });
+
+test('the table answers each outcome as it was added, also once its oldest slots were compacted', () => {
+  const table = new FinishedOutcomes(() => MINUTE_MS, { maxOutcomes: 1500, maxBytes: 64 * 1024 * 1024 });
+  const kinds = (i: number): FinishedOutcome => {
+    const base = { ...outcome(`j${i}`, i), queue: `q${i % 2}`, type: `t${i % 3}`, attempt: i % 7 };
+    if (i % 4 === 1) return { ...base, startedAtMs: i - 1 };
+    if (i % 4 === 2)
+      return { ...base, startedAtMs: null, result: Uint8Array.of(i % 256), resultContentType: 'x/y' };
+    if (i % 4 === 3)
+      return { ...base, state: 'dead', lastError: `e${i}`, deadReason: 'expired', cancelledBy: `by${i}` };
+    return base;
+  };
+  // 3,000 outcomes past a bound of 1,500: the oldest go, and the columns are cut (compactAfter) on the way.
+  for (let i = 0; i < 3000; i++) table.add(kinds(i), i);
+  assert.equal(table.size, 1500);
+  assert.equal(table.get('j1499', 3000), undefined, 'past the count');
+  for (const i of [1500, 1501, 1502, 1503, 2999])
+    assert.deepEqual(table.get(`j${i}`, 3000), kinds(i), `j${i}`);
+});
