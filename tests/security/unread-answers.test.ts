@@ -12,9 +12,21 @@ import { type ClientHttp2Session, connect } from 'node:http2';
 import { after, before, test } from 'node:test';
 import { Metadata, status } from '@grpc/grpc-js';
 import { GetJobRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
-import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
-import { EnqueueBatchRequest } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
-import { ReserveRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { EnqueueFlowResponse } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
+import { JobState, RejectionReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import {
+  EnqueueAtomicResponse,
+  EnqueueBatchRequest,
+  EnqueueBatchResponse,
+} from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import {
+  AckBatchResponse,
+  ReserveRequest,
+  SettleOutcome,
+} from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { boundMessage } from '../../src/config/index.ts';
+import { defaultEngineLimits } from '../../src/engine/settings.ts';
+import { answerBytesMaxOf } from '../../src/rpc/answer-bounds.ts';
 import { toServiceError } from '../../src/rpc/status.ts';
 import { refusableAfterRun, UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
 import { apiKeyToml } from '../helpers/access-table.ts';
@@ -265,40 +277,73 @@ test('a Reserve whose answer is refused gives its jobs back at once, attempt unc
   await waitFor(() => answers().held === 0, 'everything given back', 10_000);
 });
 
-test("a write whose answer overdraws its connection's budget is answered; its connection's next call waits", async () => {
-  // A small EnqueueBatch makes the method's guess small: the large one below runs at once.
-  await call(t.client, t.client.enqueueBatch, { jobs: [testJob('overdraft')] }, withKey());
+test("a write that lists items waits before it runs until its answer's bound has room; never overdraws", async () => {
+  // A small EnqueueBatch makes the method's guess small: the large one below is let in at once,
+  // then waits, its request decoded, for room for the most it can answer.
+  await call(t.client, t.client.enqueueBatch, { jobs: [testJob('reserved')] }, withKey());
   // Three unread answers of ~190 KiB hold 570 of the connection's 640 KiB.
   const { session, statuses } = unreadCalls(3);
   try {
     await waitFor(() => answers().held === 3, 'three answers held', 20_000);
     const before = answers();
-    const jobs = Array.from({ length: 3000 }, () => testJob('overdraft'));
+    const jobs = Array.from({ length: 3000 }, () => testJob('reserved'));
     let batchStatus: string | undefined;
     unreadCall(session, 'EnqueueBatch', grpcFrame(EnqueueBatchRequest.encode({ jobs }).finish()), (code) => {
       batchStatus = code;
     });
-    // Its ~130 KiB answer (an id per job) does not fit the 70 KiB left: held all the same.
-    await waitFor(() => answers().held === 4, 'the batch answer held', 20_000);
-    assert.ok(answers().connections.usedBytes > perConnection, JSON.stringify(answers().connections));
-    assert.equal(answers().overdrawn, before.overdrawn + 1);
-    assert.equal(answers().refused, before.refused, 'nothing refused');
-    const queue = (await t.server.engine.listQueues()).find((q) => q.name === 'overdraft');
-    assert.equal(queue?.counts.ready, 3001, 'enqueued once');
-    // The connection is over its budget: its next call waits before it runs.
-    unreadCall(session, 'GetJob', grpcFrame(GetJobRequest.encode({ jobId }).finish()), (code) =>
-      statuses.push(code),
-    );
-    await waitFor(() => answers().waiting === before.waiting + 1, 'the next call waiting', 10_000);
-    // The client reads (a window at last): every answer goes out, the batch's with OK.
+    // Its bound (3,000 items, capped at grpc.max_message_bytes: 320 KiB) does not fit the 70 KiB
+    // left: it waits before its handler has the request, and nothing is enqueued.
+    await waitFor(() => answers().waiting === before.waiting + 1, 'the batch waiting', 20_000);
+    const ready = async () =>
+      (await t.server.engine.listQueues()).find((q) => q.name === 'reserved')?.counts.ready;
+    assert.equal(await ready(), 1, 'not run yet');
+    // The client reads (a window at last): the answers go out, the batch runs and is answered OK.
     session.settings({ initialWindowSize: 1024 * KiB });
-    await waitFor(() => batchStatus !== undefined && statuses.length === 4, 'every status', 20_000);
+    await waitFor(() => batchStatus !== undefined && statuses.length === 3, 'every status', 20_000);
     assert.equal(batchStatus, String(status.OK));
-    assert.deepEqual(statuses, ['0', '0', '0', '0']);
+    assert.deepEqual(statuses, ['0', '0', '0']);
+    assert.equal(await ready(), 3001, 'enqueued once');
+    assert.equal(answers().overdrawn, before.overdrawn, 'its answer fit the room it kept');
+    assert.equal(answers().refused, before.refused, 'nothing refused');
+    assert.ok(answers().connections.peakBytes <= perConnection, JSON.stringify(answers().connections));
   } finally {
     session.destroy();
   }
   await waitFor(() => answers().held === 0 && answers().waiting === 0, 'everything given back', 10_000);
+});
+
+test('a reservation waits for room, and its answer within it is held without overdraft', () => {
+  const answersOf = newBudgets();
+  const ran: string[] = [];
+  const run = (method: string) => {
+    const answer = answersOf.follow(undefined, 'k', `/sepp.v1.QueueService/${method}`);
+    answer.admit(() => ran.push(method));
+    return answer;
+  };
+  // A small EnqueueBatch answer makes the method's guess 10 KiB.
+  const small = run('EnqueueBatch');
+  assert.equal(small.hold(10 * KiB), null);
+  small.finished();
+  const first = run('GetJob');
+  assert.equal(first.hold(800 * KiB), null);
+  const batch = run('EnqueueBatch');
+  // The guess fits beside the 800 KiB held; the bound of 300 KiB does not: its request waits.
+  batch.reserve(300 * KiB, () => ran.push('handler'));
+  assert.deepEqual(ran, ['EnqueueBatch', 'GetJob', 'EnqueueBatch']);
+  assert.equal(answersOf.stats().waiting, 1);
+  first.finished();
+  assert.equal(ran.at(-1), 'handler');
+  // Its room is kept: of three GetJobs (guessed at 320 KiB, the largest size), the third waits,
+  // where without the 300 KiB kept all three would fit the 1 MiB.
+  const reads = [run('GetJob'), run('GetJob'), run('GetJob')];
+  assert.equal(answersOf.stats().waiting, 1);
+  assert.equal(batch.hold(290 * KiB), null);
+  assert.equal(answersOf.stats().overdrawn, 0);
+  assert.equal(answersOf.stats().waiting, 1, 'still no room beside the 290 KiB held');
+  batch.finished();
+  assert.equal(answersOf.stats().waiting, 0);
+  for (const read of reads) read.finished();
+  assert.equal(answersOf.stats().byKey.k?.usedBytes, 0);
 });
 
 test("a key's guesses are its own: another key's large answers do not make its calls wait", () => {
@@ -321,4 +366,53 @@ test("a key's guesses are its own: another key's large answers do not make its c
   run('b');
   assert.deepEqual(ran, ['b']);
   assert.equal(answersOf.stats().waiting, 0);
+});
+
+test("a listed write's answer is within its bound, with the longest message or name on every item", () => {
+  const items = 1000;
+  const message = boundMessage('é€'.repeat(2000));
+  const jobId = '0f0e0d0c-0b0a-4908-8706-050403020100';
+  const reason = RejectionReason.DEPENDENCIES_UNSUPPORTED;
+  const bound = (method: string, field: string) =>
+    answerBytesMaxOf(`/sepp.v1.QueueService/${method}`, { [field]: Array(items) }, defaultEngineLimits) ?? 0;
+  const rejections = Array.from({ length: items }, (_, i) => ({ index: 100_000 + i, reason, message }));
+  const sizes: [string, number, number][] = [
+    [
+      'EnqueueBatch',
+      EnqueueBatchResponse.encode({
+        results: Array.from({ length: items }, () => ({
+          outcome: { $case: 'rejection' as const, value: { reason, message } },
+        })),
+      }).finish().length,
+      bound('EnqueueBatch', 'jobs'),
+    ],
+    [
+      'EnqueueAtomic',
+      EnqueueAtomicResponse.encode({ committed: false, results: [], rejections }).finish().length,
+      bound('EnqueueAtomic', 'jobs'),
+    ],
+    [
+      'EnqueueFlow',
+      EnqueueFlowResponse.encode({
+        committed: true,
+        jobs: Array.from({ length: items }, () => ({
+          name: 'n'.repeat(defaultEngineLimits.maxNameLength),
+          jobId,
+          deduplicated: true,
+        })),
+        rejections: [],
+      }).finish().length,
+      bound('EnqueueFlow', 'jobs'),
+    ],
+    [
+      'AckBatch',
+      AckBatchResponse.encode({
+        results: Array.from({ length: items }, () => ({ outcome: SettleOutcome.LEASE_LOST, message })),
+      }).finish().length,
+      bound('AckBatch', 'acks'),
+    ],
+  ];
+  for (const [method, bytes, max] of sizes)
+    assert.ok(bytes <= max, `${method}: ${bytes} bytes, bound ${max}`);
+  assert.equal(answerBytesMaxOf('/sepp.v1.QueueService/Enqueue', {}, defaultEngineLimits), undefined);
 });
