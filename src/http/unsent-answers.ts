@@ -121,8 +121,9 @@ export class UnsentAnswers {
     };
     return {
       reserve: (bytes) => {
-        if (longPoll || ended || reservedBytes !== undefined)
-          throw new Error('bug: a reservation out of turn');
+        if (longPoll || reservedBytes !== undefined) throw new Error('bug: a reservation out of turn');
+        // Its connection closed first: its answer will not be held, and keeps nothing.
+        if (ended) return null;
         unkeep();
         const noRoom = this.noRoom(keptIn, bytes);
         if (noRoom !== undefined) return this.refuse(noRoom, 'the request was not carried out');

@@ -156,6 +156,10 @@ export class UnsentAnswers {
     let run: (() => void) | undefined;
     /** The room reserved for a write's answer, once its request was decoded. */
     let reservedBytes: number | undefined;
+    /** A reservation asked for while the call still waited to run: made once it runs. */
+    let deferred: (() => void) | undefined;
+    /** The call ended (finished): nothing more is kept for it. */
+    let over = false;
     const size = () => reservedBytes ?? this.guess(caller, method);
     const mustSend = !refusableAfterRun(method);
     const keep = (stage: number, bytes: number) => {
@@ -205,26 +209,35 @@ export class UnsentAnswers {
       const go = run;
       run = undefined;
       go?.();
+      // Its request came while it waited to run: its reservation is made now.
+      const reserveNext = deferred;
+      deferred = undefined;
+      reserveNext?.();
     };
     const letInAll = () => {
       for (const b of stages) this.letIn(b);
+    };
+    const reserve = (bytes: number, call: () => void): void => {
+      if (over || reservedBytes !== undefined || deferred !== undefined) return;
+      // grpc-js may hand over the request while the call still waits to run.
+      if (run !== undefined) {
+        deferred = () => reserve(bytes, call);
+        return;
+      }
+      giveBackKept();
+      // Never more than the largest answer grpc-js sends: every budget has room for one alone.
+      reservedBytes = Math.min(bytes, this.limits.maxMessageBytes);
+      run = call;
+      enter(0);
+      // Its guess given back may let others in, where it now waits.
+      letInAll();
     };
     return {
       admit: (call) => {
         run = call;
         enter(0);
       },
-      reserve: (bytes, call) => {
-        if (reservedBytes !== undefined || waiting !== undefined)
-          throw new Error('bug: a reservation out of turn');
-        giveBackKept();
-        // Never more than the largest answer grpc-js sends: every budget has room for one alone.
-        reservedBytes = Math.min(bytes, this.limits.maxMessageBytes);
-        run = call;
-        enter(0);
-        // Its guess given back may let others in, where it now waits.
-        letInAll();
-      },
+      reserve,
       hold: (bytes) => {
         giveBackKept();
         // At most the largest size (grpc-js refuses a larger answer): a guess always fits an empty budget.
@@ -260,7 +273,9 @@ export class UnsentAnswers {
         return null;
       },
       finished: () => {
+        over = true;
         run = undefined;
+        deferred = undefined;
         if (waiting !== undefined) {
           const { budget, waiter } = waiting;
           waiting = undefined;

@@ -368,6 +368,38 @@ test("a key's guesses are its own: another key's large answers do not make its c
   assert.equal(answersOf.stats().waiting, 0);
 });
 
+test('a request that comes while its call waits to run is reserved once it runs; a call ended waiting keeps nothing', () => {
+  const answersOf = newBudgets();
+  const ran: string[] = [];
+  const first = answersOf.follow(undefined, 'k', getJobPath);
+  first.admit(() => ran.push('GetJob'));
+  assert.equal(first.hold(1000 * KiB), null);
+  // Guessed at 320 KiB (no EnqueueBatch answered yet): no room beside 1,000 KiB, it waits to run,
+  // and its request, decoded meanwhile, waits with it.
+  const batch = answersOf.follow(undefined, 'k', '/sepp.v1.QueueService/EnqueueBatch');
+  batch.admit(() => ran.push('let in'));
+  batch.reserve(100 * KiB, () => ran.push('handler'));
+  const gone = answersOf.follow(undefined, 'k', '/sepp.v1.QueueService/EnqueueBatch');
+  gone.admit(() => ran.push('never'));
+  gone.reserve(100 * KiB, () => ran.push('never'));
+  assert.deepEqual(ran, ['GetJob']);
+  gone.finished();
+  first.finished();
+  assert.deepEqual(ran, ['GetJob', 'let in', 'handler']);
+  assert.equal(batch.hold(90 * KiB), null);
+  batch.finished();
+  assert.deepEqual(answersOf.stats().byKey.k, { usedBytes: 0, peakBytes: 1000 * KiB });
+  assert.equal(answersOf.stats().waiting, 0);
+  // Nothing kept is left behind: a call guessed at the largest size runs at once beside 700 KiB.
+  const big = answersOf.follow(undefined, 'k', getJobPath);
+  big.admit(() => ran.push('big'));
+  assert.equal(big.hold(700 * KiB), null);
+  const last = answersOf.follow(undefined, 'k', '/sepp.v1.QueueService/EnqueueAtomic');
+  last.admit(() => ran.push('last'));
+  assert.equal(ran.at(-1), 'last');
+  for (const c of [big, last]) c.finished();
+});
+
 test("a listed write's answer is within its bound, with the longest message or name on every item", () => {
   const items = 1000;
   const message = boundMessage('é€'.repeat(2000));
