@@ -1,6 +1,6 @@
 /**
  * Upper bounds of the answers of the gRPC writes that list items (an enqueue batch, an atomic
- * enqueue, a flow, acks), computed from their decoded request before their handler has it
+ * enqueue, a flow, acks, a batch's jobs), computed from their decoded request before their handler has it
  * (unsent-answers.ts keeps that room for them, as the HTTP API does: http/answer-bounds.ts). Their
  * answer is one item per item of the request, each at most: a 36-character id, an enum, a bool,
  * an index, protobuf tags and lengths (`answerItemFramingBytes` in all), and one message cut to
@@ -20,6 +20,14 @@ const envelopeBytes = 64;
 
 /** The largest item of a result, rejection or ack outcome. */
 const itemBytesMax = answerItemFramingBytes + messageBytesMax;
+
+/**
+ * The most a Batch takes: ids (5 of 36 characters), counts and times (8 varints), a state, bools,
+ * its owner (a key's name, at most 64 characters) in `batchFramingBytes`, and its completionError
+ * (cut as every message is).
+ */
+const batchFramingBytes = 512;
+const batchBytesMax = batchFramingBytes + messageBytesMax;
 
 /** The items of `field` of a decoded request, up to `max`. */
 function itemsOf(request: unknown, field: string, max: number): number {
@@ -44,6 +52,9 @@ export function answerBytesMaxOf(method: string, request: unknown, limits: Engin
         itemsOf(request, 'jobs', limits.maxFlowJobs) *
           Math.max(itemBytesMax, answerItemFramingBytes + limits.maxNameLength)
       );
+    case 'CreateBatch':
+    case 'AddToBatch':
+      return envelopeBytes + batchBytesMax + itemsOf(request, 'jobs', limits.maxBatchJobs) * itemBytesMax;
     case 'AckBatch':
       return envelopeBytes + itemsOf(request, 'acks', limits.maxReserveJobs) * itemBytesMax;
     default:

@@ -22,7 +22,7 @@
  *   budgets when the guess holds; a connection that reads its answers has
  *   small calls (an enqueue's answer is a few bytes) never wait;
  * - a write that lists items (EnqueueBatch, EnqueueAtomic, EnqueueFlow,
- *   AckBatch) then, once its request is decoded and before its handler has
+ *   AckBatch, CreateBatch, AddToBatch) then, once its request is decoded and before its handler has
  *   it, keeps room for the most it can answer (answer-bounds.ts, at most
  *   the largest size) in place of the guess, waiting as above until both
  *   budgets have it: its answer fits that room;

@@ -12,6 +12,11 @@ import { type ClientHttp2Session, connect } from 'node:http2';
 import { after, before, test } from 'node:test';
 import { Metadata, status } from '@grpc/grpc-js';
 import { GetJobRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import {
+  AddToBatchResponse,
+  BatchState,
+  CreateBatchResponse,
+} from '../../clients/typescript/src/gen/sepp/v1/batch.js';
 import { EnqueueFlowResponse } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
 import { JobState, RejectionReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import {
@@ -444,6 +449,46 @@ test("a listed write's answer is within its bound, with the longest message or n
       bound('AckBatch', 'acks'),
     ],
   ];
+  const batch = {
+    id: jobId,
+    state: BatchState.ENDED,
+    createdAtMs: Number.MAX_SAFE_INTEGER,
+    sealedAtMs: Number.MAX_SAFE_INTEGER,
+    endedAtMs: Number.MAX_SAFE_INTEGER,
+    members: Number.MAX_SAFE_INTEGER,
+    pending: Number.MAX_SAFE_INTEGER,
+    completed: Number.MAX_SAFE_INTEGER,
+    dead: Number.MAX_SAFE_INTEGER,
+    cancelled: Number.MAX_SAFE_INTEGER,
+    hasOnComplete: true,
+    hasOnSuccess: true,
+    hasOnDeath: true,
+    completeJobId: jobId,
+    successJobId: jobId,
+    firstDeadId: jobId,
+    deathJobId: jobId,
+    completionError: message,
+    owner: 'k'.repeat(64),
+  };
+  const batchResults = EnqueueBatchResponse.decode(
+    EnqueueBatchResponse.encode({
+      results: Array.from({ length: items }, () => ({
+        outcome: { $case: 'rejection' as const, value: { reason, message } },
+      })),
+    }).finish(),
+  ).results;
+  sizes.push(
+    [
+      'CreateBatch',
+      CreateBatchResponse.encode({ batch, results: batchResults }).finish().length,
+      bound('CreateBatch', 'jobs'),
+    ],
+    [
+      'AddToBatch',
+      AddToBatchResponse.encode({ batch, results: batchResults }).finish().length,
+      bound('AddToBatch', 'jobs'),
+    ],
+  );
   for (const [method, bytes, max] of sizes)
     assert.ok(bytes <= max, `${method}: ${bytes} bytes, bound ${max}`);
   assert.equal(answerBytesMaxOf('/sepp.v1.QueueService/Enqueue', {}, defaultEngineLimits), undefined);
