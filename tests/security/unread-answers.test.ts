@@ -149,6 +149,18 @@ const newBudgets = () =>
     maxMessageBytes: 320 * KiB,
   });
 
+/** Budgets, and `run(method)`: a call of key `k` let in against them, its name in `ran` once it runs. */
+function runner() {
+  const answersOf = newBudgets();
+  const ran: string[] = [];
+  const run = (method: string) => {
+    const answer = answersOf.follow(undefined, 'k', `/sepp.v1.QueueService/${method}`);
+    answer.admit(() => ran.push(method));
+    return answer;
+  };
+  return { answersOf, ran, run };
+}
+
 test('reads let in together whose answers do not fit are refused, later; the budget never overruns', () => {
   const answersOf = newBudgets();
   const ran: number[] = [];
@@ -185,13 +197,7 @@ test("a write's answer that does not fit is sent, overdrawing; calls wait until 
     ),
     [true, true, true, false, false, false, false],
   );
-  const answersOf = newBudgets();
-  const ran: string[] = [];
-  const run = (method: string) => {
-    const answer = answersOf.follow(undefined, 'k', `/sepp.v1.QueueService/${method}`);
-    answer.admit(() => ran.push(method));
-    return answer;
-  };
+  const { answersOf, ran, run } = runner();
   const calls = [run('GetJob'), run('GetJob'), run('EnqueueBatch')];
   assert.deepEqual(ran, ['GetJob', 'GetJob', 'EnqueueBatch'], 'all three ran at once: nothing was held yet');
   assert.equal(calls[0]?.hold(400 * KiB), null);
@@ -318,13 +324,7 @@ test("a write that lists items waits before it runs until its answer's bound has
 });
 
 test('a reservation waits for room, and its answer within it is held without overdraft', () => {
-  const answersOf = newBudgets();
-  const ran: string[] = [];
-  const run = (method: string) => {
-    const answer = answersOf.follow(undefined, 'k', `/sepp.v1.QueueService/${method}`);
-    answer.admit(() => ran.push(method));
-    return answer;
-  };
+  const { answersOf, ran, run } = runner();
   // A small EnqueueBatch answer makes the method's guess 10 KiB.
   const small = run('EnqueueBatch');
   assert.equal(small.hold(10 * KiB), null);
