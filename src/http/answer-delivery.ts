@@ -6,9 +6,12 @@
  * it was refused, an error was answered instead, the write deadline cut it, or its connection
  * closed first.
  *
- * Past a full budget only a read (`GET`, harmless to repeat) or an answer with an undo is refused
- * its answer after the request ran; any other request changed something that stays, and its
- * answer is sent all the same: a 429 would have its client do it again.
+ * A write (a POST that is not a long-poll) reserves room for the most its answer can be, from its
+ * parsed request (`JsonRoute.answerBytesMax`, answer-bounds.ts), before its handler runs, and is
+ * refused then when the room is not there: once it ran, its answer is sent (a 429 would have its
+ * client do it again), and it fits the room reserved. Only a read (`GET`, harmless to repeat) or a
+ * reserve (whose jobs are given back, and which leased nothing otherwise) may be refused its
+ * answer after it ran.
  */
 import type { ServerResponse } from 'node:http';
 import { SeppError } from '../engine/errors.ts';
@@ -53,15 +56,24 @@ export class AnswerDelivery {
     undo?.(partlySent).catch(this.onBug);
   }
 
+  /**
+   * A write's room, once its request was parsed: `bytes`, the most its answer can be, reserved
+   * before it runs; throws the refusal when a budget has no room for it.
+   */
+  reserve(bytes: number): void {
+    const refused = this.room?.reserve(bytes) ?? null;
+    if (refused !== null) throw refused;
+  }
+
   /** An error is answered instead: what the handler did is undone, its room given back now. */
   failed(): void {
     this.lost(false);
     this.room?.end();
   }
 
-  /** Sends `encoded` as the 200 answer, or throws why it is refused (a read's, an undoable one's). */
-  send(res: ServerResponse, method: string, encoded: EncodedJson, closing: boolean): void {
-    const refused = this.room?.hold(encoded.byteLength, method !== 'GET' && this.undo === undefined);
+  /** Sends `encoded` as the 200 answer, or throws why it is refused (not a write's: a read's, a reserve's). */
+  send(res: ServerResponse, encoded: EncodedJson, closing: boolean): void {
+    const refused = this.room?.hold(encoded.byteLength);
     if (refused instanceof SeppError) throw refused;
     res.once('finish', () => {
       this.delivered = true;

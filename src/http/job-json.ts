@@ -29,6 +29,7 @@ import type {
   NackDirective,
   ProgressReport,
 } from '../engine/types.ts';
+import { boundedMessage } from './answer-bounds.ts';
 import { ApiNames } from './api-names.ts';
 import { invalid } from './errors.ts';
 import type { JsonInput } from './json-input.ts';
@@ -264,7 +265,7 @@ export function acceptedToJson(accepted: EnqueueAccepted) {
 export function enqueueResultToJson(result: EnqueueResult) {
   return result.ok
     ? { accepted: acceptedToJson(result) }
-    : { rejection: { reason: result.reason, message: enqueueNames.rewrite(result.message) } };
+    : { rejection: { reason: result.reason, message: boundedMessage(enqueueNames.rewrite(result.message)) } };
 }
 
 /** The rejections of an all-or-none enqueue (atomic, a flow), each by its job's index. */
@@ -274,7 +275,7 @@ export function indexedRejectionsToJson(
   return rejections.map((r) => ({
     index: r.index,
     reason: r.reason,
-    message: enqueueNames.rewrite(r.message),
+    message: boundedMessage(enqueueNames.rewrite(r.message)),
   }));
 }
 

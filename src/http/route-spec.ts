@@ -101,6 +101,12 @@ interface RouteBase {
 export interface JsonRoute extends RouteBase {
   kind: 'json';
   response: JsonSchema;
+  /**
+   * A write's (a POST that is not a long-poll; each must have one): the most bytes its 200 answer
+   * can be, from its parsed request, reserved in the budgets of answers not yet sent before its
+   * handler runs (answer-bounds.ts). Its answer must never exceed it.
+   */
+  answerBytesMax?(request: ApiRequest): number;
   /** The answer (RawJson values inside are written as they are); a throw becomes the error answer. */
   handle(request: ApiRequest): unknown;
 }

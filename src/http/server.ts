@@ -15,12 +15,15 @@
  *    `Expect: 100-continue` is told to send its body only after all of the
  *    above passed;
  * 5. the body read, checked to be UTF-8 and a JSON object (400, 415);
- * 6. the handler; whatever it throws becomes the one error shape (errors.ts);
+ * 6. a write (a POST but a reserve) keeps room in the answers not yet sent
+ *    for the most its answer can be, from its parsed request
+ *    (answer-bounds.ts), or is refused (429 with Retry-After) before it runs;
+ *    then the handler; whatever it throws becomes the one error shape (errors.ts);
  * 7. its answer held to the answers not yet sent, until its last byte was
  *    handed to the kernel or its connection closed (when it does not fit: 429
- *    instead for a read or a reserve that leased jobs, sent all the same for
- *    any other write). A handler's undo (a reserve's give-back of its jobs)
- *    runs when its answer never reached the client whole (answer-delivery.ts).
+ *    instead for a read or a reserve; a write's fits the room it kept). A
+ *    handler's undo (a reserve's give-back of its jobs) runs when its answer
+ *    never reached the client whole (answer-delivery.ts).
  *
  * Steps 3 to 5 are request-reading.ts; a JSON answer is written by
  * json-answer.ts, a failure's by failure-answer.ts.
@@ -125,6 +128,11 @@ export interface HttpApi {
   writeTimeouts(): number;
   /** Requests refused (429) since the start because answers not yet read filled a budget (metrics). */
   unreadAnswersRefused(): number;
+  /**
+   * Writes' answers larger than the room reserved for them that overdrew a full budget, since the
+   * start: 0 while the bounds of answer-bounds.ts hold (tests, diagnostics).
+   */
+  unreadAnswersOverdrawn(): number;
 }
 
 /** The routes of the API, for the OpenAPI document without a server (scripts, tests). */
@@ -181,7 +189,20 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const { engine, limits } = options;
   const keys = new KeyTable(options.apiKeys);
   const bodies = new BodyReader(limits);
-  const answers = new UnsentAnswers(limits);
+  let beyondReservationTold = false;
+  const answers = new UnsentAnswers(limits, (operation, bytes, reservedBytes) => {
+    // A bound of answer-bounds.ts is wrong: told once, the counter says how often.
+    if (beyondReservationTold) return;
+    beyondReservationTold = true;
+    options.log?.warn('http.answer_beyond_reservation', {
+      operation,
+      bytes,
+      reserved_bytes: reservedBytes,
+      detail:
+        'a write answered more than the room reserved for its answer (a bug); sent all the same, ' +
+        'overdrawing the budgets of answers not yet sent if they were full; told once',
+    });
+  });
   let draining = false;
   const drainListeners = new Set<() => void>();
   const keyListeners = new Set<() => void>();
@@ -205,6 +226,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         : { key: caller.name, maxSubscriptions: options.maxEventSubscribersPerKey() },
   };
   const routes = apiRoutes(ctx);
+  for (const route of routes) {
+    if (isWrite(route) && route.answerBytesMax === undefined)
+      throw new Error(`bug: the write ${route.operationId} has no bound of its answer (answerBytesMax)`);
+  }
   let document: JsonSchema = {};
   routes.push(openApiRoute(() => document));
   document = buildOpenApi(routes, options.version);
@@ -329,10 +354,12 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         },
       };
       if (route.kind === 'json') {
+        // A write keeps room for the most it can answer before it runs, or is refused now.
+        if (isWrite(route)) answer.reserve(route.answerBytesMax?.(request) ?? 0);
         const revoked = route.longPoll === true ? endOnKeyChange(caller) : null;
         const value = await jsonRouteAnswer(route, request, scopedJobId, revoked);
         if (res.writableEnded || res.destroyed) answer.lost(false);
-        else answer.send(res, route.method, encodeJson(value), draining);
+        else answer.send(res, encodeJson(value), draining);
         return;
       }
       const stream = new EventStreamResponse(res, draining ? { Connection: 'close' } : {});
@@ -415,6 +442,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     inFlight: () => bodies.held,
     writeTimeouts: () => writeDeadline.closed,
     unreadAnswersRefused: () => answers.refused,
+    unreadAnswersOverdrawn: () => answers.overdrawn,
     connections: () =>
       new Promise((resolve) =>
         server.getConnections((error, open) =>
@@ -456,6 +484,11 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       await closed;
     },
   };
+}
+
+/** A write: its answer is sent once it ran, so room for it is reserved before (answer-delivery.ts). */
+function isWrite(route: RouteSpec): route is JsonRoute {
+  return route.kind === 'json' && route.method === 'POST' && route.longPoll !== true;
 }
 
 /**

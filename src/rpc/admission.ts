@@ -33,7 +33,8 @@
  * the handler as before; the identity found here is remembered, so the key
  * is hashed once per call. And it holds a unary QueueService call to the
  * budgets of answers not yet sent (unsent-answers.ts): the call runs once
- * they have room, and its answer is serialized here (the service's
+ * they have room (a write that lists items: its request goes on to its
+ * handler once they have room for the most it can answer), and its answer is serialized here (the service's
  * serializer passes bytes through), so its size is known before it is
  * written.
  */
@@ -72,6 +73,8 @@ export interface AdmissionOptions {
   unsentAnswers: UnsentAnswers;
   /** Told of an answer refused after its handler ran, by the call's request metadata. */
   refusedAnswers: RefusedAnswers;
+  /** The most a write that lists items can answer, from its decoded request (answer-bounds.ts). */
+  answerBytesMaxOf: (method: string, request: unknown) => number | undefined;
 }
 
 export function admissionInterceptor(options: AdmissionOptions): ServerInterceptor {
@@ -241,7 +244,13 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
             if (holding !== undefined) clearTimeout(holding.timer);
             stopFirstMessageTimer();
             budgeted?.delivered();
-            forward(message);
+            // A write that lists items keeps room for the most it can answer before its handler
+            // has its request, waiting for it as a call waits to run (unsent-answers.ts).
+            const boundBytes =
+              answer === undefined ? undefined : options.answerBytesMaxOf(method.path, message);
+            if (answer !== undefined && boundBytes !== undefined)
+              answer.reserve(boundBytes, () => forward(message));
+            else forward(message);
           },
           onCancel: finish,
         }),

@@ -28,6 +28,7 @@ import {
 } from './convert.ts';
 import { metadataTraceContext, withTraceContext } from './observer.ts';
 import type { RpcContext } from './rpc-context.ts';
+import { wireMessage } from './status.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireJobId } from './validate-fields.ts';
 
@@ -183,7 +184,8 @@ export function batchToProto(batch: BatchInfo): Batch {
     hasOnSuccess: batch.hasOnSuccess,
     completeJobId: batch.completeJobId ?? '',
     successJobId: batch.successJobId ?? '',
-    completionError: batch.completionError ?? '',
+    // Cut as every message is (status.ts): a CreateBatch's or AddToBatch's answer has room kept for it.
+    completionError: wireMessage({ message: batch.completionError ?? '' }),
     owner: batch.owner,
     hasOnDeath: batch.hasOnDeath,
     firstDeadId: batch.firstDeadId ?? '',

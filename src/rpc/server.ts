@@ -8,6 +8,7 @@ import { nulRefusal } from '../engine/checks.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import { admissionInterceptor } from './admission.ts';
+import { answerBytesMaxOf } from './answer-bounds.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
 import { BytesInFlight, type BytesInFlightStats } from './bytes-in-flight.ts';
@@ -171,6 +172,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
         firstMessageTimeoutMs: grpcLimits.firstMessageTimeoutMs,
         bytesInFlight,
         unsentAnswers,
+        answerBytesMaxOf: (method, request) => answerBytesMaxOf(method, request, options.engine.limits),
         refusedAnswers,
         observeRefusal: (method, code) =>
           options.observer?.callStarted({ method, parent: undefined }).end(code, undefined),

@@ -49,6 +49,7 @@ import { createQueueAdminHandlers } from './queue-admin-handlers.ts';
 import { checkUnaryScope, hideUnaryNotFound } from './queue-scope-rules.ts';
 import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
 import { createScheduleHandlers } from './schedule-handlers.ts';
+import { wireMessage } from './status.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
 
@@ -238,7 +239,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         results: outcomes.map((o) =>
           o.ok
             ? { outcome: SettleOutcome.OK, message: '' }
-            : { outcome: settleOutcomeToProto[o.code], message: o.message },
+            : { outcome: settleOutcomeToProto[o.code], message: wireMessage(o) },
         ),
       };
     }),

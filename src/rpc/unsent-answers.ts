@@ -21,6 +21,11 @@
  *   guess is kept for it, so calls let in together do not overrun the
  *   budgets when the guess holds; a connection that reads its answers has
  *   small calls (an enqueue's answer is a few bytes) never wait;
+ * - a write that lists items (EnqueueBatch, EnqueueAtomic, EnqueueFlow,
+ *   AckBatch, CreateBatch, AddToBatch) then, once its request is decoded and before its handler has
+ *   it, keeps room for the most it can answer (answer-bounds.ts, at most
+ *   the largest size) in place of the guess, waiting as above until both
+ *   budgets have it: its answer fits that room;
  * - an answer that does not fit (calls let in together whose answers came
  *   out larger than guessed) is sent all the same when its call changed
  *   something that stays (an Enqueue, an Ack, a CancelJob: every method but
@@ -88,6 +93,12 @@ export interface UnsentAnswersStats {
 export interface FollowedAnswer {
   /** Runs `run` (the call) now if both budgets have room for its answer (a guess), else once they have. */
   admit(run: () => void): void;
+  /**
+   * A write that lists items, once its request was decoded and before its handler has it: keeps
+   * `bytes`, the most its answer can be (answerBytesMaxOf), in place of the guess, and runs `run`
+   * (hands the request on) now if both budgets have room for it, else once they have.
+   */
+  reserve(bytes: number, run: () => void): void;
   /** Holds an answer of `bytes` until `finished`; or says why it is not sent. */
   hold(bytes: number): SeppError | null;
   /** The answer went out, or the call ended without it (a wait too): what it holds goes back. */
@@ -101,11 +112,10 @@ export interface FollowedAnswer {
 type AnswerBudget = ByteBudget<Waiter>;
 
 interface Waiter {
-  /** The method's path and the call's key: their last answer's size is the guess. */
-  readonly method: string;
-  readonly caller: string;
-  /** Lets the call past the budget it waits in, keeping `guessBytes` there for it. */
-  readonly pass: (guessBytes: number) => void;
+  /** The room the call needs: its reservation, else the guess of its answer. */
+  readonly size: () => number;
+  /** Lets the call past the budget it waits in, keeping `bytes` there for it. */
+  readonly pass: (bytes: number) => void;
 }
 
 const MiB = 1024 * 1024;
@@ -144,6 +154,13 @@ export class UnsentAnswers {
     let waiting: { budget: AnswerBudget; waiter: Waiter } | undefined;
     let counted = false;
     let run: (() => void) | undefined;
+    /** The room reserved for a write's answer, once its request was decoded. */
+    let reservedBytes: number | undefined;
+    /** A reservation asked for while the call still waited to run: made once it runs. */
+    let deferred: (() => void) | undefined;
+    /** The call ended (finished): nothing more is kept for it. */
+    let over = false;
+    const size = () => reservedBytes ?? this.guess(caller, method);
     const mustSend = !refusableAfterRun(method);
     const keep = (stage: number, bytes: number) => {
       const budget = stages[stage];
@@ -167,7 +184,7 @@ export class UnsentAnswers {
       for (let stage = first; stage < stages.length; stage++) {
         const budget = stages[stage];
         if (budget === undefined) break;
-        const guess = this.guess(caller, method);
+        const guess = size();
         if (budget.waiters.length > 0 || !budget.fits(guess)) {
           if (!counted) {
             counted = true;
@@ -175,8 +192,7 @@ export class UnsentAnswers {
             this.waiting++;
           }
           const waiter: Waiter = {
-            method,
-            caller,
+            size,
             pass: (kept) => {
               waiting = undefined;
               keep(stage, kept);
@@ -193,15 +209,35 @@ export class UnsentAnswers {
       const go = run;
       run = undefined;
       go?.();
+      // Its request came while it waited to run: its reservation is made now.
+      const reserveNext = deferred;
+      deferred = undefined;
+      reserveNext?.();
     };
     const letInAll = () => {
       for (const b of stages) this.letIn(b);
+    };
+    const reserve = (bytes: number, call: () => void): void => {
+      if (over || reservedBytes !== undefined || deferred !== undefined) return;
+      // grpc-js may hand over the request while the call still waits to run.
+      if (run !== undefined) {
+        deferred = () => reserve(bytes, call);
+        return;
+      }
+      giveBackKept();
+      // Never more than the largest answer grpc-js sends: every budget has room for one alone.
+      reservedBytes = Math.min(bytes, this.limits.maxMessageBytes);
+      run = call;
+      enter(0);
+      // Its guess given back may let others in, where it now waits.
+      letInAll();
     };
     return {
       admit: (call) => {
         run = call;
         enter(0);
       },
+      reserve,
       hold: (bytes) => {
         giveBackKept();
         // At most the largest size (grpc-js refuses a larger answer): a guess always fits an empty budget.
@@ -214,6 +250,7 @@ export class UnsentAnswers {
         }
         own.set(method, sized);
         const full = stages.find((b) => b.used + bytes > b.limitBytes);
+        // A write's answer within its reservation fits the room it kept: past it, a bound is wrong.
         if (full !== undefined && mustSend) this.overdrawn++;
         else if (full !== undefined) {
           this.refused++;
@@ -236,7 +273,9 @@ export class UnsentAnswers {
         return null;
       },
       finished: () => {
+        over = true;
         run = undefined;
+        deferred = undefined;
         if (waiting !== undefined) {
           const { budget, waiter } = waiting;
           waiting = undefined;
@@ -291,7 +330,7 @@ export class UnsentAnswers {
     for (;;) {
       const next = budget.waiters[0];
       if (next === undefined) return;
-      const guess = this.guess(next.caller, next.method);
+      const guess = next.size();
       if (!budget.fits(guess)) return;
       budget.waiters.shift();
       next.pass(guess);

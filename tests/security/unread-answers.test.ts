@@ -12,9 +12,26 @@ import { type ClientHttp2Session, connect } from 'node:http2';
 import { after, before, test } from 'node:test';
 import { Metadata, status } from '@grpc/grpc-js';
 import { GetJobRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
-import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
-import { EnqueueBatchRequest } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
-import { ReserveRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import {
+  AddToBatchResponse,
+  BatchState,
+  CreateBatchResponse,
+} from '../../clients/typescript/src/gen/sepp/v1/batch.js';
+import { EnqueueFlowResponse } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
+import { JobState, RejectionReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import {
+  EnqueueAtomicResponse,
+  EnqueueBatchRequest,
+  EnqueueBatchResponse,
+} from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import {
+  AckBatchResponse,
+  ReserveRequest,
+  SettleOutcome,
+} from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { boundMessage } from '../../src/config/index.ts';
+import { defaultEngineLimits } from '../../src/engine/settings.ts';
+import { answerBytesMaxOf } from '../../src/rpc/answer-bounds.ts';
 import { toServiceError } from '../../src/rpc/status.ts';
 import { refusableAfterRun, UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
 import { apiKeyToml } from '../helpers/access-table.ts';
@@ -132,6 +149,18 @@ const newBudgets = () =>
     maxMessageBytes: 320 * KiB,
   });
 
+/** Budgets, and `run(method)`: a call of key `k` let in against them, its name in `ran` once it runs. */
+function runner() {
+  const answersOf = newBudgets();
+  const ran: string[] = [];
+  const run = (method: string) => {
+    const answer = answersOf.follow(undefined, 'k', `/sepp.v1.QueueService/${method}`);
+    answer.admit(() => ran.push(method));
+    return answer;
+  };
+  return { answersOf, ran, run };
+}
+
 test('reads let in together whose answers do not fit are refused, later; the budget never overruns', () => {
   const answersOf = newBudgets();
   const ran: number[] = [];
@@ -168,13 +197,7 @@ test("a write's answer that does not fit is sent, overdrawing; calls wait until 
     ),
     [true, true, true, false, false, false, false],
   );
-  const answersOf = newBudgets();
-  const ran: string[] = [];
-  const run = (method: string) => {
-    const answer = answersOf.follow(undefined, 'k', `/sepp.v1.QueueService/${method}`);
-    answer.admit(() => ran.push(method));
-    return answer;
-  };
+  const { answersOf, ran, run } = runner();
   const calls = [run('GetJob'), run('GetJob'), run('EnqueueBatch')];
   assert.deepEqual(ran, ['GetJob', 'GetJob', 'EnqueueBatch'], 'all three ran at once: nothing was held yet');
   assert.equal(calls[0]?.hold(400 * KiB), null);
@@ -265,40 +288,67 @@ test('a Reserve whose answer is refused gives its jobs back at once, attempt unc
   await waitFor(() => answers().held === 0, 'everything given back', 10_000);
 });
 
-test("a write whose answer overdraws its connection's budget is answered; its connection's next call waits", async () => {
-  // A small EnqueueBatch makes the method's guess small: the large one below runs at once.
-  await call(t.client, t.client.enqueueBatch, { jobs: [testJob('overdraft')] }, withKey());
+test("a write that lists items waits before it runs until its answer's bound has room; never overdraws", async () => {
+  // A small EnqueueBatch makes the method's guess small: the large one below is let in at once,
+  // then waits, its request decoded, for room for the most it can answer.
+  await call(t.client, t.client.enqueueBatch, { jobs: [testJob('reserved')] }, withKey());
   // Three unread answers of ~190 KiB hold 570 of the connection's 640 KiB.
   const { session, statuses } = unreadCalls(3);
   try {
     await waitFor(() => answers().held === 3, 'three answers held', 20_000);
     const before = answers();
-    const jobs = Array.from({ length: 3000 }, () => testJob('overdraft'));
+    const jobs = Array.from({ length: 3000 }, () => testJob('reserved'));
     let batchStatus: string | undefined;
     unreadCall(session, 'EnqueueBatch', grpcFrame(EnqueueBatchRequest.encode({ jobs }).finish()), (code) => {
       batchStatus = code;
     });
-    // Its ~130 KiB answer (an id per job) does not fit the 70 KiB left: held all the same.
-    await waitFor(() => answers().held === 4, 'the batch answer held', 20_000);
-    assert.ok(answers().connections.usedBytes > perConnection, JSON.stringify(answers().connections));
-    assert.equal(answers().overdrawn, before.overdrawn + 1);
-    assert.equal(answers().refused, before.refused, 'nothing refused');
-    const queue = (await t.server.engine.listQueues()).find((q) => q.name === 'overdraft');
-    assert.equal(queue?.counts.ready, 3001, 'enqueued once');
-    // The connection is over its budget: its next call waits before it runs.
-    unreadCall(session, 'GetJob', grpcFrame(GetJobRequest.encode({ jobId }).finish()), (code) =>
-      statuses.push(code),
-    );
-    await waitFor(() => answers().waiting === before.waiting + 1, 'the next call waiting', 10_000);
-    // The client reads (a window at last): every answer goes out, the batch's with OK.
+    // Its bound (3,000 items, capped at grpc.max_message_bytes: 320 KiB) does not fit the 70 KiB
+    // left: it waits before its handler has the request, and nothing is enqueued.
+    await waitFor(() => answers().waiting === before.waiting + 1, 'the batch waiting', 20_000);
+    const ready = async () =>
+      (await t.server.engine.listQueues()).find((q) => q.name === 'reserved')?.counts.ready;
+    assert.equal(await ready(), 1, 'not run yet');
+    // The client reads (a window at last): the answers go out, the batch runs and is answered OK.
     session.settings({ initialWindowSize: 1024 * KiB });
-    await waitFor(() => batchStatus !== undefined && statuses.length === 4, 'every status', 20_000);
+    await waitFor(() => batchStatus !== undefined && statuses.length === 3, 'every status', 20_000);
     assert.equal(batchStatus, String(status.OK));
-    assert.deepEqual(statuses, ['0', '0', '0', '0']);
+    assert.deepEqual(statuses, ['0', '0', '0']);
+    assert.equal(await ready(), 3001, 'enqueued once');
+    assert.equal(answers().overdrawn, before.overdrawn, 'its answer fit the room it kept');
+    assert.equal(answers().refused, before.refused, 'nothing refused');
+    assert.ok(answers().connections.peakBytes <= perConnection, JSON.stringify(answers().connections));
   } finally {
     session.destroy();
   }
   await waitFor(() => answers().held === 0 && answers().waiting === 0, 'everything given back', 10_000);
+});
+
+test('a reservation waits for room, and its answer within it is held without overdraft', () => {
+  const { answersOf, ran, run } = runner();
+  // A small EnqueueBatch answer makes the method's guess 10 KiB.
+  const small = run('EnqueueBatch');
+  assert.equal(small.hold(10 * KiB), null);
+  small.finished();
+  const first = run('GetJob');
+  assert.equal(first.hold(800 * KiB), null);
+  const batch = run('EnqueueBatch');
+  // The guess fits beside the 800 KiB held; the bound of 300 KiB does not: its request waits.
+  batch.reserve(300 * KiB, () => ran.push('handler'));
+  assert.deepEqual(ran, ['EnqueueBatch', 'GetJob', 'EnqueueBatch']);
+  assert.equal(answersOf.stats().waiting, 1);
+  first.finished();
+  assert.equal(ran.at(-1), 'handler');
+  // Its room is kept: of three GetJobs (guessed at 320 KiB, the largest size), the third waits,
+  // where without the 300 KiB kept all three would fit the 1 MiB.
+  const reads = [run('GetJob'), run('GetJob'), run('GetJob')];
+  assert.equal(answersOf.stats().waiting, 1);
+  assert.equal(batch.hold(290 * KiB), null);
+  assert.equal(answersOf.stats().overdrawn, 0);
+  assert.equal(answersOf.stats().waiting, 1, 'still no room beside the 290 KiB held');
+  batch.finished();
+  assert.equal(answersOf.stats().waiting, 0);
+  for (const read of reads) read.finished();
+  assert.equal(answersOf.stats().byKey.k?.usedBytes, 0);
 });
 
 test("a key's guesses are its own: another key's large answers do not make its calls wait", () => {
@@ -321,4 +371,125 @@ test("a key's guesses are its own: another key's large answers do not make its c
   run('b');
   assert.deepEqual(ran, ['b']);
   assert.equal(answersOf.stats().waiting, 0);
+});
+
+test('a request that comes while its call waits to run is reserved once it runs; a call ended waiting keeps nothing', () => {
+  const answersOf = newBudgets();
+  const ran: string[] = [];
+  const first = answersOf.follow(undefined, 'k', getJobPath);
+  first.admit(() => ran.push('GetJob'));
+  assert.equal(first.hold(1000 * KiB), null);
+  // Guessed at 320 KiB (no EnqueueBatch answered yet): no room beside 1,000 KiB, it waits to run,
+  // and its request, decoded meanwhile, waits with it.
+  const batch = answersOf.follow(undefined, 'k', '/sepp.v1.QueueService/EnqueueBatch');
+  batch.admit(() => ran.push('let in'));
+  batch.reserve(100 * KiB, () => ran.push('handler'));
+  const gone = answersOf.follow(undefined, 'k', '/sepp.v1.QueueService/EnqueueBatch');
+  gone.admit(() => ran.push('never'));
+  gone.reserve(100 * KiB, () => ran.push('never'));
+  assert.deepEqual(ran, ['GetJob']);
+  gone.finished();
+  first.finished();
+  assert.deepEqual(ran, ['GetJob', 'let in', 'handler']);
+  assert.equal(batch.hold(90 * KiB), null);
+  batch.finished();
+  assert.deepEqual(answersOf.stats().byKey.k, { usedBytes: 0, peakBytes: 1000 * KiB });
+  assert.equal(answersOf.stats().waiting, 0);
+  // Nothing kept is left behind: a call guessed at the largest size runs at once beside 700 KiB.
+  const big = answersOf.follow(undefined, 'k', getJobPath);
+  big.admit(() => ran.push('big'));
+  assert.equal(big.hold(700 * KiB), null);
+  const last = answersOf.follow(undefined, 'k', '/sepp.v1.QueueService/EnqueueAtomic');
+  last.admit(() => ran.push('last'));
+  assert.equal(ran.at(-1), 'last');
+  for (const c of [big, last]) c.finished();
+});
+
+test("a listed write's answer is within its bound, with the longest message or name on every item", () => {
+  const items = 1000;
+  const message = boundMessage('é€'.repeat(2000));
+  const jobId = '0f0e0d0c-0b0a-4908-8706-050403020100';
+  const reason = RejectionReason.DEPENDENCIES_UNSUPPORTED;
+  const bound = (method: string, field: string) =>
+    answerBytesMaxOf(`/sepp.v1.QueueService/${method}`, { [field]: Array(items) }, defaultEngineLimits) ?? 0;
+  const rejections = Array.from({ length: items }, (_, i) => ({ index: 100_000 + i, reason, message }));
+  const sizes: [string, number, number][] = [
+    [
+      'EnqueueBatch',
+      EnqueueBatchResponse.encode({
+        results: Array.from({ length: items }, () => ({
+          outcome: { $case: 'rejection' as const, value: { reason, message } },
+        })),
+      }).finish().length,
+      bound('EnqueueBatch', 'jobs'),
+    ],
+    [
+      'EnqueueAtomic',
+      EnqueueAtomicResponse.encode({ committed: false, results: [], rejections }).finish().length,
+      bound('EnqueueAtomic', 'jobs'),
+    ],
+    [
+      'EnqueueFlow',
+      EnqueueFlowResponse.encode({
+        committed: true,
+        jobs: Array.from({ length: items }, () => ({
+          name: 'n'.repeat(defaultEngineLimits.maxNameLength),
+          jobId,
+          deduplicated: true,
+        })),
+        rejections: [],
+      }).finish().length,
+      bound('EnqueueFlow', 'jobs'),
+    ],
+    [
+      'AckBatch',
+      AckBatchResponse.encode({
+        results: Array.from({ length: items }, () => ({ outcome: SettleOutcome.LEASE_LOST, message })),
+      }).finish().length,
+      bound('AckBatch', 'acks'),
+    ],
+  ];
+  const batch = {
+    id: jobId,
+    state: BatchState.ENDED,
+    createdAtMs: Number.MAX_SAFE_INTEGER,
+    sealedAtMs: Number.MAX_SAFE_INTEGER,
+    endedAtMs: Number.MAX_SAFE_INTEGER,
+    members: Number.MAX_SAFE_INTEGER,
+    pending: Number.MAX_SAFE_INTEGER,
+    completed: Number.MAX_SAFE_INTEGER,
+    dead: Number.MAX_SAFE_INTEGER,
+    cancelled: Number.MAX_SAFE_INTEGER,
+    hasOnComplete: true,
+    hasOnSuccess: true,
+    hasOnDeath: true,
+    completeJobId: jobId,
+    successJobId: jobId,
+    firstDeadId: jobId,
+    deathJobId: jobId,
+    completionError: message,
+    owner: 'k'.repeat(64),
+  };
+  const batchResults = EnqueueBatchResponse.decode(
+    EnqueueBatchResponse.encode({
+      results: Array.from({ length: items }, () => ({
+        outcome: { $case: 'rejection' as const, value: { reason, message } },
+      })),
+    }).finish(),
+  ).results;
+  sizes.push(
+    [
+      'CreateBatch',
+      CreateBatchResponse.encode({ batch, results: batchResults }).finish().length,
+      bound('CreateBatch', 'jobs'),
+    ],
+    [
+      'AddToBatch',
+      AddToBatchResponse.encode({ batch, results: batchResults }).finish().length,
+      bound('AddToBatch', 'jobs'),
+    ],
+  );
+  for (const [method, bytes, max] of sizes)
+    assert.ok(bytes <= max, `${method}: ${bytes} bytes, bound ${max}`);
+  assert.equal(answerBytesMaxOf('/sepp.v1.QueueService/Enqueue', {}, defaultEngineLimits), undefined);
 });

@@ -5,6 +5,7 @@
  * engine's, the same for every transport.
  */
 import { refuseDependencies, requireInScope, scopeJobLinks } from '../../config/index.ts';
+import { answerItemBytesMax, fixedAnswerBytesMax, itemsAnswerBytes, itemsOf } from '../answer-bounds.ts';
 import { anonymous } from '../auth.ts';
 import { EnqueueCoalescer } from '../enqueue-coalescer.ts';
 import {
@@ -51,6 +52,9 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
     );
     return jobs;
   };
+  /** A batch's answer: one result (or rejection) per job, each at most answerItemBytesMax. */
+  const batchAnswerBytes = (request: ApiRequest) =>
+    itemsAnswerBytes(itemsOf(body(request), 'jobs', engine().limits.maxBatchJobs), answerItemBytesMax);
 
   return [
     {
@@ -68,6 +72,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       body: ref('EnqueueJob'),
       response: ref('EnqueueAccepted'),
       errors: ['not_found', 'failed_precondition'],
+      answerBytesMax: () => fixedAnswerBytesMax,
       handle: async (request) => {
         const job = enqueueRequestFromJson(body(request));
         requireInScope(request.caller, [{ queue: job.queue, field: 'queue' }]);
@@ -87,6 +92,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       description: 'One result per job, in order: `accepted`, or `rejection` (nothing stored for that job).',
       body: enqueueBatchRequest,
       response: enqueueBatchResponse,
+      answerBytesMax: batchAnswerBytes,
       handle: async (request) => {
         body(request).only(['jobs']);
         const results = await engine().enqueueBatch(jobsOf(request));
@@ -107,6 +113,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
         'failing index with its reason); both answer 200.',
       body: enqueueBatchRequest,
       response: enqueueAtomicResponse,
+      answerBytesMax: batchAnswerBytes,
       handle: async (request) => {
         body(request).only(['jobs']);
         const result = await engine().enqueueAtomic(jobsOf(request));
@@ -191,6 +198,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       pathParams: jobIdParam,
       response: cancelResponse,
       errors: ['not_found', 'failed_precondition'],
+      answerBytesMax: () => fixedAnswerBytesMax,
       handle: async (request) => {
         const jobId = jobIdFrom(request.params.jobId ?? '', 'jobId');
         const result = await engine().cancel(jobId, {

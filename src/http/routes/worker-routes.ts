@@ -10,6 +10,13 @@ import { ackBatchInScope, requireInScope } from '../../config/index.ts';
 import type { Engine } from '../../engine/engine.ts';
 import { toSeppError } from '../../engine/errors.ts';
 import type { LeasedJob } from '../../engine/types.ts';
+import {
+  answerItemBytesMax,
+  boundedMessage,
+  fixedAnswerBytesMax,
+  itemsAnswerBytes,
+  itemsOf,
+} from '../answer-bounds.ts';
 import { anonymous } from '../auth.ts';
 import { invalid } from '../errors.ts';
 import {
@@ -112,6 +119,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       body: ackRequest,
       response: empty,
       errors: leaseErrors,
+      answerBytesMax: () => fixedAnswerBytesMax,
       handle: async (request) => {
         await engine().ack(ackFromJson(body(request), jobIdOf(request)));
         return {};
@@ -129,6 +137,8 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       description: 'One result per ack, in order; at most limits.max_reserve_jobs acks.',
       body: ackBatchRequest,
       response: ackBatchResponse,
+      answerBytesMax: (request) =>
+        itemsAnswerBytes(itemsOf(body(request), 'acks', engine().limits.maxReserveJobs), answerItemBytesMax),
       handle: async (request) => {
         const acks = body(request)
           .only(['acks'])
@@ -139,7 +149,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
         const outcomes = await ackBatchInScope(engine(), acks, request.caller);
         return {
           results: outcomes.map((o) =>
-            o.ok ? { outcome: 'ok', message: '' } : { outcome: o.code, message: o.message },
+            o.ok ? { outcome: 'ok', message: '' } : { outcome: o.code, message: boundedMessage(o.message) },
           ),
         };
       },
@@ -160,6 +170,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       body: nackRequest,
       response: nackResponse,
       errors: leaseErrors,
+      answerBytesMax: () => fixedAnswerBytesMax,
       handle: async (request) => {
         const input = body(request).only(fieldsOf(nackRequest));
         const result = await engine().nack({
@@ -186,6 +197,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       body: extendRequest,
       response: extendResponse,
       errors: leaseErrors,
+      answerBytesMax: () => fixedAnswerBytesMax,
       handle: async (request) => {
         const input = body(request).only(fieldsOf(extendRequest));
         return engine().extend({
@@ -209,6 +221,8 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       body: progressRequest,
       response: progressResponse,
       errors: leaseErrors,
+      // The progress as stored: its JSON at most limits.max_progress_bytes.
+      answerBytesMax: () => fixedAnswerBytesMax + engine().limits.maxProgressBytes,
       handle: async (request) => ({
         progress: progressToJson(
           await engine().reportProgress(progressFromJson(body(request), jobIdOf(request))),

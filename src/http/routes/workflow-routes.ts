@@ -11,6 +11,16 @@ import type { AuditInput } from '../../engine/admin-types.ts';
 import { batchCaller, ownerToList } from '../../engine/batches/index.ts';
 import { SeppError } from '../../engine/errors.ts';
 import type { FlowJob } from '../../engine/types.ts';
+import type { BatchInfo } from '../../engine/workflow-types.ts';
+import {
+  answerItemBytesMax,
+  answerItemFramingBytes,
+  answerMessageBytesMax,
+  boundedMessage,
+  fixedAnswerBytesMax,
+  itemsAnswerBytes,
+  itemsOf,
+} from '../answer-bounds.ts';
 import { anonymous, type Caller } from '../auth.ts';
 import {
   enqueueRequestFromJson,
@@ -57,6 +67,11 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           .map((job) => enqueueRequestFromJson(job))
       : [];
 
+  /** A batch and one result per job added (the engine takes at most limits.max_batch_jobs at once). */
+  const batchAddAnswerBytes = (request: ApiRequest) =>
+    batchBytesMax +
+    itemsAnswerBytes(itemsOf(body(request), 'jobs', engine().limits.maxBatchJobs), answerItemBytesMax);
+
   return [
     {
       kind: 'json',
@@ -74,6 +89,15 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
         'docs/workflows.md.',
       body: enqueueFlowRequest,
       response: enqueueFlowResponse,
+      // One job (its name, at most limits.max_name_length bytes: checked letters, digits and ._:-) or
+      // one rejection per job.
+      answerBytesMax: (request) => {
+        const { maxFlowJobs, maxNameLength } = engine().limits;
+        return itemsAnswerBytes(
+          itemsOf(body(request), 'jobs', maxFlowJobs),
+          Math.max(answerItemBytesMax, answerItemFramingBytes + maxNameLength),
+        );
+      },
       handle: async (request) => {
         body(request).only(['jobs']);
         const jobs: FlowJob[] = body(request)
@@ -162,6 +186,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       pathParams: jobIdParam,
       response: workflowCancelResponse,
       errors: ['not_found', 'failed_precondition'],
+      answerBytesMax: () => fixedAnswerBytesMax,
       handle: async (request) => {
         unscoped(request.caller, 'a flow');
         const jobId = jobIdFrom(request.params.jobId ?? '', 'jobId');
@@ -184,6 +209,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       body: createBatchRequest,
       response: batchAddResponse,
       errors: ['failed_precondition'],
+      answerBytesMax: batchAddAnswerBytes,
       handle: async (request) => {
         unscoped(request.caller, 'a batch');
         const input = body(request);
@@ -198,7 +224,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           seal: input.boolean('seal') === true,
           owner: request.caller.name,
         });
-        return { batch, results: results.map(enqueueResultToJson) };
+        return { batch: boundedBatch(batch), results: results.map(enqueueResultToJson) };
       },
     },
     {
@@ -214,6 +240,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       body: addToBatchRequest,
       response: batchAddResponse,
       errors: ['not_found', 'failed_precondition'],
+      answerBytesMax: batchAddAnswerBytes,
       handle: async (request) => {
         unscoped(request.caller, 'a batch');
         const input = body(request);
@@ -228,7 +255,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
               }),
           caller: batchCaller(request.caller),
         });
-        return { batch, results: results.map(enqueueResultToJson) };
+        return { batch: boundedBatch(batch), results: results.map(enqueueResultToJson) };
       },
     },
     {
@@ -243,9 +270,12 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       pathParams: batchIdParam,
       response: sealBatchResponse,
       errors: ['not_found', 'failed_precondition'],
+      answerBytesMax: () => fixedAnswerBytesMax + batchBytesMax,
       handle: async (request) => {
         unscoped(request.caller, 'a batch');
-        return { batch: await engine().sealBatch(batchId(request), batchCaller(request.caller)) };
+        return {
+          batch: boundedBatch(await engine().sealBatch(batchId(request), batchCaller(request.caller))),
+        };
       },
     },
     {
@@ -339,6 +369,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       pathParams: batchIdParam,
       response: workflowCancelResponse,
       errors: ['not_found', 'failed_precondition'],
+      answerBytesMax: () => fixedAnswerBytesMax,
       handle: async (request) => {
         unscoped(request.caller, 'a batch');
         const id = batchId(request);
@@ -346,6 +377,20 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
       },
     },
   ];
+}
+
+/**
+ * The most a batch a write answers takes: fixed fields (ids, counts, times, states, its owner: a
+ * key's name, at most 64 letters, digits and `._@-`) and its completionError, cut to
+ * answerMessageBytesMax.
+ */
+const batchBytesMax = fixedAnswerBytesMax + answerMessageBytesMax;
+
+/** A batch as a write answers it: its completionError cut to answerMessageBytesMax. */
+function boundedBatch(batch: BatchInfo): BatchInfo {
+  return batch.completionError === null
+    ? batch
+    : { ...batch, completionError: boundedMessage(batch.completionError) };
 }
 
 /**
