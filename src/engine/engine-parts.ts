@@ -291,7 +291,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
       : { onError: (e: unknown) => deps.onMaintenanceError?.(toSeppError(e)) }),
   });
   const expiry = new Expiry(ctx);
-  const settler = new Settler(ctx);
+  const settler = new Settler(ctx, flow);
   const audit = new AuditLog(clock, limits.view);
   const queries = new JobQueries(ctx);
   const browser = new JobBrowser(ctx);

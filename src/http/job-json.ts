@@ -412,6 +412,8 @@ export function eventToJson(event: LifecycleEvent) {
       return { ...base, previousState: event.previousState };
     case 'released':
       return { ...base, state: event.state, runAtMs: event.runAtMs };
+    case 'lease_undone':
+      return { ...base, state: event.state };
     case 'batch_ended':
     case 'batch_first_death':
       return { ...base, batch: event.batch };

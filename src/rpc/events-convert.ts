@@ -22,11 +22,12 @@ const kindToProto: Record<LifecycleEventKind, JobEventKind> = {
   released: JobEventKind.RELEASED,
   batch_ended: JobEventKind.BATCH_ENDED,
   batch_first_death: JobEventKind.BATCH_FIRST_DEATH,
+  lease_undone: JobEventKind.LEASE_UNDONE,
 };
 /**
  * The kinds of the first protocol version: what an empty `kinds` means without
- * `all_kinds` (events.proto). SDKs written before `released` and the batch kinds
- * stop on a kind they do not know, so later kinds go only to those who ask.
+ * `all_kinds` (events.proto). SDKs written before `released`, the batch kinds and
+ * `lease_undone` stop on a kind they do not know, so later kinds go only to those who ask.
  */
 const firstVersionKinds: readonly LifecycleEventKind[] = [
   'enqueued',
@@ -142,6 +143,9 @@ export function eventToProto(event: LifecycleEvent): JobEvent {
     case 'released':
       message.state = jobStateToProto(event.state);
       message.runAtMs = event.runAtMs;
+      break;
+    case 'lease_undone':
+      message.state = jobStateToProto(event.state);
       break;
     case 'batch_ended':
     case 'batch_first_death':

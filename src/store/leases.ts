@@ -26,6 +26,15 @@ export interface AttemptKey {
   attempt: number;
 }
 
+/** A job whose lease was undone (Leases.undoLeases): what its lifecycle event and rate limits need. */
+export interface UndoneLeaseRow {
+  id: string;
+  queue: string;
+  type: string;
+  /** Its group (whose rate-limit bucket the lease paid); null: none. */
+  group_key: string | null;
+}
+
 /** An ack that completes its job (kept): the job at its attempt, and the result it carried (null: none). */
 export type CompletingAck = AttemptKey & { result: Uint8Array | null; resultContentType: string | null };
 
@@ -115,7 +124,7 @@ export interface Leases extends LeaseReads {
    * recorded. A job leased at another attempt, or no longer leased, is left alone. The job ids
    * must be distinct; returns the jobs it changed, in no order.
    */
-  undoLeases(keys: readonly AttemptKey[]): Op<{ id: string; queue: string }[]>;
+  undoLeases(keys: readonly AttemptKey[]): Op<UndoneLeaseRow[]>;
   /** A leased job with a cancel request whose attempt ended → cancelled (null keeps the error history). */
   finishCancelled(p: { seq: number; lastError: string | null; errorsJson: string | null }): Op<void>;
 }

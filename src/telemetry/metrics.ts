@@ -131,6 +131,11 @@ export class Metrics {
       reserved: jobs('reserved', 'Jobs leased to workers (each delivery, retries included)'),
       acked: jobs('acked', 'Jobs completed by an ack'),
       nacked: jobs('nacked', 'Failed attempts reported by a nack (retried or dead-lettered)'),
+      lease_undone: meter.createCounter('sepp.leases.undone', {
+        unit: '{lease}',
+        description:
+          'Leases undone because their answer never reached a worker (also counted in sepp.jobs.reserved)',
+      }),
       dead_lettered: jobs('dead_lettered', 'Jobs that became dead letters, by reason'),
       expired: jobs('expired', 'Leases that ran out before an ack or nack'),
       ttl_expired: jobs('ttl_expired', 'Jobs whose expiry (TTL) passed before they started'),

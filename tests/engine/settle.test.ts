@@ -394,10 +394,10 @@ test('undoLeases: no failure is told; a job asked to stop meanwhile ends cancell
     assert.equal((await engine.getJob(stopping)).state, 'cancelled');
     assert.equal(await engine.undoLeases(keys), 0, 'undone once');
     assert.equal(await engine.undoLeases([]), 0);
-    // Lifecycle events: the leases, the cancel; nothing says an attempt failed or a job died.
+    // Lifecycle events: the leases, the one undone, the cancel; nothing says an attempt failed or a job died.
     assert.deepEqual(
       c.events.map((e) => e.kind),
-      ['enqueued', 'enqueued', 'leased', 'leased', 'cancelled'],
+      ['enqueued', 'enqueued', 'leased', 'leased', 'lease_undone', 'cancelled'],
     );
     c.subscription.close();
   });

@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/telemetry/logger.ts';
-import { type ApiAnswer, apiCall } from '../helpers/http-api.ts';
+import { type ApiAnswer, apiCall, openSse } from '../helpers/http-api.ts';
 import { scrape } from '../helpers/prometheus.ts';
 import { apiKeysToml, startTestServer, type TestServer, waitersReach } from '../helpers/server.ts';
 
@@ -172,12 +172,23 @@ write_timeout_ms = "${writeTimeout}"
   });
 
   test('a reserve whose answer does not fit gives its jobs back at once', async () => {
+    // A subscriber to the undone leases of the queue is told of it.
+    const undone = await openSse(t.httpUrl, '/v1/events?queues=late&kinds=lease_undone', {
+      key: keys.producer,
+    });
+    assert.equal((await undone.next()).event, 'caught_up');
     // The slow key's long-poll, let in before its budget filled, leases a big job.
     const lateJobId = await enqueueBig('late');
     assert.ok(lateReserve !== undefined);
     const refused = await lateReserve;
     refusedFor(refused, /^the answer \(\d+ bytes\) was not sent, though the request was carried out/);
     assert.equal(await refusedCount(), 2, 'an answer not sent is counted too');
+    const told = JSON.parse((await undone.next()).data) as Record<string, unknown>;
+    undone.close();
+    assert.deepEqual(
+      [told.kind, told.jobId, told.queue, told.attempt, told.state],
+      ['lease_undone', lateJobId, 'late', 1, 'ready'],
+    );
     const [again] = await leaseAgain(1, 'late');
     assert.ok(again !== undefined);
     assert.equal(again.jobId, lateJobId);

@@ -10,13 +10,14 @@
 import assert from 'node:assert/strict';
 import { type ClientHttp2Session, connect } from 'node:http2';
 import { after, before, test } from 'node:test';
-import { Metadata, status } from '@grpc/grpc-js';
+import { type ClientReadableStream, Metadata, status } from '@grpc/grpc-js';
 import { GetJobRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import {
   AddToBatchResponse,
   BatchState,
   CreateBatchResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/batch.js';
+import { type EventsResponse, JobEventKind } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import { EnqueueFlowResponse } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
 import { JobState, RejectionReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import {
@@ -35,7 +36,7 @@ import { answerBytesMaxOf } from '../../src/rpc/answer-bounds.ts';
 import { toServiceError } from '../../src/rpc/status.ts';
 import { refusableAfterRun, UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
 import { apiKeyToml } from '../helpers/access-table.ts';
-import { scrape } from '../helpers/prometheus.ts';
+import { sampleValue, scrape } from '../helpers/prometheus.ts';
 import { grpcFrame } from '../helpers/raw-grpc.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { waitFor } from '../helpers/steady-load.ts';
@@ -59,6 +60,10 @@ max_batch_jobs = 3000
 max_message_bytes = "320KiB"
 max_bytes_in_flight_per_connection = "640KiB"
 max_bytes_in_flight_per_key = "1MiB"
+[queues.given-back]
+# One lease a minute: the job is leased again at once only if the undone lease gave its token back.
+rate_limit_leases = 1
+rate_limit_period_ms = "1m"
 `,
   });
   const payload = Buffer.alloc(190 * KiB, 0x61);
@@ -232,9 +237,33 @@ test('a Reserve whose answer is refused gives its jobs back at once, attempt unc
   // Three unread answers of ~190 KiB fill most of the connection's 640 KiB; a Reserve (never held
   // back: it waits for jobs, not for room) then leases a job of 190 KiB whose answer does not fit.
   const { session } = unreadCalls(3);
+  const queue = 'given-back';
+  // A subscriber to the queue's events (all kinds): it is told the lease, then its undoing.
+  const events = t.client.events(
+    {
+      queues: [queue],
+      jobIds: [],
+      kinds: [],
+      afterSequence: 0,
+      streamId: '',
+      fromOldest: false,
+      allKinds: true,
+    },
+    withKey(),
+  ) as ClientReadableStream<EventsResponse>;
+  const seen: string[] = [];
+  let caughtUp = false;
+  events.on('data', (m: EventsResponse) => {
+    caughtUp ||= m.caughtUp;
+    for (const e of m.events) seen.push(`${JobEventKind[e.kind].toLowerCase()}:${e.attempt}`);
+  });
+  events.on('error', () => {});
   try {
-    await waitFor(() => answers().held === 3, 'three answers held', 20_000);
-    const queue = 'given-back';
+    await waitFor(
+      () => answers().held === 3 && caughtUp,
+      'three answers held, the subscriber caught up',
+      20_000,
+    );
     const payload = Buffer.alloc(190 * KiB, 0x62);
     const { jobId: leasedId } = await call(
       t.client,
@@ -282,7 +311,13 @@ test('a Reserve whose answer is refused gives its jobs back at once, attempt unc
           s.labels.rpc_grpc_status_code === String(code),
       )?.value ?? 0;
     assert.equal(reserves(status.RESOURCE_EXHAUSTED), 1);
+    // Counted as undone (and still as reserved: a counter never goes down).
+    assert.equal(sampleValue(samples, 'sepp_leases_undone_total', { sepp_queue: queue }), 1);
+    assert.equal(sampleValue(samples, 'sepp_jobs_reserved_total', { sepp_queue: queue }), 2);
+    await waitFor(() => seen.length === 4, 'four events', 10_000);
+    assert.deepEqual(seen, ['enqueued:0', 'leased:1', 'lease_undone:1', 'leased:1']);
   } finally {
+    events.cancel();
     session.destroy();
   }
   await waitFor(() => answers().held === 0, 'everything given back', 10_000);

@@ -46,7 +46,12 @@ export type JobEventKind =
   /** A batch ended (`jobId` is its id; `batch` its counts); its completion jobs were enqueued. */
   | 'batch_ended'
   /** A batch's first member died (`jobId` is the batch's id; `batch.firstDeadId` the member); its on_death job was enqueued. */
-  | 'batch_first_death';
+  | 'batch_first_death'
+  /**
+   * A lease whose answer never reached a worker was undone: the job is `ready` again, on the
+   * attempt it had before (`attempt` is the undone lease's, as its `leased` event said).
+   */
+  | 'lease_undone';
 
 const kindToProto: Record<JobEventKind, ProtoKind> = {
   enqueued: ProtoKind.ENQUEUED,
@@ -59,6 +64,7 @@ const kindToProto: Record<JobEventKind, ProtoKind> = {
   released: ProtoKind.RELEASED,
   batch_ended: ProtoKind.BATCH_ENDED,
   batch_first_death: ProtoKind.BATCH_FIRST_DEATH,
+  lease_undone: ProtoKind.LEASE_UNDONE,
 };
 const kindNames = new Map<ProtoKind, JobEventKind>(
   Object.entries(kindToProto).map(([name, value]) => [value, name as JobEventKind]),
@@ -76,7 +82,7 @@ export interface JobEvent {
   type: string;
   /** The job's attempt: 0 when enqueued, the lease's from `leased` on. */
   attempt: number;
-  /** `enqueued`, `retry_scheduled`, `released`: `ready` or `scheduled`. */
+  /** `enqueued`, `retry_scheduled`, `released`: `ready` or `scheduled`; `lease_undone`: `ready`. */
   state: JobState | null;
   /** `enqueued`, `retry_scheduled`, `released`: when the job is due. */
   runAt: Date | null;

@@ -20,6 +20,7 @@ const kinds: readonly JobEventKind[] = [
   'released',
   'batch_ended',
   'batch_first_death',
+  'lease_undone',
 ];
 
 /** What a line says after the job, by kind. */
@@ -56,6 +57,8 @@ function detail(event: JobEvent): string {
       const b = event.batch;
       return b === null ? '' : `batch: job ${b.firstDeadId ?? '?'} died first, ${b.pending} pending`;
     }
+    case 'lease_undone':
+      return `attempt ${event.attempt} undone (never reached a worker), ready`;
     case 'released':
       return event.state === 'scheduled'
         ? `dependencies done, scheduled for ${time(event.runAt)}`
@@ -74,7 +77,7 @@ const asList = (value: unknown): string[] =>
 export function registerEventsCommand(parser: Argv, io: CliIo): void {
   parser.command(
     'events',
-    'Stream job events (enqueued, leased, progress, completed, retry_scheduled, dead_lettered, cancelled, released, batch_ended, batch_first_death) as they are committed',
+    'Stream job events (enqueued, leased, progress, completed, retry_scheduled, dead_lettered, cancelled, released, batch_ended, batch_first_death, lease_undone) as they are committed',
     (y) =>
       withConnection(io, y)
         .option('queue', { type: 'string', array: true, describe: 'Only this queue (repeat for more)' })

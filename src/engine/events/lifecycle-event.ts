@@ -20,7 +20,8 @@ export type LifecycleEventKind =
   | 'cancelled'
   | 'released'
   | 'batch_ended'
-  | 'batch_first_death';
+  | 'batch_first_death'
+  | 'lease_undone';
 
 export const lifecycleEventKinds: readonly LifecycleEventKind[] = [
   'enqueued',
@@ -33,6 +34,7 @@ export const lifecycleEventKinds: readonly LifecycleEventKind[] = [
   'released',
   'batch_ended',
   'batch_first_death',
+  'lease_undone',
 ];
 
 interface EventBase {
@@ -90,7 +92,12 @@ export type LifecycleEvent =
    * job): `jobId` is the batch's id, `queue` and `type` its on_death job's (empty without
    * one), `batch` its counts then, `firstDeadId` the member.
    */
-  | (EventBase & { kind: 'batch_first_death'; batch: BatchInfo });
+  | (EventBase & { kind: 'batch_first_death'; batch: BatchInfo })
+  /**
+   * A lease whose answer never reached a worker was undone (leases/undone-lease.ts): the job
+   * is ready again on the attempt it had before; `attempt` is the undone lease's.
+   */
+  | (EventBase & { kind: 'lease_undone'; state: 'ready' });
 
 /** The fields every lifecycle event of `job` shares (its sequence is assigned when published). */
 export function eventAbout(job: { id: string; queue: string; type: string; attempt: number }, atMs: number) {

@@ -33,6 +33,35 @@ export class Buckets {
     });
   }
 
+  /**
+   * Puts `tokens` back into a bucket (leases undone: leases/undone-lease.ts), refilled to
+   * `nowMs` first and capped at its capacity. That is what the bucket would hold had the
+   * leases never taken them: one refilled to the brim since would have stopped earning
+   * as much sooner, which the cap gives back. A full bucket (one with no row is) is left alone.
+   */
+  *giveBack(
+    tx: StoreTx,
+    queue: string,
+    key: string,
+    rate: RateLimitSettings,
+    tokens: number,
+    nowMs: number,
+  ): Op<void> {
+    if (tokens <= 0) return;
+    const bucket = yield* this.read(tx, queue, key, rate, nowMs);
+    const capacity = capacityOf(rate);
+    if (bucket.tokens >= capacity) return;
+    const full = bucket.tokens + tokens >= capacity;
+    yield* tx.flow.putBucket({
+      queue,
+      groupKey: key,
+      tokens: Math.min(capacity, bucket.tokens + tokens),
+      // A full bucket earns nothing: its carry goes (token-bucket.ts).
+      carry_units: full ? 0 : bucket.carryUnits,
+      refilled_at_ms: bucket.atMs,
+    });
+  }
+
   /** When an empty bucket gets its next token. */
   nextTokenAtMs(bucket: BucketState, rate: RateLimitSettings): number {
     return nextTokenAtMs(bucket, rate);

@@ -183,6 +183,30 @@ export class FlowControl {
     return { rows, throttled: short && readyLeft > 0 };
   }
 
+  /**
+   * Leases of `queue` undone in the write in progress (leases/undone-lease.ts): the tokens
+   * they took go back to the queue's rate-limit bucket and to their groups' (`groups`: how
+   * many undone leases each group had; a job without a group took none of a group's). Under
+   * the queue's limits as they are now: a bucket never holds more than its capacity.
+   */
+  *tokensBack(
+    tx: StoreTx,
+    queue: string,
+    jobs: number,
+    groups: ReadonlyMap<string, number>,
+    nowMs: number,
+  ): Op<void> {
+    const settings = this.settingsFor(queue);
+    if (settings.rateLimit.leases > 0) {
+      yield* this.buckets.giveBack(tx, queue, queueBucketKey, settings.rateLimit, jobs, nowMs);
+    }
+    if (settings.groupRateLimit.leases > 0) {
+      for (const [group, leases] of groups) {
+        yield* this.buckets.giveBack(tx, queue, group, settings.groupRateLimit, leases, nowMs);
+      }
+    }
+  }
+
   /** Called for every job leaving `leased` (ack, nack, expiry, cancel…), inside its write. */
   leaseEnded(queue: string, jobs: number): void {
     if (this.waiters.throttledOn(queue) > 0)

@@ -31,7 +31,7 @@ import { backoffDelayMs } from './backoff.ts';
 import { cancelledMessage, finishCancelled } from './cancelled-lease.ts';
 import { checkAckResult, resultContentTypeOf } from './results.ts';
 import { endedByTimeout, pastTimeout, TimeoutNotices, timedOutMessage } from './timed-out-lease.ts';
-import { undoLeasesIn } from './undone-lease.ts';
+import { type TokensBack, undoLeasesIn } from './undone-lease.ts';
 
 /** The jobs of an ack batch kept completed for their dependents: how many per queue, and their rows. */
 export interface KeptJobs {
@@ -49,7 +49,11 @@ export class Settler {
   /** Who hears of attempts ended by their hard timeout (maintenance ends them). */
   readonly timeouts = new TimeoutNotices();
 
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(
+    private readonly ctx: EngineContext,
+    /** Flow control, for the rate-limit tokens of undone leases. */
+    private readonly flow: TokensBack,
+  ) {}
 
   /** Completes a leased job, keeping `result` if its queue retains completed jobs (job_cancelled if cancelled). */
   async ack(ack: Ack): Promise<void> {
@@ -74,7 +78,7 @@ export class Settler {
     // One key per job (the last named): the store takes distinct ids.
     const distinct = [...new Map(keys.map((key) => [key.jobId, key])).values()];
     if (distinct.length === 0) return Promise.resolve(0);
-    return this.ctx.write((tx) => undoLeasesIn(this.ctx, tx, distinct));
+    return this.ctx.write((tx) => undoLeasesIn(this.ctx, this.flow, tx, distinct));
   }
 
   /**

@@ -8,27 +8,67 @@
  * The job is ready again at its old place in its queue (due time, priority and group as they
  * were), so flow control sees it as any ready job: the queue's leased count (max_leased) and
  * its group's leased jobs (group_max_leased) drop in the same unit, and waiting long-polls
- * are handed it. Fenced by the attempt: a job settled, expired or leased again since is left
- * alone. A job asked to stop meanwhile (a cancel request) ends cancelled, as a nack would
- * end it. What is not undone: the rate-limit token the lease took (a bucket refills in
- * time), the `reserved` count of the metrics, and the `leased` lifecycle event already
- * published (the vocabulary has no kind for an undone lease; a subscriber sees the job
- * leased again later, at the same attempt).
+ * are handed it. The rate-limit tokens the lease took go back to the queue's bucket and its
+ * group's (flow-control.ts, `tokensBack`). Fenced by the attempt: a job settled, expired or
+ * leased again since is left alone. A job asked to stop meanwhile (a cancel request) ends
+ * cancelled, as a nack would end it.
+ *
+ * Told after the commit: a `lease_undone` lifecycle event per job (the `leased` one already
+ * published stays: a subscriber sees the lease, then its undoing), and `lease_undone` for the
+ * metrics (sepp_leases_undone_total). The `reserved` count is not taken back: a counter only
+ * goes up, so reserved minus undone is the leases that reached a worker.
  */
 import type { AttemptKey } from '../../store/leases.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
+import { eventAbout } from '../events/index.ts';
+import type { FlowControl } from '../flow-control/index.ts';
 import { finishCancelled } from './cancelled-lease.ts';
 
-/** Undoes the leases of `keys` (job ids distinct) inside a write; returns how many jobs went back to ready. */
-export function* undoLeasesIn(ctx: EngineContext, tx: StoreTx, keys: readonly AttemptKey[]): Op<number> {
+/** What an undo needs of flow control: giving the leases' rate-limit tokens back. */
+export type TokensBack = Pick<FlowControl, 'tokensBack'>;
+
+/** The undone jobs of one queue: how many, and how many of each group. */
+interface QueueUndone {
+  jobs: number;
+  groups: Map<string, number>;
+}
+
+/**
+ * Undoes the leases of `keys` (job ids distinct) inside a write; returns how many jobs went
+ * back to ready.
+ */
+export function* undoLeasesIn(
+  ctx: EngineContext,
+  flow: TokensBack,
+  tx: StoreTx,
+  keys: readonly AttemptKey[],
+): Op<number> {
   const undone = yield* tx.leases.undoLeases(keys);
-  const perQueue = new Map<string, number>();
-  for (const row of undone) perQueue.set(row.queue, (perQueue.get(row.queue) ?? 0) + 1);
-  for (const [queue, jobs] of perQueue) {
+  const nowMs = ctx.clock.nowMs();
+  const perQueue = new Map<string, QueueUndone>();
+  for (const row of undone) {
+    let queue = perQueue.get(row.queue);
+    if (queue === undefined) {
+      queue = { jobs: 0, groups: new Map() };
+      perQueue.set(row.queue, queue);
+    }
+    queue.jobs++;
+    if (row.group_key !== null) queue.groups.set(row.group_key, (queue.groups.get(row.group_key) ?? 0) + 1);
+  }
+  for (const [queue, { jobs, groups }] of perQueue) {
     yield* ctx.count(tx, queue, 'leased', 'ready', jobs);
+    yield* flow.tokensBack(tx, queue, jobs, groups, nowMs);
     ctx.jobsReady(tx, queue, jobs);
+    ctx.emit(tx, { kind: 'lease_undone', queue, count: jobs });
+  }
+  if (ctx.events.recording) {
+    const attemptOf = new Map(keys.map((key) => [key.jobId, key.attempt]));
+    for (const row of undone) {
+      const lease = { id: row.id, queue: row.queue, type: row.type, attempt: attemptOf.get(row.id) ?? 0 };
+      ctx.record(tx, { ...eventAbout(lease, nowMs), kind: 'lease_undone', state: 'ready' });
+    }
   }
   if (undone.length === keys.length) return undone.length;
   // Left alone by the store: ended or leased again since (nothing to do), or asked to stop.

@@ -10,7 +10,7 @@
  */
 
 import { jobsWaitOnIt } from '../dependencies.ts';
-import type { CompletingAck, LeaseParams, Leases } from '../leases.ts';
+import type { CompletingAck, LeaseParams, Leases, UndoneLeaseRow } from '../leases.ts';
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
 import { noteLeased } from './dependencies.ts';
@@ -268,7 +268,7 @@ const undoLeases = plannedEachTime(
      FROM unnest($1::text[], $2::integer[]) AS a(id, attempt)
     WHERE j.id = ANY($1::text[]) AND j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL
       AND j.cancelled_at_ms IS NULL
-   RETURNING j.id, j.queue`,
+   RETURNING j.id, j.queue, j.type, j.group_key`,
 );
 const finishCancelled = statement(
   `UPDATE jobs SET state = 'cancelled', lease_deadline_ms = NULL,
@@ -370,7 +370,7 @@ export function leaseOps(c: Connection): Leases {
     },
     *undoLeases(keys) {
       if (keys.length === 0) return [];
-      return yield* rows<{ id: string; queue: string }>(c, undoLeases, [
+      return yield* rows<UndoneLeaseRow>(c, undoLeases, [
         keys.map((k) => k.jobId),
         keys.map((k) => k.attempt),
       ]);

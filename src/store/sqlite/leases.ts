@@ -7,7 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 import { jobsWaitOnIt } from '../dependencies.ts';
-import type { AttemptKey, CompletingAck, LeaseParams, Leases } from '../leases.ts';
+import type { AttemptKey, CompletingAck, LeaseParams, Leases, UndoneLeaseRow } from '../leases.ts';
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
 import { MultiRowStatement } from './multi-row.ts';
@@ -179,11 +179,11 @@ export function prepareLeaseStatements(db: Preparer) {
      * place, on the attempt it had before, the lease's fields cleared. Fenced by the attempt; a
      * job asked to stop is left to the engine (it ends cancelled, as a settled one would).
      */
-    undoLease: db.prepare<[AttemptKey], { id: string; queue: string }>(
+    undoLease: db.prepare<[AttemptKey], UndoneLeaseRow>(
       `UPDATE jobs SET state = 'ready', attempt = attempt - 1, leased_at_ms = NULL, lease_deadline_ms = NULL,
                        worker_id = NULL, timeout_at_ms = NULL
         WHERE id = @jobId AND state = 'leased' AND attempt = @attempt AND cancelled_at_ms IS NULL
-        RETURNING id, queue`,
+        RETURNING id, queue, type, group_key`,
     ),
     /** The attempt of a job with a cancel request ended (settled, or its lease ran out) → cancelled. */
     finishCancelled: db.prepare<[{ seq: number; lastError: string | null; errorsJson: string | null }]>(
@@ -323,7 +323,7 @@ export function leaseOps(
       sql.failJob.run(p);
     },
     *undoLeases(keys) {
-      const undone: { id: string; queue: string }[] = [];
+      const undone: UndoneLeaseRow[] = [];
       for (const key of keys) {
         const row = sql.undoLease.get(key);
         if (row !== undefined) undone.push(row);

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 JobEventKind = Literal[
     "enqueued", "leased", "progress", "completed", "retry_scheduled", "dead_lettered", "cancelled", "released",
-    "batch_ended", "batch_first_death",
+    "batch_ended", "batch_first_death", "lease_undone",
 ]
 """What happened to a job."""
 
@@ -48,6 +48,7 @@ _KIND_TO_PROTO: dict[JobEventKind, events_pb2.JobEventKind] = {
     "released": events_pb2.JOB_EVENT_KIND_RELEASED,
     "batch_ended": events_pb2.JOB_EVENT_KIND_BATCH_ENDED,
     "batch_first_death": events_pb2.JOB_EVENT_KIND_BATCH_FIRST_DEATH,
+    "lease_undone": events_pb2.JOB_EVENT_KIND_LEASE_UNDONE,
 }
 _KIND_NAMES: dict[int, JobEventKind] = {value: name for name, value in _KIND_TO_PROTO.items()}
 _DEAD_REASONS: dict[int, DeadReason] = {
@@ -76,7 +77,8 @@ class JobEvent:
     attempt: int
     """The job's attempt: 0 when enqueued, the lease's from `leased` on."""
     state: JobState | None
-    """`enqueued`, `retry_scheduled`, `released`: `ready` or `scheduled`."""
+    """`enqueued`, `retry_scheduled`, `released`: `ready` or `scheduled`; `lease_undone`: `ready`
+    (a lease whose answer never reached a worker, undone: `attempt` is that lease's)."""
     run_at_ms: int | None
     lease_deadline_ms: int | None
     worker_id: str | None

@@ -343,7 +343,13 @@ export const leaseCases: StoreCase[] = [
         });
       const undone = await undo();
       assert.deepEqual(ids(undone), ids([plain, grouped]));
-      assert.ok(undone.every((row) => row.queue === 'q'));
+      // What the engine tells and gives back (its event's type, its group's rate-limit token).
+      assert.deepEqual(
+        [...undone].sort((x, y) => x.id.localeCompare(y.id)).map((r) => [r.id, r.queue, r.type, r.group_key]),
+        [plain, grouped]
+          .map((job) => [job.id, 'q', job.type, job.group_key])
+          .sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+      );
       const row = (id: string) => h.store.read((view) => view.jobs.get(id));
       for (const job of [plain, grouped]) {
         const back = await row(job.id);

@@ -99,6 +99,15 @@ export enum JobEventKind {
    * `batch` its state and counts then (`first_dead_id` the member).
    */
   BATCH_FIRST_DEATH = 52,
+  /**
+   * LEASE_UNDONE - A lease was undone, in the commit that undid it: its answer never
+   * reached a worker (a Reserve answer refused for the connection's unsent
+   * answers, an HTTP reserve answer that could not be written). The job is
+   * READY again (`state`) at its old place, on the attempt it had before;
+   * `attempt` is the undone lease's (the LEASED event's), so the next lease
+   * takes the same number again.
+   */
+  LEASE_UNDONE = 53,
   UNRECOGNIZED = -1,
 }
 
@@ -137,6 +146,9 @@ export function jobEventKindFromJSON(object: any): JobEventKind {
     case 52:
     case "JOB_EVENT_KIND_BATCH_FIRST_DEATH":
       return JobEventKind.BATCH_FIRST_DEATH;
+    case 53:
+    case "JOB_EVENT_KIND_LEASE_UNDONE":
+      return JobEventKind.LEASE_UNDONE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -168,6 +180,8 @@ export function jobEventKindToJSON(object: JobEventKind): string {
       return "JOB_EVENT_KIND_BATCH_ENDED";
     case JobEventKind.BATCH_FIRST_DEATH:
       return "JOB_EVENT_KIND_BATCH_FIRST_DEATH";
+    case JobEventKind.LEASE_UNDONE:
+      return "JOB_EVENT_KIND_LEASE_UNDONE";
     case JobEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -193,7 +207,10 @@ export interface JobEvent {
   type: string;
   /** The job's attempt: 0 when ENQUEUED, the lease's attempt from LEASED on. */
   attempt: number;
-  /** ENQUEUED, RETRY_SCHEDULED: READY, or SCHEDULED until `run_at_ms`. */
+  /**
+   * ENQUEUED, RETRY_SCHEDULED: READY, or SCHEDULED until `run_at_ms`.
+   * LEASE_UNDONE: READY.
+   */
   state: JobState;
   /** ENQUEUED, RETRY_SCHEDULED: when the job is due, in ms since the Unix epoch. */
   runAtMs: number;
@@ -243,8 +260,9 @@ export interface EventsRequest {
   /**
    * Only these kinds. Empty: every kind when `all_kinds` is set; without it,
    * the seven kinds every SDK knows (ENQUEUED … CANCELLED), so that a client
-   * written before RELEASED, BATCH_ENDED and BATCH_FIRST_DEATH existed is never
-   * sent a kind it cannot read. Name them here, or set `all_kinds`, to get them.
+   * written before RELEASED, BATCH_ENDED, BATCH_FIRST_DEATH and LEASE_UNDONE
+   * existed is never sent a kind it cannot read. Name them here, or set
+   * `all_kinds`, to get them.
    */
   kinds: JobEventKind[];
   /**
