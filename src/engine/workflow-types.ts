@@ -31,6 +31,11 @@ export interface CreateBatchRequest {
   /** Seal the batch with these jobs: nothing can be added after, except by its own members. */
   seal?: boolean;
   /**
+   * Seal it with these jobs only if every one was stored (none refused; a duplicate counts as
+   * stored), else leave it open for the refused ones to be added again. Ignored with `seal`.
+   */
+  sealIfAllStored?: boolean;
+  /**
    * The API key creating it ('' for a caller without one): a key holds at most
    * limits.max_open_batches_per_key batches not ended. Absent: not counted (in-process callers).
    */

@@ -143,6 +143,12 @@ export const createBatchRequest: JsonSchema = {
       description: 'the first members, each on its own merits',
     },
     seal: { type: 'boolean', description: 'seal it with these jobs' },
+    sealIfAllStored: {
+      type: 'boolean',
+      description:
+        'seal it with these jobs only if every one was stored (none refused), else leave it open; ' +
+        "ignored with seal; the answer's batch state says which",
+    },
   },
   additionalProperties: false,
 };

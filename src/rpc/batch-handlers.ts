@@ -57,6 +57,7 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
         ...(req.onDeath === undefined ? {} : { onDeath: enqueueRequestFromProto(req.onDeath) }),
         jobs,
         seal: req.seal,
+        sealIfAllStored: req.sealIfAllStored,
         owner: caller.name,
       });
       return { batch: batchToProto(batch), results: results.map(enqueueResultToProto) };

@@ -1,15 +1,18 @@
 /**
  * Batches and flows under refusals, with a real server (batch-retries.ts, flows.ts): with retries
  * on, members of createBatch and addToBatch refused `queue_full` are added again until the queue
- * has room, each stored once, and `seal` waits for them; with retries off the refusal is an
- * outcome. A flow is one all-or-nothing request the SDK cannot cut: over a `max_batch_jobs` a
+ * has room, each stored once, and `seal` waits for them; with nothing refused a sealed
+ * createBatch is one call (`seal_if_all_stored`), against a server that ignores that field the
+ * SDK seals, and a seal that fails says which batch it left open. With retries off the refusal
+ * is an outcome. A flow is one all-or-nothing request the SDK cannot cut: over a `max_batch_jobs` a
  * reload lowered, its error names the limit and the flow's size. The Python SDK's tests of the
  * same are in clients/python/tests/test_batch_refusals.py.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
-import { Flow, SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
+import { BatchLeftOpenError, Flow, SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
+import { SeppError as EngineError } from '../../src/engine/errors.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { until } from './helpers.ts';
 
@@ -18,8 +21,14 @@ const retry = { unavailable: true, maxAttempts: 1000, baseDelayMs: 5, maxDelayMs
 
 let t: TestServer;
 let once: SeppClient;
-/** AddToBatch calls the engine took. */
+/** AddToBatch, CreateBatch and SealBatch calls the engine took. */
 let adds = 0;
+let creates = 0;
+let seals = 0;
+/** Set: the engine's createBatch drops `sealIfAllStored`, as a server older than the field. */
+let ignoreSealIfAllStored = false;
+/** Set: the engine's sealBatch fails with this. */
+let sealFails: Error | undefined;
 before(async () => {
   t = await startTestServer({ toml });
   const engine = t.server.engine;
@@ -27,6 +36,16 @@ before(async () => {
   engine.addToBatch = (...args) => {
     adds++;
     return add(...args);
+  };
+  const create = engine.createBatch.bind(engine);
+  engine.createBatch = ({ sealIfAllStored, ...request }, audit) => {
+    creates++;
+    return create(ignoreSealIfAllStored ? request : { ...request, sealIfAllStored }, audit);
+  };
+  const seal = engine.sealBatch.bind(engine);
+  engine.sealBatch = (...args) => {
+    seals++;
+    return sealFails === undefined ? seal(...args) : Promise.reject(sealFails);
   };
   once = SeppClient.connect(t.address);
 });
@@ -72,6 +91,7 @@ test('createBatch and addToBatch: members refused queue_full are added again, on
     // Retries on: `d` is added again while the queue is full, and stored once it has room.
     await once.enqueue('few', 'filler');
     const addsBefore = adds;
+    const sealsBefore = seals;
     const created = retried.createBatch({
       jobs: [
         { queue: 'few', type: 'c' },
@@ -87,6 +107,7 @@ test('createBatch and addToBatch: members refused queue_full are added again, on
       'every member stored',
     );
     assert.deepEqual([batch.state, batch.members], ['sealed', 2]);
+    assert.equal(seals, sealsBefore + 1, 'sealed by one SealBatch after the add');
     assert.deepEqual(await typesOnFew(), ['c', 'd'], 'each stored once');
     await drainOne();
     await drainOne();
@@ -116,6 +137,38 @@ test('createBatch and addToBatch: members refused queue_full are added again, on
     await drainOne();
     await drainOne();
   } finally {
+    await retried.close();
+  }
+});
+
+test('a sealed createBatch with nothing refused is one call; an older server is sealed after', async () => {
+  const retried = SeppClient.connect(t.address, { retry });
+  try {
+    const counts = () => ({ creates, adds, seals });
+    const before = counts();
+    const one = await retried.createBatch({ jobs: [{ queue: 'roomy', type: 'a' }], seal: true });
+    assert.deepEqual([one.batch.state, one.batch.members], ['sealed', 1]);
+    assert.deepEqual(counts(), { ...before, creates: before.creates + 1 }, 'one CreateBatch, nothing else');
+
+    // A server that ignores seal_if_all_stored answers the batch open: the SDK seals it.
+    ignoreSealIfAllStored = true;
+    const older = await retried.createBatch({ jobs: [{ queue: 'roomy', type: 'b' }], seal: true });
+    assert.deepEqual([older.batch.state, older.batch.members], ['sealed', 1]);
+    assert.deepEqual(counts(), { ...before, creates: before.creates + 2, seals: before.seals + 1 });
+
+    // The seal fails: the error says which batch is left open, and it is.
+    sealFails = new EngineError('failed_precondition', 'the seal was refused on cue');
+    const refused = await retried.createBatch({ jobs: [{ queue: 'roomy', type: 'c' }], seal: true }).then(
+      () => assert.fail('a failed seal resolved'),
+      (e: unknown) => e,
+    );
+    assert.ok(refused instanceof BatchLeftOpenError, String(refused));
+    assert.equal(refused.code, 'failed_precondition');
+    assert.match(refused.message, /^batch \S+ is stored with its members but left open: .*refused on cue/);
+    assert.equal((await retried.getBatch(refused.batchId)).batch.state, 'open');
+  } finally {
+    ignoreSealIfAllStored = false;
+    sealFails = undefined;
     await retried.close();
   }
 });

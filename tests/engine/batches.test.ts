@@ -330,6 +330,24 @@ test('requests are checked: completion jobs, ids, unknown batches; a refused mem
   });
 });
 
+test('sealIfAllStored seals in the create only when no member was refused; seal wins', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const stored = await engine.createBatch({ jobs: [member(), member()], sealIfAllStored: true });
+    assert.deepEqual([stored.batch.state, stored.batch.members], ['sealed', 2]);
+    const refused = await engine.createBatch({
+      jobs: [member(), member({ queue: 'bad queue!' })],
+      sealIfAllStored: true,
+    });
+    assert.deepEqual([refused.batch.state, refused.batch.members], ['open', 1]);
+    const both = await engine.createBatch({
+      jobs: [member({ queue: 'bad queue!' })],
+      seal: true,
+      sealIfAllStored: true,
+    });
+    assert.equal(both.batch.state, 'ended', 'sealed with nothing pending: ended in the seal');
+  });
+});
+
 test('a batch survives a restart: the end after it enqueues the completion job once', async () => {
   await withEngine({}, async (t) => {
     const created = await t.engine.createBatch({ onComplete, jobs: [member(), member()], seal: true });

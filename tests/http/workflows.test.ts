@@ -186,6 +186,18 @@ test('a batch: created, filled, ended by its last ack, its completion job enqueu
   assert.equal(late.status, 409, late.text);
 });
 
+test('sealIfAllStored: sealed in the create when no job was refused, else left open', async () => {
+  const states = [];
+  for (const type of ['kept', '']) {
+    const created = await call('/v1/batches', {
+      body: { jobs: [{ queue: 'etl-once', type }], sealIfAllStored: true },
+    });
+    assert.equal(created.status, 200, created.text);
+    states.push(created.json.batch.state);
+  }
+  assert.deepEqual(states, ['sealed', 'open']);
+});
+
 test('a batch with onDeath: the first dead member enqueues it, getBatch names both', async () => {
   const created = await call('/v1/batches', {
     body: {

@@ -93,7 +93,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.OK,
   },
   CreateBatch: {
-    call: (c, md) => unary(call(c, c.createBatch, { jobs: [job], seal: false }, md)),
+    call: (c, md) => unary(call(c, c.createBatch, { jobs: [job], seal: false, sealIfAllStored: false }, md)),
     allowedStatus: status.OK,
   },
   AddToBatch: {

@@ -108,7 +108,7 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
   CancelBatch: {
     async run(c, md, auditQueue) {
       const jobs = [testJob(auditQueue), testJob(auditQueue)];
-      const { batch } = await call(c, c.createBatch, { jobs, seal: true }, md);
+      const { batch } = await call(c, c.createBatch, { jobs, seal: true, sealIfAllStored: false }, md);
       await call(c, c.cancelBatch, { batchId: batch!.id }, md);
       return { target: `batch:${batch!.id}` };
     },

@@ -43,7 +43,8 @@ describe('[limits] on a reload', () => {
   const lines: string[] = [];
   const limitsOf = async () => (await call(t.client, t.client.getServerInfo, {}, ops())).limits;
   const reloadOverGrpc = () => reloadOf(t);
-  const createBatch = () => failure(call(t.client, t.client.createBatch, { jobs: [], seal: false }, ops()));
+  const createBatch = () =>
+    failure(call(t.client, t.client.createBatch, { jobs: [], seal: false, sealIfAllStored: false }, ops()));
 
   before(async () => {
     t = await startTestServer({

@@ -1,19 +1,22 @@
 """Batches and flows under refusals, with a real server (_batch_retries.py, workflows.py): with
 `retry`, members of create_batch and add_to_batch refused `queue_full` are added again until the
-queue has room, each stored once, and `seal` waits for them; without it the refusal is an outcome.
+queue has room, each stored once, and `seal` waits for them; with nothing refused a sealed
+create_batch is one call (`seal_if_all_stored`), against a server that ignores that field the SDK
+seals, and a seal that fails says which batch it left open. Without it the refusal is an outcome.
 A flow is one all-or-nothing request the SDK cannot cut: over `limits.max_flow_jobs` (a reload
 lowered it) or the server's `grpc.max_message_bytes`, its error names the limit and the flow's
 size. The TypeScript SDK's tests of the same are in tests/client/batch-refusals.test.ts."""
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from typing import Any, Callable
 
 import grpc
 import pytest
-from conftest import ADMIN_KEY, ServerProcess, counts, eventually, reconfigured
+from conftest import ADMIN_KEY, ServerProcess, counts, eventually, reconfigured, stand_in_server
 
 import sepp
+from sepp.v1 import queue_service_pb2_grpc
 
 RETRY = sepp.RetryOptions(max_attempts=1000, base_delay_ms=5, max_delay_ms=20)
 QUEUE = "py-full"  # max_depth = 1 (conftest.py)
@@ -75,6 +78,64 @@ def test_batch_members_refused_queue_full_are_added_again_once_each_then_sealed(
         assert [once.get_job(o.id).type for o in added.results if o.id is not None] == ["f", "g"]
         assert _ready(once) == 1, "g stored once"
         _drain_one(once)
+
+
+class CountsBatchCalls(queue_service_pb2_grpc.QueueServiceServicer):
+    """Sends the batch calls on to a real server and records their names; `older`: drops
+    `seal_if_all_stored` first, as a server older than the field; `seal_fails`: refuses SealBatch."""
+
+    def __init__(self, address: str) -> None:
+        self.channel = grpc.insecure_channel(address)
+        self.stub = queue_service_pb2_grpc.QueueServiceStub(self.channel)  # type: ignore[no-untyped-call]
+        self.calls: list[str] = []
+        self.older = False
+        self.seal_fails = False
+
+    def _send(self, name: str, request: Any, context: Any) -> Any:
+        self.calls.append(name)
+        try:
+            return getattr(self.stub, name)(request, metadata=(("authorization", f"Bearer {ADMIN_KEY}"),))
+        except grpc.RpcError as error:
+            context.abort(error.code(), error.details())
+
+    def CreateBatch(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
+        if self.older:
+            request.ClearField("seal_if_all_stored")
+        return self._send("CreateBatch", request, context)
+
+    def AddToBatch(self, request: Any, context: Any) -> Any:  # noqa: N802
+        return self._send("AddToBatch", request, context)
+
+    def SealBatch(self, request: Any, context: Any) -> Any:  # noqa: N802
+        if self.seal_fails:
+            self.calls.append("SealBatch")
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the seal was refused on cue")
+        return self._send("SealBatch", request, context)
+
+
+def test_a_sealed_create_batch_with_nothing_refused_is_one_call_and_an_older_server_is_sealed_after(
+        server: ServerProcess, client: sepp.Client, queue: str) -> None:
+    counting = CountsBatchCalls(server.address)
+    with stand_in_server(counting) as address, sepp.Client(address, retry=RETRY) as retried:
+        one = retried.create_batch(jobs=[sepp.JobSpec(queue, "a")], seal=True)
+        assert (one.batch.state, one.batch.members, counting.calls) == ("sealed", 1, ["CreateBatch"])
+
+        # A server that ignores seal_if_all_stored answers the batch open: the SDK seals it.
+        counting.calls.clear()
+        counting.older = True
+        older = retried.create_batch(jobs=[sepp.JobSpec(queue, "b")], seal=True)
+        assert (older.batch.state, counting.calls) == ("sealed", ["CreateBatch", "SealBatch"])
+
+        # The seal fails: the error says which batch is left open, and it is.
+        counting.seal_fails = True
+        with pytest.raises(sepp.BatchLeftOpenError) as left:
+            retried.create_batch(jobs=[sepp.JobSpec(queue, "c")], seal=True)
+    counting.channel.close()
+    assert left.value.code == "failed_precondition"
+    assert left.value.message.startswith(f"batch {left.value.batch_id} is stored with its members but left open")
+    assert "refused on cue" in left.value.message
+    batch, _ = client.get_batch(left.value.batch_id, members_limit=0)
+    assert (batch.state, batch.members) == ("open", 1)
 
 
 def test_a_flow_over_a_lowered_limit_names_the_limit_and_the_flow_size(

@@ -14,17 +14,22 @@
  * - A CreateBatch is never repeated after UNAVAILABLE: it may have created the batch, and a
  *   repeat would create a second one. A call the server refused with an answer marked `later`
  *   stored nothing: it is sent again as it was.
- * - `seal` waits for the members refused for now: the batch is created (or added to) unsealed
- *   and sealed by SealBatch once they are in or given up, since a sealed batch takes members
- *   only from its own running members.
+ * - `seal` waits for the members refused for now, since a sealed batch takes members only from
+ *   its own running members. A CreateBatch asks the server to seal only if every member was
+ *   stored (`seal_if_all_stored`): with nothing refused that one call is all. Otherwise (and
+ *   for AddToBatch, which has no such field) the batch is left open, the refused members are
+ *   added again, and SealBatch seals it once they are in or given up. A server older than the
+ *   field ignores it and answers the batch open: it is sealed by SealBatch too.
+ * - A SealBatch that fails leaves the batch open: its error is a BatchLeftOpenError, which
+ *   carries the batch's id.
  */
 import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { laterRetryDelayMs, sleep } from './backoff.ts';
 import type { Connection } from './connection.ts';
 import { sdkRetryKeyPrefix } from './enqueue-batcher.ts';
-import { toSeppError } from './errors.ts';
-import type { Batch as ProtoBatch } from './gen/sepp/v1/batch.js';
+import { BatchLeftOpenError, toSeppError } from './errors.ts';
+import { BatchState, type Batch as ProtoBatch } from './gen/sepp/v1/batch.js';
 import { type EnqueueJob, type EnqueueResult, RejectionReason } from './gen/sepp/v1/job.js';
 
 /** A CreateBatch's or AddToBatch's answer. */
@@ -35,8 +40,17 @@ export interface BatchAnswer {
 
 /** How to send a batch's members: the first call, and an add of members to the batch it made. */
 export interface BatchCalls {
-  /** The call as asked, with `seal` as given; `repeatable`: safe to repeat after UNAVAILABLE. */
-  first(jobs: EnqueueJob[], seal: boolean, repeatable: boolean): Promise<BatchAnswer>;
+  /**
+   * The call as asked, with `seal` as given; `sealIfAllStored`: seal only if no member is
+   * refused (CreateBatch's field; an add ignores it); `repeatable`: safe to repeat after
+   * UNAVAILABLE.
+   */
+  first(
+    jobs: EnqueueJob[],
+    seal: boolean,
+    repeatable: boolean,
+    sealIfAllStored: boolean,
+  ): Promise<BatchAnswer>;
   /** Adds members to the batch `batchId` again (unsealed); safe to repeat after UNAVAILABLE. */
   again(batchId: string, jobs: EnqueueJob[]): Promise<BatchAnswer>;
 }
@@ -68,7 +82,7 @@ export async function sendBatchMembers(
   },
 ): Promise<BatchAnswer> {
   const { retry } = conn.options;
-  if (!retry.unavailable) return calls.first(jobs, options.seal, false);
+  if (!retry.unavailable) return calls.first(jobs, options.seal, false, false);
   const deadlineAtMs = conn.deadline(options.deadlineMs);
   // Every member keyed (or debounced) from here on: an add of them is safe to repeat.
   for (const job of jobs) {
@@ -79,7 +93,7 @@ export async function sendBatchMembers(
   let answer: BatchAnswer;
   for (;;) {
     try {
-      answer = await calls.first(jobs, false, !options.create);
+      answer = await calls.first(jobs, false, !options.create, options.seal && options.create);
       break;
     } catch (error) {
       // Answered `later` by the server (not a lost answer): nothing was stored.
@@ -114,16 +128,21 @@ export async function sendBatchMembers(
     });
     batch = added.batch ?? batch;
   }
-  if (options.seal) {
-    const sealed = await conn.invoke(
-      conn.rpc.sealBatch,
-      { batchId },
-      {
-        deadlineMs: options.deadlineMs,
-        signal: options.signal,
-        retrySafe: true,
-      },
-    );
+  // Open: members were refused, the call was an add, or the server predates seal_if_all_stored.
+  if (options.seal && batch?.state === BatchState.OPEN) {
+    const sealed = await conn
+      .invoke(
+        conn.rpc.sealBatch,
+        { batchId },
+        {
+          deadlineMs: options.deadlineMs,
+          signal: options.signal,
+          retrySafe: true,
+        },
+      )
+      .catch((error: unknown) => {
+        throw new BatchLeftOpenError(batchId, toSeppError(error));
+      });
     batch = sealed.batch ?? batch;
   }
   return { batch, results };

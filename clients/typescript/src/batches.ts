@@ -180,10 +180,10 @@ export async function createBatchCall(
     onDeath: spec.onDeath === undefined ? undefined : jobFromSpec(spec.onDeath),
   };
   const calls: BatchCalls = {
-    first: (jobs, seal) =>
+    first: (jobs, seal, _repeatable, sealIfAllStored) =>
       conn.invoke(
         conn.rpc.createBatch,
-        { ...completions, jobs, seal },
+        { ...completions, jobs, seal, sealIfAllStored },
         { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
       ),
     again: (batchId, jobs) => addToBatchCall(conn, batchId, jobs, options, true),

@@ -180,6 +180,33 @@ export class JobRejectedError extends SeppError {
 }
 
 /**
+ * A `createBatch` or `addToBatch` with `seal` stored its members but the seal that follows them
+ * failed (with `retry` on: the members refused `queue_full` were added again first, or the
+ * server was older than `seal_if_all_stored`): the batch `batchId` exists and is open. Seal it
+ * (`sealBatch(batchId)`) or add more to it; code, status and advice are the failed seal's.
+ */
+export class BatchLeftOpenError extends SeppError {
+  override name = 'BatchLeftOpenError';
+  /** The batch that exists, open. */
+  readonly batchId: string;
+
+  /** Builds the error from the seal's failure. */
+  constructor(batchId: string, sealFailed: SeppError) {
+    super(
+      sealFailed.grpcCode,
+      `batch ${batchId} is stored with its members but left open: sealing it failed: ${sealFailed.message} ` +
+        `(seal it with sealBatch('${batchId}'))`,
+      {
+        code: sealFailed.code,
+        cause: sealFailed,
+        ...(sealFailed.retry === undefined ? {} : { retry: sealFailed.retry }),
+      },
+    );
+    this.batchId = batchId;
+  }
+}
+
+/**
  * The lease is gone: an ack, nack or extend carried an attempt that no longer
  * matches (the lease expired and the job was handed out again), or the job is
  * no longer leased at all. The job may be running elsewhere; stop working on it.

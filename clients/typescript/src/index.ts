@@ -26,6 +26,7 @@ export type { CountOptions, Jobs } from './client-jobs.ts';
 export type { PurgeOptions, Queues } from './client-queues.ts';
 export type { ConnectOptions, RetryOptions, TlsOptions } from './connection.ts';
 export {
+  BatchLeftOpenError,
   JobCancelledError,
   JobRejectedError,
   type JobRejection,

@@ -337,9 +337,26 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.emit('completed', job, value);
       }
     } catch (error) {
-      this.settlementFailed(active, toSeppError(error));
+      const e = toSeppError(error);
+      if (e instanceof LeaseLostError || e instanceof JobCancelledError) this.settlementFailed(active, e);
+      else this.settlementLost(active, e);
     }
     this.finishJob(active);
+  }
+
+  /**
+   * An ack or nack that failed for good (its retries ran out with the lease, or the server
+   * refused it): said for each job, never folded into `report`'s one line per message — the job
+   * runs again once its lease ends, and who reads the log must learn which. An attempt close
+   * abandoned while settling was told then.
+   */
+  private settlementLost(active: Active, error: SeppError): void {
+    if (active.abandoned) return;
+    this.logger.error(
+      `sepp worker ${this.workerId}: settling job ${active.job.id} failed: ${error.message}; ` +
+        'it runs again once its lease ends',
+    );
+    if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 
   /** The server says a lease was cancelled: stop that job if it runs here (a notice for another lease is ignored). */
@@ -587,6 +604,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
         }
         if (!(await this.waitDrained(abortGraceMs))) {
           for (const active of [...this.active]) {
+            // Its ack or nack still unanswered (the server unreachable): say so, once, for this job.
+            if (active.settling && !active.lost) {
+              this.logger.error(
+                `sepp worker ${this.workerId}: settling job ${active.job.id} failed: the worker closed ` +
+                  `before its ack or nack was answered (waited ${timeoutMs + abortGraceMs} ms); it runs ` +
+                  'again once its lease ends',
+              );
+            }
             active.abandoned = true;
             this.finishJob(active);
           }

@@ -59,7 +59,10 @@ export class Batches {
     this.completions = new BatchCompletions(deps.enqueueWithin);
   }
 
-  /** Creates a batch, enqueues its first members and seals it if asked, in one unit. */
+  /**
+   * Creates a batch, enqueues its first members and seals it if asked (`seal`, or
+   * `sealIfAllStored` when no member was refused), in one unit.
+   */
   async create(request: CreateBatchRequest, audit?: AuditInput): Promise<BatchAddResult> {
     const { ctx, ids } = this.deps;
     const onCompleteJson = storedCompletion(ctx, 'on_complete', request.onComplete);
@@ -82,7 +85,9 @@ export class Batches {
           owner: request.owner ?? '',
         });
         const results = yield* this.addIn(tx, store, id, jobs, audit);
-        if (request.seal === true) yield* this.sealIn(tx, store, id);
+        const seal =
+          request.seal === true || (request.sealIfAllStored === true && results.every((result) => result.ok));
+        if (seal) yield* this.sealIn(tx, store, id);
         return { batch: infoOf((yield* store.batch(id))!), results };
       }.bind(this),
     );

@@ -222,6 +222,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           ...(onDeath === undefined ? {} : { onDeath: enqueueRequestFromJson(onDeath) }),
           jobs: jobsOf(request),
           seal: input.boolean('seal') === true,
+          sealIfAllStored: input.boolean('sealIfAllStored') === true,
           owner: request.caller.name,
         });
         return { batch: boundedBatch(batch), results: results.map(enqueueResultToJson) };

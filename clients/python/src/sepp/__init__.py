@@ -29,6 +29,7 @@ from ._job_control import (
 from ._queue_admin import DeadLetters, Queues
 from .client import Client
 from .errors import (
+    BatchLeftOpenError,
     JobCancelledError,
     JobTimeoutError,
     JobRejectedError,
@@ -117,6 +118,7 @@ __all__ = [
     "BackoffSettings",
     "Batch",
     "BatchAdded",
+    "BatchLeftOpenError",
     "BatchMember",
     "BatchPage",
     "BatchState",

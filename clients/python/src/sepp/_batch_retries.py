@@ -12,9 +12,14 @@ follows (_enqueue.py); without it, each is one call.
 - A CreateBatch is never repeated after UNAVAILABLE: it may have created the batch, and a repeat
   would create a second one. A call the server refused with an answer marked "later" stored
   nothing: it is sent again as it was.
-- `seal` waits for the members refused for now: the batch is created (or added to) unsealed and
-  sealed by SealBatch once they are in or given up, since a sealed batch takes members only from
-  its own running members.
+- `seal` waits for the members refused for now, since a sealed batch takes members only from its
+  own running members. A CreateBatch asks the server to seal only if every member was stored
+  (`seal_if_all_stored`): with nothing refused that one call is all. Otherwise (and for
+  AddToBatch, which has no such field) the batch is left open, the refused members are added
+  again, and SealBatch seals it once they are in or given up. A server older than the field
+  ignores it and answers the batch open: it is sealed by SealBatch too.
+- A SealBatch that fails leaves the batch open: its error is a BatchLeftOpenError, which carries
+  the batch's id.
 
 The TypeScript SDK's batch-retries.ts does the same.
 """
@@ -28,7 +33,7 @@ import grpc
 
 from ._connection import Connection, later_retry_delay_s
 from ._enqueue import SDK_RETRY_KEY_PREFIX
-from .errors import SeppError
+from .errors import BatchLeftOpenError, SeppError
 from .v1 import batch_pb2, job_pb2
 
 
@@ -42,8 +47,9 @@ class BatchAnswer(Protocol):
     def results(self) -> Sequence[job_pb2.EnqueueResult]: ...
 
 
-First = Callable[[list[job_pb2.EnqueueJob], bool, bool], BatchAnswer]
-"""The call as asked: (members, seal, repeatable: safe to repeat after UNAVAILABLE)."""
+First = Callable[[list[job_pb2.EnqueueJob], bool, bool, bool], BatchAnswer]
+"""The call as asked: (members, seal, repeatable: safe to repeat after UNAVAILABLE, seal if all
+stored: CreateBatch's field, which an add ignores)."""
 Again = Callable[[str, list[job_pb2.EnqueueJob]], BatchAnswer]
 """Adds members to the batch it made again (unsealed); safe to repeat after UNAVAILABLE."""
 
@@ -61,7 +67,7 @@ def send_batch_members(conn: Connection, first: First, again: Again, jobs: list[
     batch (never repeated after UNAVAILABLE)."""
     retry = conn.retry
     if retry is None:
-        answer = first(jobs, seal, False)
+        answer = first(jobs, seal, False, False)
         return answer.batch, list(answer.results)
     deadline_at = time.monotonic() + conn.timeout_s(deadline_ms)
     for job in jobs:
@@ -70,7 +76,7 @@ def send_batch_members(conn: Connection, first: First, again: Again, jobs: list[
     retries = 0
     while True:
         try:
-            answer = first(jobs, False, not create)
+            answer = first(jobs, False, not create, seal and create)
             break
         except SeppError as error:
             # Answered "later" by the server (not a lost answer): nothing was stored.
@@ -94,8 +100,12 @@ def send_batch_members(conn: Connection, first: First, again: Again, jobs: list[
             results[i] = result
         batch = added.batch
         refused = _refused_for_now(results)
-    if seal:
-        sealed = conn.invoke(conn.stub.SealBatch, batch_pb2.SealBatchRequest(batch_id=batch.id),
-                             deadline_ms=deadline_ms, retry_safe=True)
+    # Open: members were refused, the call was an add, or the server predates seal_if_all_stored.
+    if seal and batch.state == batch_pb2.BATCH_STATE_OPEN:
+        try:
+            sealed = conn.invoke(conn.stub.SealBatch, batch_pb2.SealBatchRequest(batch_id=batch.id),
+                                 deadline_ms=deadline_ms, retry_safe=True)
+        except SeppError as error:
+            raise BatchLeftOpenError(batch.id, error) from error
         batch = sealed.batch
     return batch, results

@@ -148,6 +148,24 @@ class UnavailableError(SeppError):
     stayed unreachable for longer than its `max_unavailable_ms`."""
 
 
+class BatchLeftOpenError(SeppError):
+    """A `create_batch` or `add_to_batch` with `seal=True` stored its members but the seal that
+    follows them failed (with the client's `retry`: the members refused `queue_full` were added
+    again first, or the server was older than `seal_if_all_stored`): the batch `batch_id` exists
+    and is open. Seal it (`seal_batch(batch_id)`) or add more to it; code, status and advice are
+    the failed seal's."""
+
+    batch_id: str
+    """The batch that exists, open."""
+
+    def __init__(self, batch_id: str, seal_failed: SeppError) -> None:
+        super().__init__(seal_failed.grpc_code,
+                         f"batch {batch_id} is stored with its members but left open: sealing it failed: "
+                         f"{seal_failed.message} (seal it with seal_batch({batch_id!r}))", seal_failed.code)
+        self.batch_id = batch_id
+        self.retry = seal_failed.retry
+
+
 class LeaseLostError(SeppError):
     """The lease is gone: an ack, nack or extend carried an attempt that no longer matches
     (the lease expired and the job was handed out again), or the job is no longer leased at

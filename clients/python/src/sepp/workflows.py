@@ -272,8 +272,9 @@ def create_batch(conn: Connection, on_complete: JobSpec | None, on_success: JobS
                  deadline_ms: int | None) -> BatchAdded:
     """CreateBatch, with retries as _batch_retries.py says."""
 
-    def first(members: list[job_pb2.EnqueueJob], sealed: bool, _repeatable: bool) -> BatchAnswer:
-        request = batch_pb2.CreateBatchRequest(jobs=members, seal=sealed)
+    def first(members: list[job_pb2.EnqueueJob], sealed: bool, _repeatable: bool,
+              seal_if_all_stored: bool) -> BatchAnswer:
+        request = batch_pb2.CreateBatchRequest(jobs=members, seal=sealed, seal_if_all_stored=seal_if_all_stored)
         if on_complete is not None:
             request.on_complete.CopyFrom(job_from_spec(on_complete))
         if on_success is not None:
@@ -295,7 +296,8 @@ def add_to_batch(conn: Connection, batch_id: str, jobs: Sequence[JobSpec], seal:
                  from_member_token: str | None, deadline_ms: int | None) -> BatchAdded:
     """AddToBatch, with retries as _batch_retries.py says."""
 
-    def first(members: list[job_pb2.EnqueueJob], sealed: bool, repeatable: bool) -> BatchAnswer:
+    def first(members: list[job_pb2.EnqueueJob], sealed: bool, repeatable: bool,
+              _seal_if_all_stored: bool) -> BatchAnswer:
         return _add_to_batch_call(conn, batch_id, members, sealed, from_member, from_member_token, deadline_ms,
                                   repeatable)
 

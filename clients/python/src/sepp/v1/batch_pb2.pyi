@@ -109,18 +109,20 @@ class CancelBatchResponse(_message.Message):
     def __init__(self, cancelled: _Optional[int] = ..., cancel_requested: _Optional[int] = ...) -> None: ...
 
 class CreateBatchRequest(_message.Message):
-    __slots__ = ["jobs", "on_complete", "on_death", "on_success", "seal"]
+    __slots__ = ["jobs", "on_complete", "on_death", "on_success", "seal", "seal_if_all_stored"]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     ON_COMPLETE_FIELD_NUMBER: _ClassVar[int]
     ON_DEATH_FIELD_NUMBER: _ClassVar[int]
     ON_SUCCESS_FIELD_NUMBER: _ClassVar[int]
     SEAL_FIELD_NUMBER: _ClassVar[int]
+    SEAL_IF_ALL_STORED_FIELD_NUMBER: _ClassVar[int]
     jobs: _containers.RepeatedCompositeFieldContainer[_job_pb2.EnqueueJob]
     on_complete: _job_pb2.EnqueueJob
     on_death: _job_pb2.EnqueueJob
     on_success: _job_pb2.EnqueueJob
     seal: bool
-    def __init__(self, on_complete: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ..., on_success: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., seal: bool = ..., on_death: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ...) -> None: ...
+    seal_if_all_stored: bool
+    def __init__(self, on_complete: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ..., on_success: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., seal: bool = ..., on_death: _Optional[_Union[_job_pb2.EnqueueJob, _Mapping]] = ..., seal_if_all_stored: bool = ...) -> None: ...
 
 class CreateBatchResponse(_message.Message):
     __slots__ = ["batch", "results"]

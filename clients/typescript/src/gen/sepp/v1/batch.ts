@@ -202,7 +202,17 @@ export interface CreateBatchRequest {
   /** Seal the batch with these jobs. */
   seal: boolean;
   /** Enqueued once, when the first member dies. */
-  onDeath?: EnqueueJob | undefined;
+  onDeath?:
+    | EnqueueJob
+    | undefined;
+  /**
+   * Seal the batch in this call only if every job was stored (none refused,
+   * a duplicate counting as stored); otherwise it stays open, so that the
+   * refused ones can be added again before a SealBatch. Ignored with `seal`.
+   * The answer's batch state says whether it was sealed (a server older than
+   * this field leaves the batch open).
+   */
+  sealIfAllStored: boolean;
 }
 
 export interface CreateBatchResponse {
@@ -871,7 +881,14 @@ export const BatchMember: MessageFns<BatchMember> = {
 };
 
 function createBaseCreateBatchRequest(): CreateBatchRequest {
-  return { onComplete: undefined, onSuccess: undefined, jobs: [], seal: false, onDeath: undefined };
+  return {
+    onComplete: undefined,
+    onSuccess: undefined,
+    jobs: [],
+    seal: false,
+    onDeath: undefined,
+    sealIfAllStored: false,
+  };
 }
 
 export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
@@ -890,6 +907,9 @@ export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
     }
     if (message.onDeath !== undefined) {
       EnqueueJob.encode(message.onDeath, writer.uint32(42).fork()).join();
+    }
+    if (message.sealIfAllStored !== false) {
+      writer.uint32(48).bool(message.sealIfAllStored);
     }
     return writer;
   },
@@ -947,6 +967,14 @@ export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
             message.onDeath = EnqueueJob.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.sealIfAllStored = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -978,6 +1006,11 @@ export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
         : isSet(object.on_death)
         ? EnqueueJob.fromJSON(object.on_death)
         : undefined,
+      sealIfAllStored: isSet(object.sealIfAllStored)
+        ? globalThis.Boolean(object.sealIfAllStored)
+        : isSet(object.seal_if_all_stored)
+        ? globalThis.Boolean(object.seal_if_all_stored)
+        : false,
     };
   },
 
@@ -998,6 +1031,9 @@ export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
     if (message.onDeath !== undefined) {
       obj.onDeath = EnqueueJob.toJSON(message.onDeath);
     }
+    if (message.sealIfAllStored !== false) {
+      obj.sealIfAllStored = message.sealIfAllStored;
+    }
     return obj;
   },
 
@@ -1017,6 +1053,7 @@ export const CreateBatchRequest: MessageFns<CreateBatchRequest> = {
     message.onDeath = (object.onDeath !== undefined && object.onDeath !== null)
       ? EnqueueJob.fromPartial(object.onDeath)
       : undefined;
+    message.sealIfAllStored = object.sealIfAllStored ?? false;
     return message;
   },
 };
