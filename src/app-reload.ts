@@ -11,7 +11,7 @@
  * directory, TLS, durability, the message sizes and the two limits sized into
  * them) keeps its running value and is named in the log line and the report.
  * A file that would lower security (no keys, no users, no TLS, no /metrics
- * token) is refused unless the request allows it
+ * token, a key or user given more than it had) is refused unless the request allows it
  * explicitly, and never where the start-up rule refuses it for the address
  * the server listens on (config/reload-safety.ts); SIGHUP never allows it.
  * Every result, applied, refused or a dry run, is in the audit log with the
@@ -69,7 +69,7 @@ export interface ReloadRequest {
   via?: string;
   /**
    * Let a change that lowers security through (no keys, users, TLS or /metrics
-   * token) where the start-up rule allows it. Only an explicit request sets
+   * token, a key or user given more) where the start-up rule allows it. Only an explicit request sets
    * it (`sepp config reload --allow-security-downgrade`); SIGHUP never does.
    */
   allowSecurityDowngrade?: boolean;

@@ -1,7 +1,8 @@
 /**
  * Files that others should not read: the config file when it holds a secret
- * in plain text, the TLS private keys, the PostgreSQL password file, and the data directory (whoever reads
- * the database reads every job). "Others" are users who are neither the
+ * in plain text, the TLS private keys, the PostgreSQL password file, a push
+ * target's signing secret file, and the data directory (whoever reads the
+ * database reads every job). "Others" are users who are neither the
  * file's owner nor in its group: a group such as `sepp` that only the service
  * is in is a legitimate way to share a file (root:sepp 0640). The server logs
  * each finding at start and `sepp config check` prints it; neither refuses to
@@ -51,6 +52,7 @@ export function filePermissionWarnings(config: SeppConfig, stat: StatMode = stat
   for (const [key, tls] of [
     ['grpc.tls.key_file', config.grpc.tls],
     ['admin.tls.key_file', config.admin.tls],
+    ['http.tls.key_file', config.http.tls],
   ] as const) {
     const keyMode = tls === null ? undefined : stat(tls.keyFile);
     if (tls !== null && keyMode !== undefined && (keyMode.mode & othersRead) !== 0) {
@@ -69,6 +71,17 @@ export function filePermissionWarnings(config: SeppConfig, stat: StatMode = stat
       'store.password_file',
       `${passwordFile} is readable by other users (mode ${octal(passwordMode.mode)}): anyone on this machine can log in to the database as sepp's role and read every job; chmod o-rwx ${passwordFile}`,
     );
+  }
+
+  // A push target's secret signs its deliveries: whoever reads it can forge one the target accepts.
+  for (const [queue, target] of Object.entries(config.push)) {
+    const secretMode = target.secretFile === null ? undefined : stat(target.secretFile);
+    if (target.secretFile !== null && secretMode !== undefined && (secretMode.mode & othersRead) !== 0) {
+      warn(
+        `queues.${queue}.push.secret_file`,
+        `${target.secretFile} is readable by other users (mode ${octal(secretMode.mode)}): anyone on this machine can sign requests that queue ${queue}'s push target takes as sepp's deliveries; chmod o-rwx ${target.secretFile}`,
+      );
+    }
   }
 
   const dir = config.server.dataDir;

@@ -33,7 +33,7 @@ const zeroMeanings: Partial<Record<QueueSettingKey, string>> = {
   maxLeased: 'no limit',
   // reserve.ts leases without a timeout_at_ms: the attempt runs while its lease is extended.
   defaultTimeoutMs: 'no timeout',
-  // leases/aged-lease.ts is not used: the lease takes the highest priority first.
+  // flow-control/ungrouped-lease.ts is not used: the lease takes the highest priority first.
   priorityAgingMs: 'off: strict priority',
   rateLimitLeases: 'no rate limit',
   groupMaxLeased: 'no limit',

@@ -50,7 +50,7 @@ export interface QueueSettings {
   /**
    * Priority aging: a ready job without a group counts one priority level higher for every
    * this many ms it has been due, so a steady flow of high-priority jobs cannot starve low
-   * ones (leases/aged-lease.ts); 0 = off, strict priority.
+   * ones (flow-control/ungrouped-lease.ts); 0 = off, strict priority.
    */
   priorityAgingMs: number;
   /** Largest payload accepted, in bytes. */

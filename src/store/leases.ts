@@ -137,7 +137,7 @@ export interface FlowReads {
   /** Whether a job without a group is ready at `priority`. */
   hasUngroupedAt(p: { queue: string; priority: number }): Op<boolean>;
   /**
-   * Priority aging (leases/aged-lease.ts): the oldest ready jobs without a group of each of
+   * Priority aging (flow-control/ungrouped-lease.ts): the oldest ready jobs without a group of each of
    * the 10 priorities, up to `limit` per priority, each priority's in lease order (due time,
    * enqueue order): 10 bounded index ranges, never a scan of the queue.
    */

@@ -2,6 +2,7 @@
  * Event kinds in the TypeScript SDK: a kind newer than the SDK (a newer server: the SDK asks for
  * every kind with `all_kinds`) is passed over, not a broken stream, and the subscription's
  * position moves past it. A stand-in server sends the kinds, as a real one sends only its own.
+ * `sepp events` (the CLI, on the SDK) shows lease_undone's line and passes over the newer kind.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -15,6 +16,7 @@ import {
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { sepp } from '../helpers/cli.ts';
 import { listenOnLoopback } from '../helpers/stand-in-server.ts';
 
 /** A kind no SDK knows: one a later server might add. */
@@ -71,4 +73,13 @@ test('a kind newer than the SDK is passed over; lease_undone is read with its st
   } finally {
     await client.close();
   }
+});
+
+test('sepp events: the line of a lease_undone, the newer kind passed over', async () => {
+  const run = await sepp(['events', '--count', '2'], { SEPP_SERVER: address });
+  assert.equal(run.code, 0, run.stderr);
+  const lines = run.stdout.trim().split('\n');
+  assert.equal(lines.length, 2, run.stdout);
+  assert.match(lines[0]!, / leased +q\/t {2}j1 {2}attempt 1$/);
+  assert.match(lines[1]!, / lease_undone +q\/t {2}j3 {2}attempt 1 undone \(never reached a worker\), ready$/);
 });

@@ -2,7 +2,8 @@
  * A Worker whose server was killed under it says, for each job, that settling it failed: an ack
  * whose retries ran out with the lease, and one still unanswered when `close` gave up waiting —
  * as the Python Worker logs "settling job X failed" (_runner.py). A real server, shut down
- * mid-attempt; the leases are short so that the retries end soon.
+ * mid-attempt; the leases are short so that the retries end soon. And a job whose handler never
+ * returned is named when `close` abandons it, as the Python Worker's "abandoning job X".
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -64,5 +65,34 @@ test("an ack unanswered when close gave up: 'settling job X failed', once", asyn
     assert.match(told[0]!, /the worker closed before its ack or nack was answered/);
   } finally {
     await client.close();
+  }
+});
+
+test('a handler that never returns: close names the job it abandons, once', async () => {
+  const t = await startTestServer();
+  const client = SeppClient.connect(t.address);
+  const warnings: string[] = [];
+  const started = deferred();
+  try {
+    const { id } = await client.enqueue('abandon', 't');
+    const worker = client.worker({
+      queues: ['abandon'],
+      logger: { info: () => {}, warn: (line: string) => warnings.push(line), error: () => {} },
+      handlers: {
+        // Deaf to its signal: close waits its timeout and the grace after the abort, then gives up.
+        t: () => {
+          started.resolve();
+          return new Promise<void>(() => {});
+        },
+      },
+    });
+    await started.promise;
+    await worker.close({ timeoutMs: 10 });
+    const told = warnings.filter((line) => line.includes(`abandoning job ${id} `));
+    assert.equal(told.length, 1, warnings.join('\n'));
+    assert.match(told[0]!, /its handler did not return\); its lease expires and it runs again$/);
+  } finally {
+    await client.close();
+    await t.dispose();
   }
 });

@@ -88,6 +88,26 @@ test('a PostgreSQL password file others can read is named; one only its group re
   assert.deepEqual(filePermissionWarnings(config, modes({ '/etc/sepp/postgres-password': 0o640 })), []);
 });
 
+test('a push target’s secret file and the HTTP API’s TLS key others can read are named', () => {
+  const toml =
+    '[http.tls]\ncert_file = "/etc/sepp/h.pem"\nkey_file = "/etc/sepp/hk.pem"\n' +
+    '[queues.emails.push]\nurl = "https://mailer.example.com/jobs"\nsecret_file = "/etc/sepp/push-secret"\n';
+  const config = loadToml(toml, { readSecretFile: () => Buffer.from('a-push-signing-secret\n') });
+  const open = modes({ '/etc/sepp/hk.pem': 0o644, '/etc/sepp/push-secret': 0o604 });
+  const warnings = filePermissionWarnings(config, open);
+  assert.deepEqual(
+    warnings.map((w) => w.key),
+    ['http.tls.key_file', 'queues.emails.push.secret_file'],
+  );
+  assert.match(warnings[0]?.message ?? '', /hk\.pem is readable by other users \(mode 0644\)/);
+  assert.match(
+    warnings[1]?.message ?? '',
+    /^\/etc\/sepp\/push-secret is readable by other users \(mode 0604\): anyone on this machine can sign .*; chmod o-rwx \/etc\/sepp\/push-secret$/,
+  );
+  const closed = modes({ '/etc/sepp/hk.pem': 0o640, '/etc/sepp/push-secret': 0o640 });
+  assert.deepEqual(filePermissionWarnings(config, closed), []);
+});
+
 test('`sepp config check` says OK and warns about a world-readable file with a plaintext key; chmod silences it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sepp-perms-'));
   try {

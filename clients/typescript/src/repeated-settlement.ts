@@ -1,7 +1,7 @@
 /**
  * A settlement sent again after its first send may have been applied: its answer was lost (the
  * connection or the Work stream broke after it left), or the Work stream that carried it was
- * refused over a bound after it was written (work-stream-recut.ts). Settlements are fenced by the
+ * refused over a bound after it was written (settlement-recut.ts). Settlements are fenced by the
  * attempt, so the repeat changes nothing then; it is answered as for a lease that already ended.
  * Which answers to a repeat count as "already applied":
  *

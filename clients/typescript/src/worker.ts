@@ -611,6 +611,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
                   `before its ack or nack was answered (waited ${timeoutMs + abortGraceMs} ms); it runs ` +
                   'again once its lease ends',
               );
+            } else if (!active.lost) {
+              this.logger.warn(
+                `sepp worker ${this.workerId}: abandoning job ${active.job.id} (its handler did not ` +
+                  'return); its lease expires and it runs again',
+              );
             }
             active.abandoned = true;
             this.finishJob(active);

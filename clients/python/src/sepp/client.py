@@ -364,7 +364,8 @@ class Client:
                kinds: Sequence[JobEventKind] = (), from_oldest: bool = False,
                resume_from: EventPosition | None = None) -> EventStream:
         """Subscribes to job events (enqueued, leased, progress, completed with the result,
-        retry_scheduled, dead_lettered, cancelled, released) in commit order, filtered by queues, job ids and
+        retry_scheduled, dead_lettered, cancelled, released, batch_ended, batch_first_death,
+        lease_undone: every `JobEventKind`) in commit order, filtered by queues, job ids and
         kinds: `for event in client.events(queues=["emails"]): ...`. Resumes by itself after a
         disconnect; `close()` it when done."""
         return EventStream(self._conn, queues=queues, job_ids=job_ids, kinds=kinds, from_oldest=from_oldest,

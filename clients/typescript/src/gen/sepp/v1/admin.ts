@@ -988,7 +988,7 @@ export interface ReloadConfigRequest {
   /**
    * True: let through a change that lowers security (every API key removed,
    * every admin user removed, TLS removed from a port, the /metrics token
-   * removed). Without it such a file is refused with a problem naming the
+   * removed, a key's or user's role raised, a key's queues widened). Without it such a file is refused with a problem naming the
    * setting. Even with it, a change the start-up rule refuses for the address
    * the server listens on (no keys or no users on a non-loopback address
    * without `insecure_allow_unauthenticated`) is refused. SIGHUP never sets it.
