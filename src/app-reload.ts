@@ -29,6 +29,7 @@ import {
   QueueScope,
   runningMessageSizeProblems,
   type SeppConfig,
+  type SettingChange,
 } from './config/index.ts';
 import type { Engine } from './engine/engine.ts';
 import type { ReconcileReport } from './engine/schedules/types.ts';
@@ -132,6 +133,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     problems: readonly ConfigProblem[],
     request: ReloadRequest,
     downgrades: readonly string[] = [],
+    wouldChange: readonly SettingChange[] = [],
   ): Promise<ReloadReport> => {
     const file = current.configFile ?? '(no config file)';
     if (request.dryRun !== true) {
@@ -154,7 +156,9 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       applied: false,
       changed: [],
       restartRequired: [],
-      changes: [],
+      // What the file would change had it been taken (none when it did not load): the
+      // operator sees the whole difference beside the problems, not only the first refusal.
+      changes: [...wouldChange],
       problems: problems.map(({ key, message }) => ({ key, message })),
       configFile: current.configFile,
     };
@@ -174,14 +178,14 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       listening: parts.listening,
       allowSecurityDowngrade: request.allowSecurityDowngrade === true,
     });
-    if (safety.problems.length > 0) return refuse(safety.problems, request, safety.downgrades);
     const plan = planReload(current, next);
+    if (safety.problems.length > 0) return refuse(safety.problems, request, safety.downgrades, plan.changes);
     // Checked against what will run: the file's limits, the running message sizes.
     const conflicts = [
       ...runningMessageSizeProblems(plan.config),
       ...overrideConflicts(next, plan.config, parts.engine.queueSettingOverrides()),
     ];
-    if (conflicts.length > 0) return refuse(conflicts, request);
+    if (conflicts.length > 0) return refuse(conflicts, request, [], plan.changes);
     const report: ReloadReport = {
       applied: request.dryRun !== true,
       changed: [...plan.changed],

@@ -147,6 +147,11 @@ describe('changing a running sepp from the command line', () => {
     const plain = await sepp(['config', 'reload'], keyB);
     assert.equal(plain.code, 1);
     assert.match(plain.stderr, /grpc\.api_keys: the file has no API key/);
+    // The refusal shows the whole difference too, as a dry run would.
+    assert.match(
+      plain.stderr,
+      /the file differs from the running settings in:\n {2}grpc\.api_keys: removed b\n/,
+    );
     const allowed = await sepp(['config', 'reload', '--allow-security-downgrade'], keyB);
     assert.equal(allowed.code, 0, allowed.stderr);
     assert.match(allowed.stdout, /changed:\n {2}grpc\.api_keys: removed b\n/);

@@ -15,6 +15,11 @@ function printReport(io: CliIo, report: ReloadReport, dryRun: boolean): void {
   if (report.problems.length > 0) {
     io.stderr.write(`${file}: ${report.problems.length} problem(s); the server keeps its configuration\n`);
     for (const p of report.problems) io.stderr.write(`  ${p.key}: ${p.message}\n`);
+    // What the file would change besides (a file that loaded): the whole difference, not only its refusal.
+    if (report.changes.length > 0) {
+      io.stderr.write('the file differs from the running settings in:\n');
+      for (const change of report.changes) io.stderr.write(`  ${changeLine(change)}\n`);
+    }
     return;
   }
   print(io, dryRun ? `${file}: OK as a reload (nothing was applied)` : `${file}: reloaded`);
