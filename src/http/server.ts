@@ -191,7 +191,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const bodies = new BodyReader(limits);
   let beyondReservationTold = false;
   const answers = new UnsentAnswers(limits, (operation, bytes, reservedBytes) => {
-    // A bound of answer-bounds.ts is wrong: told once, the counter says how often.
+    // A bound of answer-bounds.ts is wrong: told once; unreadAnswersOverdrawn() counts them (not a metric).
     if (beyondReservationTold) return;
     beyondReservationTold = true;
     options.log?.warn('http.answer_beyond_reservation', {
