@@ -83,36 +83,25 @@ export interface DependentsBound {
  */
 export const othersShare = (limit: number): number => Math.floor(limit / 2);
 
-/** The part of a refusal that says who holds a job's `dependents`: other keys' share of them, never their names. */
-const heldBy = (others: number): string =>
-  others === 0 ? '' : ` (${others} of them made by keys other than the one that enqueued it)`;
-
-/** Why an edge to `id` is refused: it already has `dependents`, the limit (`at`) — the job's depends_on[i]. */
-function tooManyDependents(
-  at: string,
-  id: string,
-  dependents: number,
-  others: number,
-  limit: number,
-): JobRejection {
-  return {
-    reason: 'invalid_job',
-    message: `${at}: job ${id} has ${dependents} jobs depending on it${heldBy(others)}, the limit is ${limit} (limits.max_dependents_per_job); fan out through jobs in between (each named by at most ${limit}), or raise the limit`,
-  };
+/** A job's count of dependents (`dependents`, `others` of them by other keys than its creator's) against `limit`. */
+interface DependentsHeld {
+  dependents: number;
+  others: number;
+  limit: number;
 }
 
-/** Why another key's edge to `id` is refused: keys other than its creator made their share (`others`) already. */
-function othersShareUsed(
-  at: string,
-  id: string,
-  dependents: number,
-  others: number,
-  limit: number,
-): JobRejection {
-  return {
-    reason: 'invalid_job',
-    message: `${at}: job ${id} has ${dependents} jobs depending on it, ${others} of them made by keys other than the one that enqueued it; those keys may make at most ${othersShare(limit)} together (half of limits.max_dependents_per_job, ${limit}), the rest is kept for the key that enqueued ${id}; depend on a job your key enqueued, or have that key enqueue this one`,
-  };
+/**
+ * Why an edge to `id` is refused (`at`: the job's depends_on[i]): it has `limit` dependents, or
+ * (`share`) keys other than its creator made their share of them and the caller is one of them.
+ * It says how many other keys hold, never which.
+ */
+function tooManyDependents(at: string, id: string, held: DependentsHeld, share: boolean): JobRejection {
+  const { dependents, others, limit } = held;
+  const byOthers = `${others} of them made by keys other than the one that enqueued it`;
+  const why = share
+    ? `, ${byOthers}; those keys may make at most ${othersShare(limit)} together (half of limits.max_dependents_per_job, ${limit}), the rest is kept for the key that enqueued ${id}; depend on a job your key enqueued, or have that key enqueue this one`
+    : `${others === 0 ? '' : ` (${byOthers})`}, the limit is ${limit} (limits.max_dependents_per_job); fan out through jobs in between (each named by at most ${limit}), or raise the limit`;
+  return { reason: 'invalid_job', message: `${at}: job ${id} has ${dependents} jobs depending on it${why}` };
 }
 
 /**
@@ -149,12 +138,11 @@ export function* dependencyEdges(
     const earlier = bound.earlier(id);
     const dependents = Number(target.dependents) + earlier.added;
     const others = Number(target.other_dependents) + earlier.others;
-    if (dependents >= bound.limit)
-      return tooManyDependents(`depends_on[${i}]`, id, dependents, others, bound.limit);
+    const held = { dependents, others, limit: bound.limit };
+    if (dependents >= bound.limit) return tooManyDependents(`depends_on[${i}]`, id, held, false);
     const byOther = (target.created_by ?? null) !== bound.caller;
-    if (byOther && others >= othersShare(bound.limit)) {
-      return othersShareUsed(`depends_on[${i}]`, id, dependents, others, bound.limit);
-    }
+    if (byOther && others >= othersShare(bound.limit))
+      return tooManyDependents(`depends_on[${i}]`, id, held, true);
     let edge: EdgeState = 'pending';
     if (state === 'completed') edge = 'completed';
     else if (failedStates.has(state) && policy === 'cancel') {
