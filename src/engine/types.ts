@@ -62,6 +62,12 @@ export interface EnqueueRequest {
   /** Overrides the queue's max attempts. */
   maxAttempts?: number;
   /**
+   * The API key's name that enqueues (the gRPC and HTTP handlers set it; absent: no key, as on a
+   * server without keys or for the server's own jobs). Stored with the job: keys other than it
+   * make at most half of the job's dependents (engine/dependencies/edges.ts, othersShare).
+   */
+  createdBy?: string;
+  /**
    * The job's own lease length: a reserve that asks for a shorter lease (or
    * none) gives this job `leaseMs` instead, up to the queue's max_lease_ms.
    * For long jobs run by workers that do not extend their leases.

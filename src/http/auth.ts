@@ -41,6 +41,11 @@ export function rolesWith(permission: Permission): string {
 
 export const anonymous: Caller = { name: 'anonymous', role: 'admin', scope: null };
 
+/** The key a job records as the one that enqueued it (EnqueueRequest.createdBy): none when no keys are configured. */
+export function creatorOf(caller: Caller): string | undefined {
+  return caller === anonymous ? undefined : caller.name;
+}
+
 interface Key {
   name: string;
   role: ApiKeyRole;

@@ -32,6 +32,11 @@ export interface Caller {
 /** The caller when no keys are configured: everything, every queue. */
 const anonymous: Caller = { name: 'anonymous', role: 'admin', scope: null };
 
+/** The key a job records as the one that enqueued it (EnqueueRequest.createdBy): none when no keys are configured. */
+export function creatorOf(caller: Caller): string | undefined {
+  return caller === anonymous ? undefined : caller.name;
+}
+
 /** What each RPC needs. `read` is open to every role. */
 export type Permission = 'read' | 'enqueue' | 'work' | 'admin';
 

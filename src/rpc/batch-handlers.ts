@@ -16,10 +16,12 @@ import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v
 import { flowLimitOf } from '../api-schema/workflow.ts';
 import { batchCaller, ownerToList } from '../engine/batches/index.ts';
 import { SeppError } from '../engine/errors.ts';
+import { enqueuedBy } from '../engine/jobs/index.ts';
 import type { EnqueueRequest } from '../engine/types.ts';
 import type { BatchInfo, BatchMember } from '../engine/workflow-types.ts';
 import { listAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
+import { creatorOf } from './auth.ts';
 import {
   edgeStateToProto,
   enqueueRequestFromProto,
@@ -50,7 +52,7 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
     createBatch: unary('CreateBatch', 'enqueue', async (req, call, caller, observation) => {
       observation.annotate({ jobs: req.jobs.length });
       const fallback = observation.context ?? metadataTraceContext(call.metadata);
-      const jobs = requests(req.jobs, fallback);
+      const jobs = enqueuedBy(requests(req.jobs, fallback), creatorOf(caller));
       const { batch, results } = await engine.createBatch({
         ...(req.onComplete === undefined ? {} : { onComplete: enqueueRequestFromProto(req.onComplete) }),
         ...(req.onSuccess === undefined ? {} : { onSuccess: enqueueRequestFromProto(req.onSuccess) }),
@@ -66,7 +68,8 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
     addToBatch: unary('AddToBatch', 'enqueue', async (req, call, caller, observation) => {
       observation.annotate({ jobs: req.jobs.length });
       const fallback = observation.context ?? metadataTraceContext(call.metadata);
-      const { batch, results } = await engine.addToBatch(req.batchId, requests(req.jobs, fallback), {
+      const jobs = enqueuedBy(requests(req.jobs, fallback), creatorOf(caller));
+      const { batch, results } = await engine.addToBatch(req.batchId, jobs, {
         seal: req.seal,
         // from_member_attempt is not read: it proves nothing (batch.proto); the token does.
         ...(req.fromMember === '' ? {} : { fromMember: req.fromMember, memberToken: req.fromMemberToken }),

@@ -11,14 +11,19 @@ import type {
 } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
 import { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { Engine } from '../engine/engine.ts';
+import { enqueuedBy } from '../engine/jobs/index.ts';
 import { atomicRejectionToProto, enqueueRequestFromProto } from './convert.ts';
 import { type TraceContext, withTraceContext } from './observer.ts';
 
-/** Enqueues the flow; each job carries its own trace context or, failing that, `fallback`. */
+/**
+ * Enqueues the flow; each job carries its own trace context or, failing that, `fallback`, and
+ * `createdBy`, the caller's key (creatorOf).
+ */
 export async function enqueueFlowFromProto(
   engine: Engine,
   request: EnqueueFlowRequest,
   fallback: TraceContext | undefined,
+  createdBy: string | undefined,
 ): Promise<EnqueueFlowResponse> {
   const jobs = request.jobs.map((flowJob) => {
     const job = withTraceContext(enqueueRequestFromProto(flowJob.job ?? EnqueueJob.create()), fallback);
@@ -26,7 +31,7 @@ export async function enqueueFlowFromProto(
     // object the validation read several times slower (bench/results/w5-flows-2026-12-06-e.md).
     return Object.assign(job, { name: flowJob.name, after: flowJob.after });
   });
-  const result = await engine.enqueueFlow(jobs);
+  const result = await engine.enqueueFlow(enqueuedBy(jobs, createdBy));
   return result.committed
     ? { committed: true, jobs: result.jobs, rejections: [] }
     : { committed: false, jobs: [], rejections: result.rejections.map(atomicRejectionToProto) };

@@ -17,7 +17,8 @@ import type {
 } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { refuseDependencies, requireInScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
-import type { Caller } from './auth.ts';
+import { enqueuedBy } from '../engine/jobs/index.ts';
+import { type Caller, creatorOf } from './auth.ts';
 import { attempt, type BugReporter, type GuardedCall, guardBidi, reportIfBug } from './call-guard.ts';
 import {
   acceptedToProto,
@@ -170,7 +171,7 @@ async function enqueueMessage(
     message.jobs.map((job, i) => ({ queue: job.queue, field: `jobs[${i}].queue` })),
   );
   refuseDependencies(caller, message.jobs);
-  const jobs = message.jobs.map(enqueueRequestFromProto);
+  const jobs = enqueuedBy(message.jobs.map(enqueueRequestFromProto), creatorOf(caller));
   const fallback = observation.context ?? streamContext;
   if (fallback !== undefined) for (const job of jobs) withTraceContext(job, fallback);
   if (message.atomic) {
@@ -224,7 +225,8 @@ async function enqueueFlowMessage(
   }
   observation.annotate({ jobs: flow.jobs.length });
   checkEnqueueScope('EnqueueFlow', flow, caller);
-  const answer = await enqueueFlowFromProto(ctx.engine, flow, observation.context ?? streamContext);
+  const fallback = observation.context ?? streamContext;
+  const answer = await enqueueFlowFromProto(ctx.engine, flow, fallback, creatorOf(caller));
   return { sequence: message.sequence, code: status.OK, message: '', results: [], flow: answer, retry: '' };
 }
 
@@ -262,7 +264,7 @@ async function enqueueFlowsMessage(
     flows.map((flow) =>
       attempt(() => {
         checkEnqueueScope('EnqueueFlow', flow, caller);
-        return enqueueFlowFromProto(ctx.engine, flow, fallback);
+        return enqueueFlowFromProto(ctx.engine, flow, fallback, creatorOf(caller));
       }),
     ),
   );

@@ -12,11 +12,12 @@ import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { ackBatchInScope, scopeJobLinks } from '../config/index.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
+import { enqueuedBy } from '../engine/jobs/index.ts';
 import type { EnqueueRequest as EngineEnqueueRequest, LeasedJob } from '../engine/types.ts';
 import { type StoreDescription, storeKindOnly } from '../store/store.ts';
 import { defaultAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
-import type { Caller } from './auth.ts';
+import { type Caller, creatorOf } from './auth.ts';
 import { createBatchHandlers } from './batch-handlers.ts';
 import { createBulkHandlers } from './bulk-handlers.ts';
 import { answerUnary, type BugReporter, reportIfBug } from './call-guard.ts';
@@ -140,9 +141,10 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
     enqueue: unary(
       'Enqueue',
       'enqueue',
-      async (req, call, _caller, observation) => {
+      async (req, call, caller, observation) => {
         if (req.job === undefined) throw new SeppError('invalid_argument', 'job: required');
         const job = enqueueRequestFromProto(req.job);
+        enqueuedBy([job], creatorOf(caller));
         observation.annotate({ queue: job.queue, type: job.type });
         const fallback = observation.context ?? metadataTraceContext(call.metadata);
         const accepted = await engine.enqueue(withTraceContext(job, fallback));
@@ -156,15 +158,19 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
           : undefined,
     ),
 
-    enqueueBatch: unary('EnqueueBatch', 'enqueue', async (req, call, _caller, observation) => {
+    enqueueBatch: unary('EnqueueBatch', 'enqueue', async (req, call, caller, observation) => {
       observation.annotate({ jobs: req.jobs.length });
-      const results = await engine.enqueueBatch(enqueueRequestsFromProto(req.jobs, call, observation));
+      const results = await engine.enqueueBatch(
+        enqueueRequestsFromProto(req.jobs, call, caller, observation),
+      );
       return { results: results.map(enqueueResultToProto) };
     }),
 
-    enqueueAtomic: unary('EnqueueAtomic', 'enqueue', async (req, call, _caller, observation) => {
+    enqueueAtomic: unary('EnqueueAtomic', 'enqueue', async (req, call, caller, observation) => {
       observation.annotate({ jobs: req.jobs.length });
-      const result = await engine.enqueueAtomic(enqueueRequestsFromProto(req.jobs, call, observation));
+      const result = await engine.enqueueAtomic(
+        enqueueRequestsFromProto(req.jobs, call, caller, observation),
+      );
       return result.committed
         ? { committed: true, results: result.results.map(acceptedToProto), rejections: [] }
         : {
@@ -174,9 +180,10 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
           };
     }),
 
-    enqueueFlow: unary('EnqueueFlow', 'enqueue', (req, call, _caller, observation) => {
+    enqueueFlow: unary('EnqueueFlow', 'enqueue', (req, call, caller, observation) => {
       observation.annotate({ jobs: req.jobs.length });
-      return enqueueFlowFromProto(engine, req, observation.context ?? metadataTraceContext(call.metadata));
+      const fallback = observation.context ?? metadataTraceContext(call.metadata);
+      return enqueueFlowFromProto(engine, req, fallback, creatorOf(caller));
     }),
 
     reserve: unary('Reserve', 'work', async (req, call, caller, observation) => {
@@ -357,13 +364,14 @@ function seesServers(caller: Caller): boolean {
   return caller.role === 'admin' && caller.scope === null;
 }
 
-/** A batch's jobs, each carrying its own trace context or, failing that, the call's. */
+/** A batch's jobs, each carrying its own trace context or, failing that, the call's, and the caller's key. */
 function enqueueRequestsFromProto<Req, Res>(
   jobs: readonly EnqueueJob[],
   call: ServerUnaryCall<Req, Res>,
+  caller: Caller,
   observation: RpcCallObservation,
 ): EngineEnqueueRequest[] {
-  const requests = jobs.map(enqueueRequestFromProto);
+  const requests = enqueuedBy(jobs.map(enqueueRequestFromProto), creatorOf(caller));
   const fallback = observation.context ?? metadataTraceContext(call.metadata);
   if (fallback !== undefined) for (const request of requests) withTraceContext(request, fallback);
   return requests;

@@ -63,6 +63,19 @@ export interface DependencyTargetRow {
    * count, its edges), what the enqueue checks against limits.max_dependents_per_job.
    */
   dependents: number;
+  /**
+   * Of `dependents`, those made by keys other than its creator (schema/0032_job_creators.sql;
+   * 0 without a count: the edges a job has before its first are its own flow's).
+   */
+  other_dependents: number;
+  /** The API key's name that made it; null: made without a key. */
+  created_by: string | null;
+}
+
+/** A write unit's new edges to one job: how many, and how many of them another key made (the share of other keys). */
+export interface DependentsAdded {
+  added: number;
+  others: number;
 }
 
 /** One edge of a job, from the waiting job's side. */
@@ -273,13 +286,14 @@ export interface Dependencies extends DependencyReads {
   /**
    * Counts new edges to their jobs (limits.max_dependents_per_job), once `add` stored them: each
    * job's count goes up by its number, once per write unit however many of its edges the unit
-   * made. A job without a count yet gets the number of its edges (these included): the edges
+   * made, and its count of other keys' edges by `others`. A job without a count yet gets the
+   * number of its edges (these included) and `others`: the edges
    * a flow made to its own jobs before their rows were stored (`parentMarked`) are not counted
    * here, and they are all a job can have before its first count (at most the limit: the flow's
    * shape is checked), so `targets` reads the edges of a job without a count instead, once.
    * A job's count is kept while it is, and dropped with it by whatever deletes it.
    */
-  countDependents(counts: ReadonlyMap<string, number>): Op<void>;
+  countDependents(counts: ReadonlyMap<string, DependentsAdded>): Op<void>;
   /** Marks a queue as one that has had a job waiting on others. */
   markQueue(queue: string): Op<void>;
   /** The waiting jobs with a pending edge from `parentId`, in enqueue order. */

@@ -186,6 +186,11 @@ export type NewJobRow = Pick<
   dependency_flags?: number;
   /** Its name in the flow that stored it (schema/0029_flow_names.sql); absent or null outside flows. */
   flow_name?: string | null;
+  /**
+   * The API key's name that made it (schema/0032_job_creators.sql); absent or null: made without
+   * a key. Keys other than it make at most a share of its dependents (engine/dependencies/edges.ts).
+   */
+  created_by?: string | null;
 };
 
 /** A deleted (or released) job, as far as releasing its idempotency key needs it. */

@@ -6,6 +6,6 @@
  * this sepp will migrate (docs/upgrading.md).
  */
 export const schemaVersions: Readonly<{ sqlite: number; postgres: number }> = Object.freeze({
-  sqlite: 31,
-  postgres: 24,
+  sqlite: 32,
+  postgres: 25,
 });

@@ -25,13 +25,17 @@ const keys = {
   emailsWorker: 'sepp-secret-scopes-emails-worker-0123456789',
   emailsProducer: 'sepp-secret-scopes-emails-producer-0123456789',
   tenantAdmin: 'sepp-secret-scopes-tenant-admin-0123456789',
+  partner: 'sepp-secret-scopes-partner-0123456789',
 };
 const toml = (emailsWorkerQueues: readonly string[]) =>
   apiKeyToml('root', 'admin', keys.root) +
   apiKeyToml('billing-worker', 'worker', keys.billingWorker, ['billing-*']) +
   apiKeyToml('emails-worker', 'worker', keys.emailsWorker, emailsWorkerQueues) +
   apiKeyToml('emails-producer', 'producer', keys.emailsProducer, ['emails']) +
-  apiKeyToml('tenant-admin', 'admin', keys.tenantAdmin, ['tenant-a.*']);
+  apiKeyToml('tenant-admin', 'admin', keys.tenantAdmin, ['tenant-a.*']) +
+  apiKeyToml('partner', 'producer', keys.partner) +
+  // Small, for the share of a job's dependents other keys make (half of it).
+  '[limits]\nmax_dependents_per_job = 4\n';
 
 const md = (key: string) => {
   const metadata = new Metadata();
@@ -488,6 +492,37 @@ describe('API keys scoped to queues', () => {
       md(keys.emailsWorker),
     );
     assert.ok(Array.isArray(leased.jobs));
+  });
+
+  test("another key makes half of a job's dependents over gRPC and HTTP; its creator the rest", async () => {
+    const { jobId: gate } = await call(
+      t.client,
+      t.client.enqueue,
+      { job: testJob('billing-eu') },
+      md(keys.root),
+    );
+    const waiting = testJob('billing-eu', { dependsOn: [gate] });
+    await call(t.client, t.client.enqueue, { job: waiting }, md(keys.partner));
+    const flow = { jobs: [{ name: 'a', after: [], job: waiting }] };
+    assert.equal((await call(t.client, t.client.enqueueFlow, flow, md(keys.partner))).committed, true);
+
+    // Other keys' share (2 of 4) is used: a third edge is refused, over gRPC and over HTTP, naming no key.
+    const refused = await call(t.client, t.client.enqueue, { job: waiting }, md(keys.partner)).then(
+      () => assert.fail('the third edge from another key was taken'),
+      (error: ServiceError) => error,
+    );
+    assert.equal(refused.code, status.INVALID_ARGUMENT);
+    assert.match(refused.details, /2 of them made by keys other than the one that enqueued it/);
+    assert.doesNotMatch(refused.details, /root/);
+    const body = { queue: 'billing-eu', type: 't', dependsOn: [gate] };
+    const http = await apiCall(t.httpUrl, '/v1/jobs', { key: keys.partner, body });
+    assert.equal(http.status, 400, http.text);
+    assert.match(http.text, /those keys may make at most 2 together/);
+
+    // The root key, which enqueued it, makes the other two (one over HTTP).
+    await call(t.client, t.client.enqueue, { job: waiting }, md(keys.root));
+    assert.equal((await apiCall(t.httpUrl, '/v1/jobs', { key: keys.root, body })).status, 200);
+    assert.equal((await t.server.engine.getJob(gate)).dependents?.length, 4);
   });
 });
 

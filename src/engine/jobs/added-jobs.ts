@@ -6,7 +6,7 @@
  * of many (jobs.insert).
  */
 
-import { jobsWaitOnIt } from '../../store/dependencies.ts';
+import { type DependentsAdded, jobsWaitOnIt } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { NewJobRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
@@ -82,8 +82,8 @@ export class AddedJobs {
   }
 
   /** Edges to `parentId` of the jobs added so far that the store does not count yet. */
-  dependentsOf(parentId: string): number {
-    return this.dependents?.of(parentId) ?? 0;
+  dependentsOf(parentId: string): DependentsAdded {
+    return this.dependents?.of(parentId) ?? { added: 0, others: 0 };
   }
 
   /** A new job has a debounce key: later enqueues with it may replace its content until `untilMs`. */

@@ -106,12 +106,13 @@ export class EnqueueSteps {
   *admit(
     tx: StoreTx,
     job: ValidJob,
-    earlier: (parentId: string) => number,
+    earlier: DependentsBound['earlier'],
     creating?: Set<string>,
   ): Op<Admission> {
     let edges: DependencyEdges | null = null;
     if (job.dependencies !== null) {
-      const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies, this.bound(earlier));
+      const bound = this.bound(earlier, job.createdBy);
+      const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies, bound);
       if ('reason' in checked) return { ok: false, ...checked };
       edges = checked;
     }
@@ -124,9 +125,9 @@ export class EnqueueSteps {
     return { ok: true, edges };
   }
 
-  /** limits.max_dependents_per_job, with the operation's uncounted edges (`earlier`). */
-  bound(earlier: (parentId: string) => number): DependentsBound {
-    return { limit: this.ctx.limits.maxDependentsPerJob, earlier };
+  /** limits.max_dependents_per_job, with the operation's uncounted edges (`earlier`), for `caller`'s job. */
+  bound(earlier: DependentsBound['earlier'], caller: string | null): DependentsBound {
+    return { limit: this.ctx.limits.maxDependentsPerJob, earlier, caller };
   }
 
   /** Creates `queue` if this is its first job (after `admit` counted it). */
@@ -274,6 +275,7 @@ export class EnqueueSteps {
       // Its edges (added.depend) are stored after it: its row says it waits on them from its INSERT on.
       dependency_flags: edges === null ? 0 : waitsOnJobs,
       flow_name: flowName ?? null,
+      created_by: job.createdBy,
     });
     if (job.group !== null) added.grouped(job.queue);
     if (IdempotencyKeys.remembers(job)) added.remember(job, id, nowMs);

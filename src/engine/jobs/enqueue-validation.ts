@@ -32,6 +32,8 @@ export interface ValidJob {
   traceparent: string | null;
   tracestate: string | null;
   group: string | null;
+  /** The API key's name that enqueues it; null: none (EnqueueRequest.createdBy). */
+  createdBy: string | null;
   /** The ids it waits for (distinct), and what a failed one does; null: none. */
   dependencies: { ids: readonly string[]; policy: DependencyPolicy } | null;
   /** Its debounce key, quiet period and cap (null: no cap); null: not debounced. */
@@ -268,6 +270,7 @@ export function validateJob(
     traceparent,
     tracestate,
     group: job.group ?? null,
+    createdBy: job.createdBy ?? null,
     dependencies,
     debounce,
     settings,

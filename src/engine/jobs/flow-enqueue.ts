@@ -14,9 +14,15 @@
  * flow runs again in a unit of its own, so that it fails alone with the same error.
  */
 
+import type { DependentsAdded } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
-import { type DependencyEdges, DependentTally, dependencyEdges } from '../dependencies/index.ts';
+import {
+  type DependencyEdges,
+  type DependentsBound,
+  DependentTally,
+  dependencyEdges,
+} from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { EnqueueAccepted, FlowJob, FlowResult } from '../types.ts';
 import type { AddedJobs } from './added-jobs.ts';
@@ -160,7 +166,10 @@ export class FlowEnqueuer {
     const creating = new Set<string>();
     // Edges to stored jobs (depends_on) admitted and not yet in `added`: each job's leave as it is stored.
     const admitted = new DependentTally();
-    const earlier = (parentId: string) => added.dependentsOf(parentId) + admitted.of(parentId);
+    const earlier = (parentId: string): DependentsAdded => {
+      const [unit, flow] = [added.dependentsOf(parentId), admitted.of(parentId)];
+      return { added: unit.added + flow.added, others: unit.others + flow.others };
+    };
     for (const [index, request] of jobs.entries()) {
       if (!steps.ctx.queues.exists(request.queue)) yield* steps.lookUpQueue(tx, request.queue, unit.lookedUp);
       const job = steps.validate(request, nowMs);
@@ -239,7 +248,7 @@ export class FlowEnqueuer {
       stored: readonly StoredJob[];
       added: AddedJobs;
       /** The flow's (and the unit's) edges to a stored job that the store does not count yet. */
-      earlier: (parentId: string) => number;
+      earlier: DependentsBound['earlier'];
     },
     byId: DependencyEdges | null,
   ): Op<DependencyEdges | null> {
@@ -262,7 +271,7 @@ export class FlowEnqueuer {
     }
     const unique = [...new Set(originals)].filter((id) => !named.has(id));
     if (unique.length > 0) {
-      const bound = this.steps.bound(earlier);
+      const bound = this.steps.bound(earlier, jobs[index]!.createdBy ?? null);
       const checked = yield* dependencyEdges(tx, this.steps.ctx.store.kind, { ids: unique, policy }, bound);
       if ('reason' in checked) {
         throw SeppError.rejected({

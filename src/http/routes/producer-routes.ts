@@ -5,8 +5,9 @@
  * engine's, the same for every transport.
  */
 import { refuseDependencies, requireInScope, scopeJobLinks } from '../../config/index.ts';
+import { enqueuedBy } from '../../engine/jobs/index.ts';
 import { answerItemBytesMax, fixedAnswerBytesMax, itemsAnswerBytes, itemsOf } from '../answer-bounds.ts';
-import { anonymous } from '../auth.ts';
+import { anonymous, creatorOf } from '../auth.ts';
 import { EnqueueCoalescer } from '../enqueue-coalescer.ts';
 import {
   acceptedToJson,
@@ -39,7 +40,10 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
   );
   /** The jobs of a batch, each of a queue the caller's key may use. */
   const jobsOf = (request: ApiRequest) => {
-    const jobs = body(request).objects('jobs').map(enqueueRequestFromJson);
+    const jobs = enqueuedBy(
+      body(request).objects('jobs').map(enqueueRequestFromJson),
+      creatorOf(request.caller),
+    );
     requireInScope(
       request.caller,
       jobs.map((job, i) => ({ queue: job.queue, field: `jobs[${i}].queue` })),
@@ -75,6 +79,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       answerBytesMax: () => fixedAnswerBytesMax,
       handle: async (request) => {
         const job = enqueueRequestFromJson(body(request));
+        enqueuedBy([job], creatorOf(request.caller));
         requireInScope(request.caller, [{ queue: job.queue, field: 'queue' }]);
         refuseDependencies(request.caller, [{ dependsOn: job.dependsOn ?? [] }], 'job', () => 'dependsOn');
         return acceptedToJson(await coalescer.enqueue(job));

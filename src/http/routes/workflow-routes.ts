@@ -10,6 +10,7 @@ import { refuseDependencies, requireInScope, serverWide } from '../../config/ind
 import type { AuditInput } from '../../engine/admin-types.ts';
 import { batchCaller, ownerToList } from '../../engine/batches/index.ts';
 import { SeppError } from '../../engine/errors.ts';
+import { enqueuedBy } from '../../engine/jobs/index.ts';
 import type { FlowJob } from '../../engine/types.ts';
 import type { BatchInfo } from '../../engine/workflow-types.ts';
 import {
@@ -21,7 +22,7 @@ import {
   itemsAnswerBytes,
   itemsOf,
 } from '../answer-bounds.ts';
-import { anonymous, type Caller } from '../auth.ts';
+import { anonymous, type Caller, creatorOf } from '../auth.ts';
 import {
   enqueueRequestFromJson,
   enqueueResultToJson,
@@ -62,9 +63,12 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
   const batchId = (request: ApiRequest) => jobIdFrom(request.params.batchId ?? '', 'batchId', 'batch');
   const jobsOf = (request: ApiRequest) =>
     body(request).has('jobs')
-      ? body(request)
-          .objects('jobs')
-          .map((job) => enqueueRequestFromJson(job))
+      ? enqueuedBy(
+          body(request)
+            .objects('jobs')
+            .map((job) => enqueueRequestFromJson(job)),
+          creatorOf(request.caller),
+        )
       : [];
 
   /** A batch and one result per job added (the engine takes at most limits.max_batch_jobs at once). */
@@ -121,7 +125,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           'jobs',
           (i) => `jobs[${i}].job.dependsOn`,
         );
-        const result = await engine().enqueueFlow(jobs);
+        const result = await engine().enqueueFlow(enqueuedBy(jobs, creatorOf(request.caller)));
         return result.committed
           ? { committed: true, jobs: result.jobs, rejections: [] }
           : {

@@ -82,7 +82,7 @@ import {
 const targets = statement(
   `SELECT j.id, j.seq, j.state,
           coalesce(n.dependents, (SELECT count(*) FROM job_dependencies d WHERE d.parent_id = j.id))::integer
-            AS dependents
+            AS dependents, coalesce(n.other_dependents, 0) AS other_dependents, j.created_by
      FROM jobs j LEFT JOIN job_dependents n ON n.parent_id = j.id
     WHERE j.id = ANY($1::text[]) ORDER BY j.id`,
 );
@@ -93,16 +93,18 @@ const targets = statement(
  */
 const lockTargets = statement('SELECT 1 FROM jobs WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE');
 /**
- * A unit's new edges (sent before) to the jobs $1, $2 of them each, added to their counts; a job
- * without a row yet gets its edges' count, these included (see Dependencies.countDependents). No
+ * A unit's new edges (sent before) to the jobs $1, $2 of them each, added to their counts, $3 of
+ * them other keys' (schema/postgres/0025_job_creators.sql); a job without a row yet gets its
+ * edges' count, these included (see Dependencies.countDependents). No
  * two units write one job's row at once: each locked the job first (`targets`), or made it.
  */
 const countDependents = statement(
-  `INSERT INTO job_dependents (parent_id, dependents)
+  `INSERT INTO job_dependents (parent_id, dependents, other_dependents)
    SELECT v.id, CASE WHEN EXISTS (SELECT 1 FROM job_dependents n WHERE n.parent_id = v.id) THEN v.added
-                     ELSE (SELECT count(*) FROM job_dependencies d WHERE d.parent_id = v.id) END
-     FROM unnest($1::text[], $2::integer[]) AS v(id, added)
-   ON CONFLICT (parent_id) DO UPDATE SET dependents = job_dependents.dependents + excluded.dependents`,
+                     ELSE (SELECT count(*) FROM job_dependencies d WHERE d.parent_id = v.id) END, v.others
+     FROM unnest($1::text[], $2::integer[], $3::integer[]) AS v(id, added, others)
+   ON CONFLICT (parent_id) DO UPDATE SET dependents = job_dependents.dependents + excluded.dependents,
+                                         other_dependents = job_dependents.other_dependents + excluded.other_dependents`,
 );
 
 /**
@@ -377,7 +379,8 @@ export function dependencyOps(c: Connection): Dependencies {
     *countDependents(counts) {
       if (counts.size === 0) return;
       const ids = [...counts.keys()].sort();
-      yield* sendAhead(c, countDependents, [ids, ids.map((id) => counts.get(id))]);
+      const added = ids.map((id) => counts.get(id)!);
+      yield* sendAhead(c, countDependents, [ids, added.map((n) => n.added), added.map((n) => n.others)]);
     },
     *of(childId) {
       const flags = leasedFlagsOf(c, childId);

@@ -12,7 +12,7 @@ import { jobEnds } from './job-ends.ts';
 import { attemptColumns } from './leases.ts';
 import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
-/** Every column of NewJobRow but its dependency flags and flow name, with its array type, in statement order. */
+/** Every column of NewJobRow but its dependency flags, flow name and creator, with its array type, in statement order. */
 const columns = [
   ['id', 'text'],
   ['queue', 'text'],
@@ -33,18 +33,19 @@ const columns = [
   ['group_key', 'text'],
   ['timeout_ms', 'bigint'],
 ] as const satisfies readonly (readonly [keyof NewJobRow, string])[];
-type Listed = (typeof columns)[number][0] | 'dependency_flags' | 'flow_name';
+type Listed = (typeof columns)[number][0] | 'dependency_flags' | 'flow_name' | 'created_by';
 // A field added to NewJobRow but not to `columns` fails the typecheck here, rather than being dropped.
 const everyColumnListed: [Exclude<keyof NewJobRow, Listed>] extends [never] ? true : never = true;
 
 /**
  * Inserts the rows in the order given (their seqs follow it): one statement, one array per
- * column; with `flagged`, dependency_flags and flow_name too (a job in a workflow: most jobs
- * have neither, and the columns keep their defaults, 0 and NULL).
+ * column; with `flagged`, dependency_flags, flow_name and created_by too (a job in a workflow or
+ * made with an API key: most jobs on a server without keys have none, and the columns keep their
+ * defaults, 0, NULL and NULL).
  */
 const insertStatement = (flagged: boolean) => {
   const listed: readonly (readonly [string, string])[] = flagged
-    ? [...columns, ['dependency_flags', 'integer'], ['flow_name', 'text']]
+    ? [...columns, ['dependency_flags', 'integer'], ['flow_name', 'text'], ['created_by', 'text']]
     : columns;
   const names = listed.map(([name]) => name).join(', ');
   return statement(
@@ -170,12 +171,23 @@ export function jobOps(c: Connection): Jobs {
     *insert(jobs) {
       if (jobs.length === 0) return;
       const arrays: unknown[] = columns.map(([name]) => jobs.map((job) => job[name]));
-      // Jobs outside workflows have no flags nor flow name: their rows go through the INSERT without those columns.
-      if (!jobs.some((job) => (job.dependency_flags ?? 0) !== 0 || (job.flow_name ?? null) !== null)) {
+      // Jobs outside workflows made without a key have no flags, flow name nor creator: their rows go
+      // through the INSERT without those columns.
+      const flagged = (job: NewJobRow) =>
+        (job.dependency_flags ?? 0) !== 0 ||
+        (job.flow_name ?? null) !== null ||
+        (job.created_by ?? null) !== null;
+      if (!jobs.some(flagged)) {
         yield* changes(c, insertJobs, arrays);
       } else {
         const flags = jobs.map((job) => job.dependency_flags ?? 0);
-        yield* changes(c, insertFlaggedJobs, [...arrays, flags, jobs.map((job) => job.flow_name ?? null)]);
+        const names = jobs.map((job) => job.flow_name ?? null);
+        yield* changes(c, insertFlaggedJobs, [
+          ...arrays,
+          flags,
+          names,
+          jobs.map((job) => job.created_by ?? null),
+        ]);
       }
     },
     *delete(seq) {

@@ -12,6 +12,7 @@ import {
   type DependencyEdgeRow,
   type DependencyTargetRow,
   type DependentRow,
+  type DependentsAdded,
   type EdgeState,
   type FlowJobRow,
   type JobResultRow,
@@ -84,24 +85,29 @@ export function prepareDependencyStatements(db: Preparer) {
     target: db.prepare<[string], DependencyTargetRow>(
       `SELECT j.id, j.seq, j.state,
               coalesce(n.dependents, (SELECT count(*) FROM job_dependencies d INDEXED BY job_dependencies_parent
-                                       WHERE d.parent_id = j.id)) AS dependents
+                                       WHERE d.parent_id = j.id)) AS dependents,
+              coalesce(n.other_dependents, 0) AS other_dependents, j.created_by
          FROM jobs j LEFT JOIN job_dependents n ON n.parent_id = j.id WHERE j.id = ?`,
     ),
-    // A unit's new edges (stored before) to each job, added to its count (schema/0026_job_dependents.sql);
-    // a job without a row yet gets its edges' count, these included. In statements of many rows.
-    countDependents: new MultiRowStatement<readonly [string, number], never>(
+    // A unit's new edges (stored before) to each job, added to its count (schema/0026_job_dependents.sql),
+    // and those other keys made to its count of theirs (0032); a job without a row yet gets its
+    // edges' count, these included. In statements of many rows.
+    countDependents: new MultiRowStatement<readonly [string, DependentsAdded], never>(
       db,
-      2,
-      (tuples) => `INSERT INTO job_dependents (parent_id, dependents)
+      3,
+      (tuples) => `INSERT INTO job_dependents (parent_id, dependents, other_dependents)
         SELECT v.column1,
                CASE WHEN EXISTS (SELECT 1 FROM job_dependents n WHERE n.parent_id = v.column1) THEN v.column2
                     ELSE (SELECT count(*) FROM job_dependencies d INDEXED BY job_dependencies_parent
-                           WHERE d.parent_id = v.column1) END
+                           WHERE d.parent_id = v.column1) END,
+               v.column3
           FROM (VALUES ${tuples}) AS v WHERE true
-        ON CONFLICT (parent_id) DO UPDATE SET dependents = dependents + excluded.dependents`,
-      (values, offset, [parentId, added]) => {
+        ON CONFLICT (parent_id) DO UPDATE SET dependents = dependents + excluded.dependents,
+                                              other_dependents = other_dependents + excluded.other_dependents`,
+      (values, offset, [parentId, { added, others }]) => {
         values[offset] = parentId;
         values[offset + 1] = added;
+        values[offset + 2] = others;
       },
     ),
     // The waiting job's seq, which its edges name (its INSERT wrote its flag: one probe of jobs_id).

@@ -49,31 +49,32 @@ type Listed =
   | (typeof requiredColumns)[number]
   | (typeof optionalColumns)[number]
   | 'dependency_flags'
-  | 'flow_name';
+  | 'flow_name'
+  | 'created_by';
 // A field added to NewJobRow but not to a list fails the typecheck here, rather than being dropped.
 const everyColumnListed: [Exclude<keyof NewJobRow, Listed>] extends [never] ? true : never = true;
 
 /**
  * Which INSERT a batch of jobs goes through: with its optional columns (`full`) or without them
- * (`lean`: every one null in every row, the common job), and with dependency flags and flow
- * names (`flagged`: some row has either, a job in a workflow) or without (the columns keep
- * their defaults, 0 and NULL). Each value a statement binds
+ * (`lean`: every one null in every row, the common job), and with dependency flags, flow
+ * names and creators (`flagged`: some row has one, a job in a workflow or made with an API key)
+ * or without (the columns keep their defaults, 0, NULL and NULL). Each value a statement binds
  * costs: the eight nulls of a plain job were ~0.4 µs of a W5 job's 3.5 µs INSERT (measured,
  * bench/results/w5enq-2026-12-07.md).
  */
 type InsertKind = `${'full' | 'lean'}-${'plain' | 'flagged'}`;
 type JobInserts = Record<InsertKind, MultiRowStatement<NewJobRow, never>>;
 
-/** The INSERT of the required columns, then the optional ones unless `lean`, then dependency_flags and flow_name when `flagged`. */
+/** The INSERT of the required columns, then the optional ones unless `lean`, then dependency_flags, flow_name and created_by when `flagged`. */
 function prepareJobInsert(
   db: Preparer,
   lean: boolean,
   flagged: boolean,
 ): MultiRowStatement<NewJobRow, never> {
-  const columns: readonly Exclude<Listed, 'dependency_flags' | 'flow_name'>[] = lean
+  const columns: readonly Exclude<Listed, 'dependency_flags' | 'flow_name' | 'created_by'>[] = lean
     ? requiredColumns
     : [...requiredColumns, ...optionalColumns];
-  const listed = flagged ? [...columns, 'dependency_flags', 'flow_name'] : columns;
+  const listed = flagged ? [...columns, 'dependency_flags', 'flow_name', 'created_by'] : columns;
   return new MultiRowStatement<NewJobRow, never>(
     db,
     listed.length,
@@ -83,6 +84,7 @@ function prepareJobInsert(
       if (flagged) {
         values[offset + columns.length] = job.dependency_flags ?? 0;
         values[offset + columns.length + 1] = job.flow_name ?? null;
+        values[offset + columns.length + 2] = job.created_by ?? null;
       }
     },
     'exact',
@@ -213,12 +215,17 @@ export function jobOps(
       return sql.nextRunAt.get() ?? null;
     },
     *insert(rows) {
-      // Jobs outside workflows have no flags, most jobs no optional field: their rows go through an
-      // INSERT without those columns.
+      // Jobs outside workflows made without a key have no flags, most jobs no optional field: their
+      // rows go through an INSERT without those columns.
       let flagged = false;
       let full = false;
       for (const row of rows) {
-        if ((row.dependency_flags ?? 0) !== 0 || (row.flow_name ?? null) !== null) flagged = true;
+        if (
+          (row.dependency_flags ?? 0) !== 0 ||
+          (row.flow_name ?? null) !== null ||
+          (row.created_by ?? null) !== null
+        )
+          flagged = true;
         if (!full && hasOptional(row)) full = true;
       }
       inserts[`${full ? 'full' : 'lean'}-${flagged ? 'flagged' : 'plain'}`].run(rows);

@@ -257,3 +257,90 @@ export const dependentsCases: StoreCase[] = [
     },
   },
 ];
+
+/** A job request made by the API key `key` (EnqueueRequest.createdBy; undefined: without a key). */
+const by = (key: string | undefined, dependsOn: readonly string[] = [], queue = fresh()): EnqueueRequest => ({
+  ...request(queue, dependsOn),
+  ...(key === undefined ? {} : { createdBy: key }),
+});
+
+/** The refusal of another key's edge to `parent` once other keys made their share (half of 4: 2). */
+function assertOthersFull(rejection: { reason: string; message: string }, parent: string, has: number): void {
+  assert.equal(rejection.reason, 'invalid_job', rejection.message);
+  assert.match(
+    rejection.message,
+    new RegExp(
+      `job ${parent} has ${has} jobs depending on it, 2 of them made by keys other than the one that enqueued it; ` +
+        'those keys may make at most 2 together \\(half of limits\\.max_dependents_per_job, 4\\)',
+    ),
+  );
+  assert.doesNotMatch(rejection.message, /alice|mallory|eve/, 'no key is named');
+}
+
+dependentsCases.push({
+  name: "dependents: keys other than a job's creator make at most half of its dependents, together",
+  async run(h) {
+    let { engine } = await h.engine(limits(4));
+    const enqueue = async (key: string | undefined, dependsOn: readonly string[] = []) =>
+      (await engine.enqueue(by(key, dependsOn))).jobId;
+    const refused = async (key: string | undefined, parent: string, has: number) =>
+      assert.rejects(engine.enqueue(by(key, [parent])), (error) => {
+        assert.ok(error instanceof SeppError && error.rejection !== undefined, String(error));
+        assertOthersFull(error.rejection, parent, has);
+        return true;
+      });
+    // Alice's job: mallory makes two of its dependents, then neither she, another key nor a
+    // caller without a key (one key more) makes a third; alice still makes hers, up to the limit.
+    const gate = await enqueue('alice');
+    await enqueue('mallory', [gate]);
+    await enqueue('mallory', [gate]);
+    await refused('mallory', gate, 2);
+    await refused('eve', gate, 2);
+    await refused(undefined, gate, 2);
+    await enqueue('alice', [gate]);
+    await refused('mallory', gate, 3);
+    await enqueue('alice', [gate]);
+    await assert.rejects(engine.enqueue(by('alice', [gate])), (error) => {
+      assert.ok(error instanceof SeppError && error.rejection !== undefined, String(error));
+      assertTooMany(error.rejection, gate, 4);
+      assert.match(error.rejection.message, /\(2 of them made by keys other than the one that enqueued it\)/);
+      return true;
+    });
+
+    // In one batch from several callers (the HTTP API coalesces them): each edge counts as its own key's.
+    const batchGate = await enqueue('alice');
+    const mixed = await engine.enqueueBatch([
+      by('mallory', [batchGate]),
+      by('eve', [batchGate]),
+      by('alice', [batchGate]),
+      by('mallory', [batchGate]),
+      by('alice', [batchGate]),
+    ]);
+    assert.deepEqual(accepted(mixed), [true, true, true, false, true]);
+    const [, , , fourth] = mixed;
+    assert.ok(fourth !== undefined && !fourth.ok);
+    assertOthersFull(fourth, batchGate, 3);
+
+    // All or none, and a flow naming it by id: refused whole at other keys' third edge.
+    const flowGate = await enqueue('alice');
+    const atomic = await engine.enqueueAtomic([1, 2, 3].map(() => by('mallory', [flowGate])));
+    assert.deepEqual(atomic.committed ? [] : atomic.rejections.map((r) => r.index), [2]);
+    const flow = refusedFlow(
+      await engine.enqueueFlow(['a', 'b', 'c'].map((name) => ({ name, ...by('mallory', [flowGate]) }))),
+    );
+    assert.deepEqual(
+      flow.map((r) => r.index),
+      [2],
+    );
+    assertOthersFull(flow[0]!, flowGate, 2);
+    assert.equal((await engine.getJob(flowGate)).dependents?.length ?? 0, 0, 'nothing of either stored');
+
+    // The counts are the store's: after a restart other keys still have none left on the gate.
+    ({ engine } = await h.engine(limits(4)));
+    await assert.rejects(engine.enqueue(by('eve', [gate])), SeppError);
+    // Without keys every caller is the same (none): a job made without one takes the whole limit.
+    const keyless = await enqueue(undefined);
+    for (let i = 0; i < 4; i++) await enqueue(undefined, [keyless]);
+    await refusedEnqueue(engine, keyless, 4);
+  },
+});
