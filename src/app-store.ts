@@ -34,6 +34,11 @@ export interface StoreDeps {
   clock: Pick<Clock, 'nowMs'>;
   /** The SQLite addon's path (the single executable unpacks it). */
   nativeBinding?: string | undefined;
+  /**
+   * Told once when the store will refuse every read and write from now on (a newer sepp migrated
+   * the PostgreSQL schema past this server), with why, after the log line that says it.
+   */
+  onShutOut?: (why: string) => void;
 }
 
 export async function openConfiguredStore(config: SeppConfig, deps: StoreDeps): Promise<Store> {
@@ -91,7 +96,7 @@ const replicationMeaning = {
 async function openPostgres(
   config: SeppConfig,
   onMigrated: (applied: readonly { version: number; name: string; durationMs: number }[]) => void,
-  { logger, clock }: StoreDeps,
+  { logger, clock, onShutOut }: StoreDeps,
 ): Promise<Store> {
   const { url, password, schema, poolSize, maxWaitingReads, maxWaitingReadsPerKey, statementTimeoutMs } =
     config.store;
@@ -112,8 +117,12 @@ async function openPostgres(
       logger.warn('store.statistics_failed', {
         detail: `the look at the growing tables' statistics failed: ${error instanceof Error ? error.message : String(error)}; until it works again, the plans rest on autovacuum's statistics (docs/postgres.md)`,
       }),
-    // A rolling upgrade went ahead of this server: it refuses everything from now on.
-    onSchemaMigrated: (why) => logger.error('store.schema_newer', { detail: why }),
+    // A rolling upgrade went ahead of this server: it refuses everything from now on, and lets
+    // what waits on it go at once (app.ts), so that its clients move to a newer server.
+    onSchemaMigrated: (why) => {
+      logger.error('store.schema_newer', { detail: why });
+      onShutOut?.(why);
+    },
     // At the start, and again whenever the writer connects anew (after a failover).
     onConnected: ({ host, replication }) =>
       logger.info('store.connected', {

@@ -42,6 +42,7 @@ import {
 import { type Clock, systemClock } from './engine/clock.ts';
 import type { BetweenSlices } from './engine/control/index.ts';
 import { Engine } from './engine/engine.ts';
+import { SeppError } from './engine/errors.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
 import { createHttpApi, type HttpApi } from './http/index.ts';
 import { PushService } from './push/index.ts';
@@ -149,9 +150,17 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     if (taken !== null) throw new StartupError(taken);
   }
   // The composition root picks the backend (app-store.ts): SQLite in the data directory, or PostgreSQL.
+  // A store that will refuse everything from now on (a newer sepp migrated the PostgreSQL schema
+  // past this server) ends what waits on it at once (`shutOut`, set once the parts exist).
+  const shutOut = new ShutOut();
   let store: Store;
   try {
-    store = await openConfiguredStore(config, { logger, clock, nativeBinding: deps.nativeBinding });
+    store = await openConfiguredStore(config, {
+      logger,
+      clock,
+      nativeBinding: deps.nativeBinding,
+      onShutOut: (why) => shutOut.refuse(why),
+    });
   } catch (error) {
     if (error instanceof StoreStartupError) throw new StartupError(error.message);
     throw error;
@@ -270,6 +279,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       );
     }
   }
+  // Every waiting gRPC and HTTP long-poll, Work, Produce and Events stream ends with the store's why.
+  shutOut.wire((refusal) => {
+    engine.shutOut(refusal);
+    rpc.shutOut(refusal);
+  });
   // The server's own workers for queues with [queues.NAME.push]; they lease like any worker.
   const push = new PushService(config.push, {
     engine,
@@ -413,6 +427,27 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       return stopping;
     },
   };
+}
+
+/**
+ * The store's word that this server refuses every call from now on, passed on to the parts that
+ * hold waiting calls once they exist (a word that comes earlier is kept until then). Clients hear
+ * the same words as the log line: UNAVAILABLE (HTTP 503), `sepp-retry: operator`.
+ */
+class ShutOut {
+  private why: string | undefined;
+  private apply: ((refusal: SeppError) => void) | undefined;
+
+  refuse(why: string): void {
+    if (this.why !== undefined) return;
+    this.why = why;
+    this.apply?.(new SeppError('unavailable', why, { lasting: true }));
+  }
+
+  wire(apply: (refusal: SeppError) => void): void {
+    this.apply = apply;
+    if (this.why !== undefined) apply(new SeppError('unavailable', this.why, { lasting: true }));
+  }
 }
 
 /** Ticks that enqueued nothing are worth a line; enqueued ones are counted in the metrics. */

@@ -38,6 +38,7 @@ import type {
   MatchCount,
 } from './control-types.ts';
 import { type EngineDeps, type EngineParts, openEngineParts } from './engine-parts.ts';
+import type { SeppError } from './errors.ts';
 import type { EventFilter, EventOwner, EventSink, EventStart, EventSubscription } from './events/index.ts';
 import type { HistoryAnswer, HistoryWindow } from './history/index.ts';
 import { type DeadLetterSummaryQuery, topErrors } from './jobs/index.ts';
@@ -704,6 +705,17 @@ export class Engine {
   /** First step of a graceful shutdown: long-polls answer with no jobs now; writes in flight still complete. */
   drainWaiters(): void {
     this.parts.lifecycle.drainWaiters();
+  }
+
+  /**
+   * This server refuses every call from now on (app.ts calls it when the store says a newer sepp
+   * migrated the schema past it): long-polls waiting now, and event subscriptions, end with
+   * `refusal` at once, so their clients go to another server rather than find out
+   * when their wait ends; later reserves get the store's refusal, later subscriptions this one.
+   */
+  shutOut(refusal: SeppError): void {
+    this.parts.lifecycle.shutOut(refusal);
+    this.parts.events.endAll(refusal);
   }
 
   /** Shuts down: refuses new work, writes what is queued and closes the store (SQLite: checkpoints the WAL). */

@@ -14,6 +14,8 @@ export class EngineLifecycle {
   /** Set by drainWaiters(): reserves stop waiting, writes still work. */
   private draining = false;
   private closed: Promise<void> | undefined;
+  /** Set by shutOut(): why this server refuses every call from now on (waits end with it at once). */
+  private refusal: SeppError | undefined;
 
   constructor(
     private readonly store: Store,
@@ -27,9 +29,14 @@ export class EngineLifecycle {
     return this.closing;
   }
 
-  /** True once reserves must stop waiting for jobs: draining or closed. */
+  /** True once reserves must stop waiting for jobs: draining or closed (shut out: see shutOutBy). */
   get stopsWaiting(): boolean {
     return this.closing || this.draining;
+  }
+
+  /** Why this server refuses every call from now on (shutOut), or undefined while it serves. */
+  get shutOutBy(): SeppError | undefined {
+    return this.refusal;
   }
 
   /**
@@ -48,9 +55,10 @@ export class EngineLifecycle {
     return this.store.read(unit);
   }
 
-  /** Calls after close() get the same answer as writes, not the store's. */
+  /** Calls after close() get the same answer as writes, not the store's; once shut out, its refusal. */
   checkOpen(): void {
     if (this.closing) throw shuttingDown();
+    if (this.refusal !== undefined) throw this.refusal;
   }
 
   /**
@@ -75,6 +83,17 @@ export class EngineLifecycle {
   /** Answers every waiting long-poll with no jobs; later reserves return at once. */
   drainWaiters(): void {
     this.draining = true;
+    this.settleWaiters();
+  }
+
+  /**
+   * This server will refuse every call from now on (its store said so: a newer sepp migrated
+   * the schema past it): waiting long-polls end with `refusal` now rather than when their wait
+   * would, so that their clients go to another server at once. The first refusal stays.
+   */
+  shutOut(refusal: SeppError): void {
+    if (this.refusal !== undefined || this.closing) return;
+    this.refusal = refusal;
     this.settleWaiters();
   }
 

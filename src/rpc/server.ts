@@ -65,9 +65,21 @@ export interface RpcServer {
    * with UNAUTHENTICATED (and one whose key lost the role, PERMISSION_DENIED).
    */
   replaceApiKeys(keys: readonly ApiKey[]): void;
+  /**
+   * This server refuses every call from now on (app.ts: the store's schema went past it): ends
+   * every open stream and waiting Reserve with `refusal` at once, the health service answers
+   * NOT_SERVING, and every connection open now is asked to close (a GOAWAY, then closed after
+   * `shutOutGraceMs`), so that clients connect again — through a load balancer that no longer
+   * sends them here (`/readyz` answers 503), to another server. It still takes connections:
+   * new calls get their refusal where they meet it (the store's, for most).
+   */
+  shutOut(refusal: SeppError): void;
 }
 
 const serviceName = 'sepp.v1.QueueService';
+
+/** How long the connections of a server shut out have to finish their calls after its GOAWAY. */
+const shutOutGraceMs = 5_000;
 
 /**
  * Wraps each method's request decoder so that bytes that do not decode, or
@@ -242,6 +254,13 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
           stream.endWith(toSeppError(error));
         }
       }
+    },
+    shutOut(refusal) {
+      health.setStatus('', 'NOT_SERVING');
+      health.setStatus(serviceName, 'NOT_SERVING');
+      for (const stream of [...ctx.streams]) stream.endWith(refusal);
+      // After the statuses above, which the connections' GOAWAY lets through.
+      injector?.drain(shutOutGraceMs);
     },
     async shutdown(timeoutMs) {
       ctx.draining = true;

@@ -8,11 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { SeppError } from '../../src/engine/errors.ts';
 import type { JobEvent, QueueInfo } from '../../src/engine/types.ts';
 import { closeDatabase } from '../../src/store/sqlite/close.ts';
 import { migrations } from '../../src/store/sqlite/gen/migrations.ts';
 import { migrate } from '../../src/store/sqlite/migrate.ts';
 import { DataDirInUseError, databaseFileName, openDataDir } from '../../src/store/sqlite/open.ts';
+import { within } from '../helpers/bounded.ts';
 import { expectCode, job, openTestEngine, until, withEngine, withQueues } from '../helpers/engine.ts';
 
 test('close answers waiting reserves with [] and later calls fail with unavailable', async () => {
@@ -48,6 +50,41 @@ test('close answers waiting reserves with [] and later calls fail with unavailab
     await expectCode(engine.listQueues(), 'unavailable');
     await expectCode(engine.listDeadLetters({ queue: 'q' }), 'unavailable');
     await expectCode(engine.counterMismatches(), 'unavailable');
+  } finally {
+    t.dispose();
+  }
+});
+
+test('shutOut ends waiting reserves and event subscriptions with its refusal at once; later ones get it too', async () => {
+  const t = await openTestEngine();
+  try {
+    const { engine } = t;
+    // Waits the engine's clock (a FakeClock that does not move) would never end by itself.
+    const waiting = engine.reserve({ queues: ['q'], waitMs: 30_000 });
+    await until(engine, () => engine.waitingReserves === 1);
+    let ended: SeppError | undefined;
+    engine.subscribeEvents(
+      { queues: ['q'], jobIds: [], kinds: [] },
+      { kind: 'now' },
+      { send: (_events, written) => written(), caughtUp: () => {}, end: (error) => (ended = error) },
+    );
+    const refusal = new SeppError('unavailable', 'a newer sepp migrated the schema', { lasting: true });
+    engine.shutOut(refusal);
+    await assert.rejects(within(waiting, 'the waiting reserve ended', 10_000), (error) => error === refusal);
+    assert.equal(engine.waitingReserves, 0);
+    assert.equal(ended, refusal);
+    // A later subscription is refused with it; a later reserve whose store still writes too.
+    assert.throws(
+      () =>
+        engine.subscribeEvents(
+          { queues: ['q'], jobIds: [], kinds: [] },
+          { kind: 'now' },
+          { send: () => {}, caughtUp: () => {}, end: () => {} },
+        ),
+      (error) => error === refusal,
+    );
+    await assert.rejects(engine.reserve({ queues: ['q'], waitMs: 30_000 }), (error) => error === refusal);
+    assert.equal(engine.waitingReserves, 0, 'no new waiter');
   } finally {
     t.dispose();
   }

@@ -17,9 +17,11 @@ import { delimiter, join } from 'node:path';
 import { test } from 'node:test';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
 import type { Overview } from '../../src/admin/api-types.ts';
 import { StartupError, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
+import { FakeClock } from '../../src/engine/clock.ts';
 import { connectPostgres } from '../../src/store/postgres/connect.ts';
 import { migrations } from '../../src/store/postgres/gen/migrations.ts';
 import { migrate } from '../../src/store/postgres/migrate.ts';
@@ -31,6 +33,7 @@ import { cliJson, sepp } from '../helpers/cli.ts';
 import { apiCall } from '../helpers/http-api.ts';
 import { postgresBinDir, useCluster } from '../helpers/postgres.ts';
 import { call, startTestServer, testJob } from '../helpers/server.ts';
+import { creditMessage, streamEnd, subscribeMessage, type WorkStream } from '../helpers/streams.ts';
 
 const postgres = useCluster('serve');
 const storeToml = (schema: string, passwordFile?: string) => postgres.storeToml(schema, passwordFile);
@@ -751,6 +754,152 @@ test('a server whose schema a newer sepp migrates while it runs refuses every ca
     assert.match(told[0]?.detail, why);
   } finally {
     await within(t.dispose(), 'the server stopped', 60_000);
+  }
+});
+
+/*
+ * A server shut out by a newer schema lets its clients go at once (docs/upgrading.md, "On
+ * PostgreSQL"): once a newer sepp migrates the schema past it, what waits on it — a unary
+ * Reserve's long-poll, a Work stream waiting for jobs, an Events stream, the HTTP API's
+ * long-poll — ends with UNAVAILABLE and the words of its `store.schema_newer` line, within
+ * the store's next look (once a second), not when the wait would have ended. The server's
+ * clock is a FakeClock that never moves, so no wait here can end by itself. Its connections
+ * are asked to close: a TypeScript Worker behind a load balancer that follows /readyz goes on
+ * through the other server (docs/postgres.md).
+ */
+test('a server shut out by a newer schema ends its waits at once; a Worker behind a load balancer goes on', async () => {
+  // The shut-out server's waits are timed by a clock that never moves.
+  const clock = new FakeClock();
+  const a = await within(
+    startTestServer({ toml: postgres.storeToml('shut_a'), clock, http: true }),
+    'server A started',
+    60_000,
+  );
+  // The other server runs on a schema of its own, which nothing migrates past it.
+  const b = await within(startTestServer({ toml: postgres.storeToml('shut_b') }), 'server B started', 60_000);
+  // A load balancer: each new connection goes to A while A's /readyz answers 200, else to B.
+  const readyz = a.metricsUrl.replace(/\/metrics$/, '/readyz');
+  const balancer = createServer((socket) => {
+    socket.pause();
+    void fetch(readyz)
+      .then(
+        (answer) => answer.status,
+        () => 0,
+      )
+      .then((ready) => {
+        const [, port] = (ready === 200 ? a : b).address.split(':');
+        const upstream = new Socket().connect(Number(port), '127.0.0.1');
+        socket.pipe(upstream).pipe(socket);
+        socket.on('error', () => upstream.destroy());
+        upstream.on('error', () => socket.destroy());
+        socket.resume();
+      });
+  });
+  await new Promise<void>((resolve) => balancer.listen(0, '127.0.0.1', resolve));
+  const client = SeppClient.connect(`127.0.0.1:${(balancer.address() as AddressInfo).port}`, {
+    apiKey: null,
+  });
+  try {
+    const c = a.client;
+    // A Work stream with credit and no jobs, a unary Reserve and an HTTP long-poll, an Events stream.
+    const work = c.work() as WorkStream;
+    const workEnded = streamEnd(work);
+    work.write(subscribeMessage(['idle']));
+    work.write(creditMessage(2));
+    const reserve = call(c, c.reserve, {
+      queues: ['idle'],
+      maxJobs: 1,
+      leaseDurationMs: 0,
+      waitTimeoutMs: 60_000,
+      workerId: 'unary',
+      maxResponseBytes: 0,
+    });
+    reserve.catch(() => {});
+    const events = c.events({
+      queues: ['idle'],
+      jobIds: [],
+      kinds: [],
+      afterSequence: 0,
+      streamId: '',
+      allKinds: false,
+      fromOldest: false,
+    });
+    const eventsEnded = new Promise<ServiceError>((resolve) => events.on('error', resolve));
+    events.on('data', () => {});
+    const longPoll = apiCall(a.httpUrl, '/v1/reserve', {
+      method: 'POST',
+      body: { queues: ['idle'], waitTimeoutMs: 60_000 },
+    });
+    // A Worker that leases through the load balancer, which sends it to A while A is ready.
+    const done: string[] = [];
+    const worker = client.worker({
+      queues: ['emails'],
+      fallback: async (job) => {
+        done.push(job.id);
+      },
+    });
+    const first = await answered(call(c, c.enqueue, { job: testJob('emails') }), 'an enqueue through A');
+    await within(
+      (async () => {
+        while (!done.includes(first.jobId)) await new Promise((resolve) => setTimeout(resolve, 20));
+      })(),
+      "the Worker ran A's job",
+    );
+    while (a.server.engine.waitingReserves < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+
+    // A newer sepp migrates schema shut_a past server A.
+    const newer = migrations.at(-1)!.version + 1;
+    await postgres.cluster.query(
+      `INSERT INTO shut_a.schema_migrations (version, name) VALUES (${newer}, 'from_the_future.sql')`,
+      [],
+      postgres.database,
+    );
+    const why = new RegExp(
+      `the PostgreSQL schema "shut_a" was migrated to version ${newer} by a newer sepp while this server ran.*stop it and run the newer sepp`,
+    );
+    // The store looks once a second: a few seconds bound it on a loaded machine.
+    const ended = await within(
+      Promise.all([
+        workEnded,
+        reserve.then(
+          () => null,
+          (e: ServiceError) => e,
+        ),
+        eventsEnded,
+        longPoll,
+      ]),
+      'every wait of server A ended',
+      10_000,
+    );
+    const [workEnd, reserveEnd, eventsEnd, pollEnd] = ended;
+    for (const [what, end] of [
+      ['the Work stream', workEnd],
+      ['the Reserve', reserveEnd],
+      ['the Events stream', eventsEnd],
+    ] as const) {
+      assert.equal(end?.code, status.UNAVAILABLE, what);
+      assert.match(end?.details ?? '', why, what);
+    }
+    assert.equal(pollEnd.status, 503);
+    assert.match((pollEnd.json as { error?: { message?: string } }).error?.message ?? '', why);
+    assert.equal(clock.nowMs(), new FakeClock().nowMs(), 'no wait was timed out');
+
+    // The Worker's connection was asked to close: it connects again, and the balancer sends it to B.
+    const second = await answered(
+      call(b.client, b.client.enqueue, { job: testJob('emails') }),
+      'an enqueue through B',
+    );
+    await within(
+      (async () => {
+        while (!done.includes(second.jobId)) await new Promise((resolve) => setTimeout(resolve, 20));
+      })(),
+      "the Worker ran B's job",
+    );
+    await worker.close();
+  } finally {
+    await client.close();
+    balancer.close();
+    await within(Promise.all([a.dispose(), b.dispose()]), 'the servers stopped', 60_000);
   }
 });
 

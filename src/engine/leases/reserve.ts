@@ -80,10 +80,12 @@ export function waitersKeptForOthers(maxWaiters: number): number {
   return Math.floor(maxWaiters / 4);
 }
 
-/** Whether reserves may still wait (the engine's lifecycle): not once draining or closed. */
+/** Whether reserves may still wait (the engine's lifecycle): not once draining, closed or shut out. */
 export interface ReserveGate {
   readonly isClosed: boolean;
   readonly stopsWaiting: boolean;
+  /** Why every call is refused from now on (lifecycle.ts shutOut): a reserve ends with it. */
+  readonly shutOutBy: SeppError | undefined;
 }
 
 export class Reserver {
@@ -130,9 +132,13 @@ export class Reserver {
         }
         throw error;
       }
+      // A new call of a server shut out gets its store's refusal; one whose store still wrote gets this.
+      if (jobs.length === 0 && this.gate.shutOutBy !== undefined) throw this.gate.shutOutBy;
       if (jobs.length > 0 || attempt.wait === undefined) return jobs;
       const outcome = await attempt.wait;
       if (typeof outcome === 'object') return outcome.jobs; // leased in the commit that made them ready
+      // Shut out while it waited: the client hears why at once, not when its wait would have ended.
+      if (this.gate.shutOutBy !== undefined) throw this.gate.shutOutBy;
       if (outcome !== 'woken') return [];
       if (signal?.aborted) {
         // This call was chosen to take new jobs but is gone: let someone else have them.
@@ -150,7 +156,12 @@ export class Reserver {
     // A store several servers share serialises limited queues' leases with locks: all at once, in a fixed order.
     if (tx.flow.lockLimits !== undefined) yield* this.lockLimits(tx, request.queues);
     const leased = yield* this.lease(tx, request, throttled);
-    if (leased.length === 0 && remainingMs > 0 && !this.gate.stopsWaiting) {
+    if (
+      leased.length === 0 &&
+      remainingMs > 0 &&
+      !this.gate.stopsWaiting &&
+      this.gate.shutOutBy === undefined
+    ) {
       if (this.waiters.size >= this.ctx.limits.maxWaiters) {
         throw new SeppError(
           'resource_exhausted',
