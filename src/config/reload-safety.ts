@@ -14,7 +14,8 @@
  *   a server on 0.0.0.0 safe without credentials.
  * - a security downgrade — every API key removed, every admin user removed,
  *   TLS removed from any port, the /metrics token removed, a key or a user
- *   given more than it had (reload-rights.ts) — unless the
+ *   given more than it had, producers allowed queues or job types they were
+ *   not, a proxy trusted that was not (reload-rights.ts) — unless the
  *   request explicitly allows it (`sepp config reload
  *   --allow-security-downgrade`, ReloadConfig's `allow_security_downgrade`).
  *   SIGHUP never does: a signal cannot say "I mean it", and a file cut short
@@ -101,8 +102,8 @@ export function checkReloadSafety(input: ReloadSafetyInput): ReloadSafety {
     ...rightsGained(running, next).map((gained) => ({
       key: gained.setting,
       is: true,
-      shown: `${gained.setting} (${gained.name}: ${gained.what})`,
-      what: `${gained.setting === 'admin.users' ? 'admin user' : 'API key'} ${gained.name} would get more than it has: ${gained.what}`,
+      shown: gained.shown,
+      what: gained.message,
     })),
   ].filter((change) => change.is);
   if (!input.allowSecurityDowngrade) {

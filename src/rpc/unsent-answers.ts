@@ -239,6 +239,9 @@ export class UnsentAnswers {
       },
       reserve,
       hold: (bytes) => {
+        // The call ended (its client went) while its handler ran: the answer goes nowhere, and
+        // nothing would give back what it took (its room went back at `finished`).
+        if (over) return null;
         giveBackKept();
         // At most the largest size (grpc-js refuses a larger answer): a guess always fits an empty budget.
         const sized = Math.min(bytes, this.limits.maxMessageBytes);

@@ -108,3 +108,79 @@ describe('a reload never widens a key or a user silently', () => {
     assert.equal(lowered.applied, true);
   });
 });
+
+describe('a reload never widens what producers may enqueue silently', () => {
+  // strict_queues and a queue's allowed_types, each written last in its table: the lines a cut drops.
+  const queues = (
+    o: { strict?: boolean; mailTypes?: string; defaultTypes?: string; proxies?: string } = {},
+  ) =>
+    apiKeyToml('ops', 'admin', keys.ops) +
+    `[admin]\ntrusted_proxies = ${o.proxies ?? '["10.0.0.1/32"]'}\n` +
+    `[queue_defaults]\nallowed_types = ${o.defaultTypes ?? '["ping"]'}\n` +
+    `[queues.mail]\nallowed_types = ${o.mailTypes ?? '["send"]'}\n` +
+    `[engine]\nstrict_queues = ${o.strict ?? true}\n`;
+  let t: TestServer;
+  const enqueue = (queue: string, type: string) =>
+    statusOf(call(t.client, t.client.enqueue, { job: { ...testJob(queue), type } }, bearer(keys.ops)));
+
+  before(async () => {
+    t = await startTestServer({ toml: queues() });
+  });
+  after(() => t.dispose());
+
+  test('strict_queues dropped or a queue’s allowed_types widened is refused on SIGHUP, applied with the flag', async () => {
+    const text = queues();
+    t.writeConfig(text.slice(0, text.lastIndexOf('strict_queues')));
+    let report = await t.server.reload({ actor: 'signal:SIGHUP' });
+    assert.equal(report.applied, false);
+    assert.match(
+      report.problems.map((p) => `${p.key}: ${p.message}`).join('\n'),
+      /engine\.strict_queues: engine\.strict_queues would go from true to false: a producer could enqueue to a queue of any name/,
+    );
+    assert.equal(await enqueue('undeclared', 'ping'), status.NOT_FOUND, 'still strict');
+
+    // The mail queue's allowed_types line dropped: it takes [queue_defaults]' types; a type added widens too.
+    for (const mailTypes of ['["ping"]', '["send", "ping"]', '[]']) {
+      t.writeConfig(queues({ mailTypes }));
+      report = await t.server.reload({ actor: 'signal:SIGHUP' });
+      assert.equal(report.applied, false, mailTypes);
+      assert.equal(report.problems[0]?.key, 'queues.mail.allowed_types');
+    }
+    assert.match(
+      report.problems[0]?.message ?? '',
+      /from \["send"\] to any type: a producer could enqueue to queue mail/,
+    );
+    assert.equal(await enqueue('mail', 'ping'), status.FAILED_PRECONDITION, 'still only "send"');
+    // Narrowing, and a queue added, apply.
+    t.writeConfig(`${queues({ mailTypes: '["send"]', defaultTypes: '["ping"]' })}[queues.extra]\n`);
+    assert.deepEqual((await t.server.reload({ actor: 'signal:SIGHUP' })).problems, []);
+
+    t.writeConfig(queues({ strict: false, mailTypes: '[]' }));
+    report = await t.server.reload({ actor: 'test', allowSecurityDowngrade: true });
+    assert.equal(report.applied, true);
+    const audit = (await t.server.engine.listAudit({ action: 'config.reload' })).items[0];
+    assert.deepEqual(audit?.details.securityDowngrades, [
+      'engine.strict_queues (from true to false)',
+      'queues.mail.allowed_types (from ["send"] to any type)',
+    ]);
+    assert.equal(await enqueue('mail', 'ping'), status.OK);
+    assert.equal(await enqueue('undeclared', 'ping'), status.OK);
+  });
+
+  test('with undeclared queues open, [queue_defaults]’ allowed_types widened and a proxy trusted are refused', async () => {
+    t.writeConfig(queues({ strict: false, mailTypes: '[]', defaultTypes: '[]', proxies: '["10.0.0.0/8"]' }));
+    const report = await t.server.reload({ actor: 'signal:SIGHUP' });
+    assert.equal(report.applied, false);
+    assert.deepEqual(
+      report.problems.map((p) => p.key),
+      ['queue_defaults.allowed_types', 'admin.trusted_proxies'],
+    );
+    assert.match(
+      report.problems[1]?.message ?? '',
+      /a client connecting from 10\.0\.0\.0\/8 could name any address/,
+    );
+    // Fewer proxies trusted narrows: it applies.
+    t.writeConfig(queues({ strict: false, mailTypes: '[]', proxies: '[]' }));
+    assert.equal((await t.server.reload({ actor: 'signal:SIGHUP' })).applied, true);
+  });
+});

@@ -11,6 +11,8 @@
  * attempts ended by their hard timeout, that another server committed go to
  * this server's listeners (the workers connected here) once the store confirms
  * them (checked-notices.ts: anyone who can connect may send on the channel);
+ * "jobs ready" wake only queues someone here waits on, once per turn, and an
+ * unknown queue is learned with a bounded number of reads per poll (heard-ready.ts);
  * they have no poll: a worker that missed one learns at its next extend or
  * settlement. When the
  * store starts to hear signals (`listening`: its listener connected, at the
@@ -23,12 +25,14 @@ import type { CancelSignal, StoreSignals, TimeoutSignal } from '../../store/sign
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { EngineContext } from '../context.ts';
 import { CheckedNotices } from './checked-notices.ts';
+import { HeardReady } from './heard-ready.ts';
 import type { WaiterRegistry } from './waiters.ts';
 
 export class RemoteWakeups {
   private timer: TimerHandle | undefined;
   private stopped = false;
   private readonly checked: CheckedNotices;
+  private readonly ready: HeardReady;
 
   constructor(
     private readonly signals: StoreSignals,
@@ -37,9 +41,9 @@ export class RemoteWakeups {
     private readonly wakeMaintenance: () => void,
     /** Reads what this server knows of its queues again (queues/queue-refresh.ts). */
     private readonly refreshQueues: () => Promise<void>,
-    private readonly knowsQueue: (queue: string) => boolean,
+    knowsQueue: (queue: string) => boolean,
     /** Tells flow control that a queue has had grouped jobs (another server's signal says so). */
-    private readonly groupsFound: (queue: string) => void,
+    groupsFound: (queue: string) => void,
     /** Where another server's cancels and timeouts of leases go: this server's Work streams. */
     private readonly leaseNotices: {
       cancelled(notices: readonly CancelSignal[]): void;
@@ -47,6 +51,7 @@ export class RemoteWakeups {
     },
   ) {
     this.checked = new CheckedNotices((unit) => this.ctx.read(unit));
+    this.ready = new HeardReady(waiters, refreshQueues, knowsQueue, groupsFound);
   }
 
   start(): void {
@@ -64,15 +69,7 @@ export class RemoteWakeups {
         this.checked.timeouts(signal.notices, (notices) => this.leaseNotices.timedOut(notices));
         return;
       }
-      // Grouped jobs are leased only by a lease that takes turns: know it before waking.
-      if (signal.grouped) this.groupsFound(signal.queue);
-      if (this.knowsQueue(signal.queue)) this.waiters.notify(signal.queue, signal.jobs);
-      // A queue another server made: learn of it (and whether it is paused) first.
-      else
-        this.refreshQueues().then(
-          () => this.waiters.notify(signal.queue, signal.jobs),
-          () => {},
-        );
+      this.ready.heard(signal.queue, signal.jobs, signal.grouped);
     });
     this.schedule();
   }
@@ -80,6 +77,7 @@ export class RemoteWakeups {
   stop(): void {
     this.stopped = true;
     this.timer?.cancel();
+    this.ready.stop();
     this.signals.listen(() => {});
   }
 
@@ -93,6 +91,7 @@ export class RemoteWakeups {
   private async poll(): Promise<void> {
     this.wakeMaintenance();
     await this.lookAtStore();
+    this.ready.polled();
   }
 
   /** What signals would have said: the queues again, and waiters woken for the ready jobs of theirs. */

@@ -19,6 +19,10 @@
  * beyond that (a bulk cancel of more running jobs while the listener is down)
  * the rest are not signalled, and those workers learn at their next extend or
  * settlement.
+ *
+ * Any role that can connect may send on the channel too: what is received is checked for
+ * shape here, and the engine bounds what it costs (engine/leases/heard-ready.ts: "jobs
+ * ready"; checked-notices.ts: cancels and timeouts, confirmed against the store).
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
