@@ -7,7 +7,9 @@
  * the queues), the rest ready, scheduled, completed, dead or cancelled; this checkout's
  * statements on its schema, and with `--against DIR` DIR's statements on a schema whose
  * `jobs_by_state_type` holds every state (rebuilt so), alternating, on one throwaway
- * PostgreSQL 15 cluster. Prints the median wall time of each list.
+ * PostgreSQL 15 cluster. Each list is one REPEATABLE READ transaction, as the store's reads are,
+ * after a transaction committed elsewhere (so no two lists share a snapshot). Prints the median
+ * wall time of each list.
  *
  *   npx tsx bench/pg-state-lists.ts [--leased 5000] [--rounds 15] [--against /work/wt/base10]
  */
@@ -68,7 +70,6 @@ try {
   const { rows } = await admin.query<{ n: string }>(
     `SELECT count(*)::text AS n FROM here.jobs WHERE state = 'leased'`,
   );
-  await admin.end();
 
   const opened = await Promise.all(
     trees.map(async (tree) => {
@@ -131,8 +132,14 @@ try {
     for (let round = 0; round < rounds + 2; round++) {
       const order = round % 2 === 0 ? opened.map((_, i) => i) : opened.map((_, i) => i).reverse();
       for (const i of order) {
+        // A transaction committed since the last list, as on a server at work: each list is a read of
+        // its own (REPEATABLE READ, as the store's reads), on a snapshot no list had before.
+        await admin.query('SELECT pg_current_xact_id()');
+        const { client, browse } = opened[i]!;
         const start = process.hrtime.bigint();
-        reads = await list(opened[i]!.browse, queues, listed);
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+        reads = await list(browse, queues, listed);
+        await client.query('COMMIT');
         if (round >= 2) times[i]!.push(Number(process.hrtime.bigint() - start) / 1e6);
       }
     }
@@ -141,6 +148,7 @@ try {
   }
   console.log(`load ${loadavg()[0]!.toFixed(1)} at the end`);
   for (const t of opened) await t.client.end();
+  await admin.end();
 } finally {
   await cluster.close();
 }
