@@ -124,7 +124,7 @@ const rangeOf = (p: Omit<SeqRange, 'type'>, bound: number) => [p.queue, p.state,
  * `leasedKeptMax` leased jobs is read by the statements each time; nothing is kept on the
  * writer's connection (its units change the rows they read).
  */
-export const leasedKeptMax = 10_000;
+const leasedKeptMax = 10_000;
 const readSnapshot = statement(
   'SELECT CASE WHEN pg_current_xact_id_if_assigned() IS NULL THEN pg_current_snapshot()::text END AS v',
 );
@@ -198,6 +198,16 @@ export function browseOps(c: Connection): Browse {
     }
     return kept.types === undefined ? undefined : kept;
   }
+  /** At most `bound` seqs of a range: kept leased jobs, or the range's statement. */
+  function* ofType(p: SeqRange, bound: number): Op<number[]> {
+    const jobs = yield* leased(p.queue, p.state);
+    if (jobs?.byType !== undefined)
+      return pick(jobs.byType.get(p.type) ?? [], p.fromSeq, p.descending, bound);
+    return yield* seqList(c, inState(p.descending ? seqsDesc : seqsAsc, p.state), [
+      ...rangeOf(p, bound),
+      p.type,
+    ]);
+  }
   return {
     *typeAfter(p) {
       const jobs = yield* leased(p.queue, p.state);
@@ -221,14 +231,8 @@ export function browseOps(c: Connection): Browse {
       }
       return yield* value<string>(c, inState(typeFrom, p.state), [p.queue, p.state, p.fromType, p.belowType]);
     },
-    *seqs(p) {
-      const jobs = yield* leased(p.queue, p.state);
-      if (jobs?.byType !== undefined)
-        return pick(jobs.byType.get(p.type) ?? [], p.fromSeq, p.descending, p.limit);
-      return yield* seqList(c, inState(p.descending ? seqsDesc : seqsAsc, p.state), [
-        ...rangeOf(p, p.limit),
-        p.type,
-      ]);
+    seqs(p) {
+      return ofType(p, p.limit);
     },
     *seqsAnyType(p) {
       const jobs = yield* leased(p.queue, p.state);
@@ -239,14 +243,8 @@ export function browseOps(c: Connection): Browse {
         rangeOf(p, p.limit),
       );
     },
-    *scanSeqs(p) {
-      const jobs = yield* leased(p.queue, p.state);
-      if (jobs?.byType !== undefined)
-        return pick(jobs.byType.get(p.type) ?? [], p.fromSeq, p.descending, p.scan);
-      return yield* seqList(c, inState(p.descending ? seqsDesc : seqsAsc, p.state), [
-        ...rangeOf(p, p.scan),
-        p.type,
-      ]);
+    scanSeqs(p) {
+      return ofType(p, p.scan);
     },
     *scanDue(p) {
       const scans = p.retries ? dueScans.retries : dueScans.due;
