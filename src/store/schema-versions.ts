@@ -7,5 +7,5 @@
  */
 export const schemaVersions: Readonly<{ sqlite: number; postgres: number }> = Object.freeze({
   sqlite: 32,
-  postgres: 25,
+  postgres: 26,
 });

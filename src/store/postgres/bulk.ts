@@ -11,7 +11,7 @@
  */
 
 import type { Bulk, BulkEndedRow, BulkKeyRow, BulkSlice } from '../job-control.ts';
-import { keyShapesMatch, keyShapeValues } from './browse.ts';
+import { byState, inState, keyShapesMatch, keyShapeValues } from './browse.ts';
 import { requeueSet } from './control.ts';
 import { errorFirstLine } from './dead-letters.ts';
 import { type Connection, changes, firstRow, rows, sendAhead, statement, value } from './sql.ts';
@@ -32,7 +32,8 @@ const locked = (extra: string) =>
   `seq IN (SELECT seq FROM jobs WHERE ${sliceMatch} ${extra} ORDER BY seq FOR UPDATE)`;
 
 const lastSeq = statement('SELECT coalesce(max(seq), 0) AS v FROM jobs');
-const countOfType = statement('SELECT count(*) AS v FROM jobs WHERE queue = $1 AND state = $2 AND type = $3');
+/** A range's jobs counted (one version per state: browse.ts `byState`). */
+const countOfType = byState((from) => `SELECT count(*) AS v FROM ${from} AND type = $3`);
 const countMatching = statement(
   `SELECT count(*) AS v FROM jobs WHERE ${sliceMatch} AND (state <> 'leased' OR cancelled_at_ms IS NULL)`,
 );
@@ -111,7 +112,7 @@ export function bulkOps(c: Connection): Bulk {
       return (yield* value<number>(c, lastSeq, [])) ?? 0;
     },
     *countOfType(p) {
-      return (yield* value<number>(c, countOfType, [p.queue, p.state, p.type])) ?? 0;
+      return (yield* value<number>(c, inState(countOfType, p.state), [p.queue, p.state, p.type])) ?? 0;
     },
     *countMatching(p) {
       if (p.seqs.length === 0) return 0;
