@@ -96,3 +96,16 @@ test(`a flood of made-up queue names reads the queues at most ${refreshesPerPoll
   assert.equal(r.refreshes(), refreshesPerPoll + 1, 'after a poll, reads again');
   r.ready.stop();
 });
+
+test('queues other servers make, one after another without a poll between: each is learned at once', async () => {
+  // tests/store/postgres-batch-death.test.ts (FakeClock: no poll ever) met six new queues on
+  // one server; the fifth waited for a poll that never came.
+  const r = heardReady({ known: [], waited: [] });
+  for (let n = 0; n < refreshesPerPoll * 3; n++) {
+    r.ready.heard(`made-${n}`, 1, false);
+    assert.equal(r.refreshes(), n + 1, `queue ${n} is read for`);
+    r.known.add(`made-${n}`);
+    await r.refreshed();
+  }
+  r.ready.stop();
+});

@@ -12,8 +12,9 @@
  * - a queue this server does not know (another server made it; a reserve skips a queue it
  *   does not know, so the signal is how it learns of it before the next poll) is learned by
  *   reading the queues again: one read at a time, the signals heard meanwhile waiting for
- *   it, and at most `refreshesPerPoll` such reads between two polls of the engine (the
- *   poll reads them anyway). Waiters on the queues heard are woken after the read; at most
+ *   it, and at most `refreshesPerPoll` such reads that find none of the queues they were
+ *   asked for between two polls of the engine (the poll reads them anyway; a read that finds
+ *   one was a genuine signal's and spends nothing). Waiters on the queues heard are woken after the read; at most
  *   `maxHeardUnknown` names are kept for it (a flood of made-up names fills them; a queue
  *   not kept is known after the read all the same, and its waiters are woken by the poll).
  *
@@ -95,6 +96,10 @@ export class HeardReady {
       // A queue another server made: learn of it (and whether it is paused) first.
       await this.refreshQueues();
       for (const [queue, jobs] of heard) this.waiters.notify(queue, jobs);
+      // A read that found a queue it was asked for was no flood's: it spends none of the reads.
+      // (Without this, a server that meets more than refreshesPerPoll new queues between two
+      // polls learned the rest only at the next poll.)
+      if (heard.some(([queue]) => this.knowsQueue(queue))) this.refreshesLeft = refreshesPerPoll;
     } catch {
       // The store is unreachable: the poll tries again; the waiters time out meanwhile.
     } finally {
