@@ -5,7 +5,7 @@
  * (its --check) fails before such a migration is embedded.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -37,4 +37,14 @@ test('a PostgreSQL migration without a servers-from rule, or with one past its v
   }
   // Each embedded rule names its own version or an earlier one.
   for (const m of migrations) assert.ok(m.serversFrom >= 1 && m.serversFrom <= m.version, m.name);
+});
+
+test('docs/upgrading.md names the schema below which an upgrade to this release cannot be rolled', () => {
+  // The database's rule after every migration is the greatest; servers of an older schema are shut out.
+  const rule = Math.max(...migrations.map((m) => m.serversFrom));
+  const first = migrations.find((m) => m.serversFrom === rule);
+  const file = new URL('../../docs/upgrading.md', import.meta.url);
+  const upgrading = readFileSync(file, 'utf8').replace(/\s+/g, ' ');
+  const said = `an upgrade from PostgreSQL schema ${rule - 1} or older to ${first?.version} or later cannot be rolled`;
+  assert.ok(upgrading.includes(said), `docs/upgrading.md ("On PostgreSQL") should say: ${said}`);
 });
