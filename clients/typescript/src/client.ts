@@ -491,7 +491,9 @@ export class SeppClient {
   /**
    * Makes the server read its config file again, as SIGHUP does (admin key); `dryRun` only reports.
    * A file that lowers security (no API keys, admin users, TLS or /metrics token where the running
-   * configuration has them; a key's or user's role raised, a key's queues widened) is refused unless `allowSecurityDowngrade` is set, and even then where
+   * configuration has them; a key's or user's role raised, a key's queues widened, `strict_queues`
+   * turned off, a queue's `allowed_types` widened, a proxy range trusted) is refused unless
+   * `allowSecurityDowngrade` is set, and even then where
    * the server listens on a non-loopback address without the matching `insecure_allow_unauthenticated`.
    */
   reloadConfig(

@@ -159,7 +159,8 @@ export interface ReloadReport {
   restartRequired: string[];
   /**
    * Every setting of `changed` and then of `restartRequired`, with its running and new value.
-   * Empty from a server that predates it (then only the names above are known).
+   * Empty from a server that predates it (then only the names above are known). For a refused
+   * file that loads (`problems` set), what it would have changed, while the lists above stay empty.
    */
   changes: SettingChange[];
   /** Why the file was refused (then nothing changed). */

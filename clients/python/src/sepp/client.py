@@ -423,7 +423,9 @@ class Client:
         """Makes the server read its config file again, as SIGHUP does (admin key); with
         `dry_run`, only reports what would change. A file that lowers security (no API
         keys, admin users, TLS or /metrics token where the running configuration has
-        them; a key's or user's role raised, a key's queues widened) is refused unless `allow_security_downgrade` is set."""
+        them; a key's or user's role raised, a key's queues widened, `strict_queues` turned off,
+        a queue's `allowed_types` widened, a proxy range trusted) is refused unless
+        `allow_security_downgrade` is set."""
         request = admin_pb2.ReloadConfigRequest(
             dry_run=dry_run, allow_security_downgrade=allow_security_downgrade
         )

@@ -359,7 +359,8 @@ class ReloadReport:
     config_file: str | None
     changes: tuple[SettingChange, ...] = ()
     """Every setting of `changed` and then of `restart_required`, with its running and new
-    value; empty from a server that predates it."""
+    value; empty from a server that predates it. For a refused file that loads (`problems`
+    set), what it would have changed, while `changed` and `restart_required` stay empty."""
 
 
 @dataclass(frozen=True)

@@ -988,8 +988,10 @@ export interface ReloadConfigRequest {
   /**
    * True: let through a change that lowers security (every API key removed,
    * every admin user removed, TLS removed from a port, the /metrics token
-   * removed, a key's or user's role raised, a key's queues widened). Without it such a file is refused with a problem naming the
-   * setting. Even with it, a change the start-up rule refuses for the address
+   * removed, a key's or user's role raised, a key's queues widened,
+   * `engine.strict_queues` turned off, a queue's `allowed_types` widened, a
+   * range added to `admin.trusted_proxies`). Without it such a file is refused
+   * with a problem naming the setting. Even with it, a change the start-up rule refuses for the address
    * the server listens on (no keys or no users on a non-loopback address
    * without `insecure_allow_unauthenticated`) is refused. SIGHUP never sets it.
    */
@@ -1029,7 +1031,9 @@ export interface ReloadConfigResponse {
    * Every setting of `changed` and then of `restart_required`, in their order,
    * each with its running and its new value. `changed` and `restart_required`
    * stay filled as before, for clients that predate this field; a server that
-   * predates it leaves it empty.
+   * predates it leaves it empty. A refused file that loads (`problems` set)
+   * lists here what it would have changed, while `changed` and
+   * `restart_required` stay empty.
    */
   changes: SettingChange[];
 }
