@@ -2,6 +2,8 @@
  * The reads behind the operators' job lists and the admin search box, each a
  * bounded index range read: `scan` caps how many index entries one read may
  * examine, so a filter no index answers costs at most that many row probes.
+ * Those of leased jobs are the exception: they read every job leased at that
+ * moment (`byState`), as many as are leased at once, whatever `scan` says.
  */
 
 import type { Browse, KeyShapes, SeqRange } from '../browse.ts';
