@@ -474,6 +474,7 @@ function reloadWith(
       changes: [],
       problems: [{ key: 'reload', message: why }],
       configFile: null,
+      securityDowngrades: [],
     });
   }
   return reloader.reload(request);

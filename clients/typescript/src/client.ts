@@ -493,6 +493,7 @@ export class SeppClient {
    * A file that lowers security (no API keys, admin users, TLS or /metrics token where the running
    * configuration has them; a key's or user's role raised, a key's queues widened) is refused unless `allowSecurityDowngrade` is set, and even then where
    * the server listens on a non-loopback address without the matching `insecure_allow_unauthenticated`.
+   * The report's `securityDowngrades` names what the file lowers, allowed or refused.
    */
   reloadConfig(
     options: CallOptions & { dryRun?: boolean; allowSecurityDowngrade?: boolean } = {},

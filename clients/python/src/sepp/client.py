@@ -423,7 +423,8 @@ class Client:
         """Makes the server read its config file again, as SIGHUP does (admin key); with
         `dry_run`, only reports what would change. A file that lowers security (no API
         keys, admin users, TLS or /metrics token where the running configuration has
-        them; a key's or user's role raised, a key's queues widened) is refused unless `allow_security_downgrade` is set."""
+        them; a key's or user's role raised, a key's queues widened) is refused unless `allow_security_downgrade` is set.
+        The report's `security_downgrades` names what the file lowers, allowed or refused."""
         request = admin_pb2.ReloadConfigRequest(
             dry_run=dry_run, allow_security_downgrade=allow_security_downgrade
         )

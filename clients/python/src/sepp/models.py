@@ -360,6 +360,11 @@ class ReloadReport:
     changes: tuple[SettingChange, ...] = ()
     """Every setting of `changed` and then of `restart_required`, with its running and new
     value; empty from a server that predates it."""
+    security_downgrades: tuple[str, ...] = ()
+    """What the file lowers security by, e.g. "grpc.tls", "engine.strict_queues (from true to
+    false)", "grpc.api_keys (deploy: its role goes from producer to admin)" (names and roles,
+    never a secret): on a reload applied (or dry run) with `allow_security_downgrade`, and on a
+    refusal for it. Empty otherwise, and from a server that predates it."""
 
 
 @dataclass(frozen=True)

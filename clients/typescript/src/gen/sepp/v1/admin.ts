@@ -1032,6 +1032,15 @@ export interface ReloadConfigResponse {
    * predates it leaves it empty.
    */
   changes: SettingChange[];
+  /**
+   * What the file lowers security by, e.g. "grpc.tls", "engine.strict_queues
+   * (from true to false)", "grpc.api_keys (deploy: its role goes from producer
+   * to admin)": names, roles, queues and types, never a secret. Filled on an
+   * applied or dry-run reload that lowers security (allow_security_downgrade),
+   * and on a refusal for it; empty otherwise, and from a server that predates
+   * this field.
+   */
+  securityDowngrades: string[];
 }
 
 /** One setting a reload changes (or, dry run, would change). */
@@ -7593,7 +7602,15 @@ export const ConfigProblem: MessageFns<ConfigProblem> = {
 };
 
 function createBaseReloadConfigResponse(): ReloadConfigResponse {
-  return { applied: false, changed: [], restartRequired: [], problems: [], configFile: "", changes: [] };
+  return {
+    applied: false,
+    changed: [],
+    restartRequired: [],
+    problems: [],
+    configFile: "",
+    changes: [],
+    securityDowngrades: [],
+  };
 }
 
 export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
@@ -7615,6 +7632,9 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
     }
     for (const v of message.changes) {
       SettingChange.encode(v!, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.securityDowngrades) {
+      writer.uint32(58).string(v!);
     }
     return writer;
   },
@@ -7680,6 +7700,14 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
             message.changes.push(SettingChange.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.securityDowngrades.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7712,6 +7740,11 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
       changes: globalThis.Array.isArray(object?.changes)
         ? object.changes.map((e: any) => SettingChange.fromJSON(e))
         : [],
+      securityDowngrades: globalThis.Array.isArray(object?.securityDowngrades)
+        ? object.securityDowngrades.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.security_downgrades)
+        ? object.security_downgrades.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -7735,6 +7768,9 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
     if (message.changes?.length) {
       obj.changes = message.changes.map((e) => SettingChange.toJSON(e));
     }
+    if (message.securityDowngrades?.length) {
+      obj.securityDowngrades = message.securityDowngrades;
+    }
     return obj;
   },
 
@@ -7749,6 +7785,7 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
     message.problems = object.problems?.map((e) => ConfigProblem.fromPartial(e)) || [];
     message.configFile = object.configFile ?? "";
     message.changes = object.changes?.map((e) => SettingChange.fromPartial(e)) || [];
+    message.securityDowngrades = object.securityDowngrades?.map((e) => e) || [];
     return message;
   },
 };
