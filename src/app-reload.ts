@@ -14,6 +14,8 @@
  * token, a key or user given more than it had) is refused unless the request allows it
  * explicitly, and never where the start-up rule refuses it for the address
  * the server listens on (config/reload-safety.ts); SIGHUP never allows it.
+ * What it lowers is named in the answer (`securityDowngrades`), allowed or
+ * refused, as in the WARN line and the audit entry.
  * Every result, applied, refused or a dry run, is in the audit log with the
  * names of what changed, never a secret. Reloads run one at a time.
  */
@@ -161,6 +163,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       changes: [...wouldChange],
       problems: problems.map(({ key, message }) => ({ key, message })),
       configFile: current.configFile,
+      securityDowngrades: [...downgrades],
     };
   };
 
@@ -193,6 +196,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       changes: plan.changes,
       problems: [],
       configFile: next.configFile,
+      securityDowngrades: [...safety.downgrades],
     };
     const outcome = {
       changed: report.changed,

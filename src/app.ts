@@ -338,6 +338,12 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     },
     httpRefused: { ...(httpApi === undefined ? {} : { unread_answers: httpApi.unreadAnswersRefused() }) },
   }));
+  telemetry.observeAnswers(() => ({
+    beyondRoom: {
+      grpc: rpc.bytesInFlightStats().answers.overdrawn,
+      ...(httpApi === undefined ? {} : { http: httpApi.unreadAnswersOverdrawn() }),
+    },
+  }));
   const listening = {
     grpc: boundAddress(config.server.grpcListen, grpcPort),
     admin: boundAddress(config.server.adminListen, admin.address.port),
@@ -474,6 +480,7 @@ function reloadWith(
       changes: [],
       problems: [{ key: 'reload', message: why }],
       configFile: null,
+      securityDowngrades: [],
     });
   }
   return reloader.reload(request);

@@ -130,7 +130,7 @@ export interface HttpApi {
   unreadAnswersRefused(): number;
   /**
    * Writes' answers larger than the room reserved for them that overdrew a full budget, since the
-   * start: 0 while the bounds of answer-bounds.ts hold (tests, diagnostics).
+   * start: 0 while the bounds of answer-bounds.ts hold (metrics: sepp.answers.beyond_room).
    */
   unreadAnswersOverdrawn(): number;
 }
@@ -191,7 +191,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const bodies = new BodyReader(limits);
   let beyondReservationTold = false;
   const answers = new UnsentAnswers(limits, (operation, bytes, reservedBytes) => {
-    // A bound of answer-bounds.ts is wrong: told once; unreadAnswersOverdrawn() counts them (not a metric).
+    // A bound of answer-bounds.ts is wrong: told once. Those that overdrew a full budget are
+    // counted (unreadAnswersOverdrawn(), the metric sepp_answers_beyond_room_total{sepp_door="http"}).
     if (beyondReservationTold) return;
     beyondReservationTold = true;
     options.log?.warn('http.answer_beyond_reservation', {

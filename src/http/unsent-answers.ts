@@ -175,7 +175,7 @@ export class UnsentAnswers {
 
   /**
    * Writes' answers sent past a full budget since the start: larger than their reservation (a
-   * bug; never, while the bounds of answer-bounds.ts hold).
+   * bug; never, while the bounds of answer-bounds.ts hold). `sepp_answers_beyond_room_total{sepp_door="http"}`.
    */
   get overdrawn(): number {
     return this.overdrawnCount;

@@ -104,6 +104,11 @@ export interface ReloadReport {
   changes: readonly SettingChange[];
   problems: { key: string; message: string }[];
   configFile: string | null;
+  /**
+   * What the file lowers security by (config/reload-safety.ts: names, roles, queues, never a
+   * secret), on an applied or dry-run reload the request allowed it for, and on a refusal for it.
+   */
+  securityDowngrades: string[];
 }
 
 /** A request whose bytes did not decode: handlers answer INVALID_ARGUMENT instead of grpc-js's INTERNAL. */

@@ -85,7 +85,10 @@ export interface UnsentAnswersStats {
   readonly waited: number;
   /** Answers not sent because a budget was full, since the start. */
   readonly refused: number;
-  /** Answers sent past a full budget since the start: their calls had changed something. */
+  /**
+   * Answers sent past a full budget since the start: their calls had changed something
+   * (`sepp_answers_beyond_room_total{sepp_door="grpc"}`).
+   */
   readonly overdrawn: number;
 }
 

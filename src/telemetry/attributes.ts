@@ -32,6 +32,8 @@ export const attr = {
   refusalReason: 'sepp.refusal.reason',
   /** Which HTTP door: `admin` (the admin port) or `http` (the HTTP API). */
   httpDoor: 'sepp.http.door',
+  /** Which API an answer went out by: `grpc` or `http` (the HTTP API). */
+  door: 'sepp.door',
 } as const;
 
 export const grpcServiceName = 'sepp.v1.QueueService';

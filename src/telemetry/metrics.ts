@@ -25,6 +25,7 @@ import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent, QueueInfo, StateCounts } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
 import type { StoreFiles } from '../store/store.ts';
+import { type AnswerCounts, observeAnswers } from './answer-metrics.ts';
 import { attr } from './attributes.ts';
 import { type ConnectionCounts, observeConnections } from './connection-metrics.ts';
 import { type HttpDoorCounts, observeHttpDoors } from './http-door-metrics.ts';
@@ -103,6 +104,7 @@ export class Metrics {
   private connections: (() => ConnectionCounts) | undefined;
   private storeAvailable: (() => boolean) | undefined;
   private httpDoors: (() => HttpDoorCounts) | undefined;
+  private answers: (() => AnswerCounts) | undefined;
 
   constructor(private readonly options: MetricsOptions) {
     this.queueLabels = new QueueLabels(options.labelledQueuesMax);
@@ -184,6 +186,12 @@ export class Metrics {
     this.observeGauges(meter);
     observeConnections(meter, () => this.connections?.());
     observeHttpDoors(meter, () => this.httpDoors?.());
+    observeAnswers(meter, () => this.answers?.());
+  }
+
+  /** The answers-beyond-their-room counter reads `read` (the gRPC server and the HTTP API, once they exist). */
+  observeAnswers(read: () => AnswerCounts): void {
+    this.answers = read;
   }
 
   /** The HTTP doors' counters read `read` (the doors, once they exist). */

@@ -10,6 +10,7 @@ import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent } from '../engine/types.ts';
 import { RepeatThrottles } from '../platform/repeat-throttle.ts';
 import type { StoreFiles } from '../store/store.ts';
+import type { AnswerCounts } from './answer-metrics.ts';
 import type { ConnectionCounts } from './connection-metrics.ts';
 import type { HttpDoorCounts } from './http-door-metrics.ts';
 import type { Logger } from './logger.ts';
@@ -44,6 +45,7 @@ export class Telemetry {
   private connections: (() => ConnectionCounts) | undefined;
   private storeAvailable: (() => boolean) | undefined;
   private httpDoors: (() => HttpDoorCounts) | undefined;
+  private answers: (() => AnswerCounts) | undefined;
   /** The settings the exporters were built with. */
   private config: TelemetryConfig;
 
@@ -110,6 +112,7 @@ export class Telemetry {
     if (this.connections !== undefined) metrics.observeConnections(this.connections);
     if (this.storeAvailable !== undefined) metrics.observeStoreHealth(this.storeAvailable);
     if (this.httpDoors !== undefined) metrics.observeHttpDoors(this.httpDoors);
+    if (this.answers !== undefined) metrics.observeAnswers(this.answers);
     const tracing =
       base === null || exporters === undefined
         ? undefined
@@ -196,6 +199,12 @@ export class Telemetry {
   observeHttpDoors(read: () => HttpDoorCounts): void {
     this.httpDoors = read;
     this.currentMetrics.observeHttpDoors(read);
+  }
+
+  /** Gives the answers-beyond-their-room counter its source (the gRPC server and the HTTP API). */
+  observeAnswers(read: () => AnswerCounts): void {
+    this.answers = read;
+    this.currentMetrics.observeAnswers(read);
   }
 
   /** Gives the store-availability gauge its source (the app's outage tracker). */

@@ -155,10 +155,14 @@ describe('changing a running sepp from the command line', () => {
     const allowed = await sepp(['config', 'reload', '--allow-security-downgrade'], keyB);
     assert.equal(allowed.code, 0, allowed.stderr);
     assert.match(allowed.stdout, /changed:\n {2}grpc\.api_keys: removed b\n/);
+    // What it lowered, in its answer as in the log line.
+    assert.match(allowed.stdout, /\nlowered security, as asked:\n {2}grpc\.api_keys\n$/);
     assert.equal((await sepp(['queues'], '')).code, 0, 'no key needed now, as asked');
 
     writeFileSync(configFile, `${apiKey('b', keyB)}[queues.jobs]\nmax_attempts = 7\n`);
-    assert.equal((await sepp(['config', 'reload'], '')).code, 0, 'adding a key back needs no flag');
+    const back = await sepp(['config', 'reload'], '');
+    assert.equal(back.code, 0, 'adding a key back needs no flag');
+    assert.doesNotMatch(back.stdout, /lowered security/);
     assert.equal((await sepp(['queues'], '')).code, 4);
   });
 

@@ -5,7 +5,9 @@
  * durability), and every `sepp` command of their console blocks succeeds and
  * prints what the docs show, each setting with its old and new value and the
  * token as `changed` (the file's path stands for /etc/sepp/sepp.toml). Other
- * commands (`systemctl`, `journalctl`) are not run.
+ * commands (`systemctl`, `journalctl`) are not run. Their downgrade examples too:
+ * a reload refused, then let through by `--allow-security-downgrade`, saying what
+ * it lowered.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -19,14 +21,21 @@ const adminKey = 'reload-docs-admin-key-0123456789';
 registerSecret('reload docs admin key', adminKey);
 const metricsToken = 'reload-docs-metrics-token-0123456789';
 registerSecret('reload docs /metrics token', metricsToken);
-const keys = `[[grpc.api_keys]]\nname = "ops"\nrole = "admin"\nkey = "${adminKey}"\n`;
+const deployKey = 'reload-docs-deploy-key-0123456789';
+registerSecret('reload docs deploy key', deployKey);
+const apiKey = (name: string, role: string, key: string) =>
+  `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey = "${key}"\n`;
+const keys = apiKey('ops', 'admin', adminKey);
 
-/** The console blocks of `doc` that run `sepp config check --against-running`, as steps. */
-function sessions(doc: string): { command: string; shown: string }[][] {
+/** The console blocks of `doc` with a line `$ ${command}`, as steps. */
+function sessions(
+  doc: string,
+  command = 'sepp config check --against-running',
+): { command: string; shown: string }[][] {
   const text = readFileSync(join(import.meta.dirname, '..', '..', 'docs', doc), 'utf8');
   const blocks = [...text.matchAll(/```console\n([\s\S]*?)```/g)]
     .map((m) => m[1] ?? '')
-    .filter((block) => block.includes('$ sepp config check --against-running\n'));
+    .filter((block) => block.includes(`$ ${command}\n`));
   assert.ok(blocks.length > 0, `${doc} shows a reload`);
   return blocks.map((block) => {
     const steps: { command: string; shown: string }[] = [];
@@ -69,4 +78,38 @@ test('the reload examples of docs/configuration.md and docs/cli.md print what th
     }
   }
   assert.equal(ran, 3, 'one check in configuration.md, a check and a reload in cli.md');
+});
+
+test('the downgrade examples of docs/configuration.md and docs/cli.md print what the docs show', async () => {
+  const emails = '[queues.emails]\nmax_attempts = 5\n';
+  // What runs, and the file the example's commands reload.
+  const examples = {
+    // The only API key, ci, gone from the file.
+    'configuration.md': { running: apiKey('ci', 'admin', adminKey) + emails, file: emails },
+    // The key deploy raised from producer to admin.
+    'cli.md': {
+      running: keys + apiKey('deploy', 'producer', deployKey) + emails,
+      file: keys + apiKey('deploy', 'admin', deployKey) + emails,
+    },
+  };
+  let ran = 0;
+  for (const [doc, { running, file }] of Object.entries(examples)) {
+    t.writeConfig(running);
+    assert.deepEqual((await t.server.reload({ actor: 'test', allowSecurityDowngrade: true })).problems, []);
+    t.writeConfig(file);
+    for (const steps of sessions(doc, 'sepp config reload --allow-security-downgrade')) {
+      for (const { command, shown } of steps) {
+        const run = await sepp([...command.slice('sepp '.length).split(' '), '--server', t.address], {
+          SEPP_API_KEY: adminKey,
+        });
+        // A refusal's lines go to stderr (exit 1), as the terminal shows them.
+        const printed = run.code === 0 ? run.stdout : run.stderr;
+        assert.equal(printed, shown.replaceAll('/etc/sepp/sepp.toml', t.configFile), `${doc}: ${command}`);
+        ran++;
+      }
+    }
+  }
+  assert.equal(ran, 3, 'a refusal and a reload in configuration.md, a reload in cli.md');
+  t.writeConfig(keys + emails);
+  assert.equal((await t.server.reload({ actor: 'test' })).applied, true);
 });

@@ -18,7 +18,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { type ApiAnswer, apiCall, openSse } from '../helpers/http-api.ts';
-import { scrape } from '../helpers/prometheus.ts';
+import { sampleValue, scrape } from '../helpers/prometheus.ts';
 import { apiKeysToml, startTestServer, type TestServer, waitersReach } from '../helpers/server.ts';
 
 const MiB = 1024 * 1024;
@@ -183,6 +183,14 @@ write_timeout_ms = "${writeTimeout}"
     const refused = await lateReserve;
     refusedFor(refused, /^the answer \(\d+ bytes\) was not sent, though the request was carried out/);
     assert.equal(await refusedCount(), 2, 'an answer not sent is counted too');
+    // Refused, never sent beyond their room: the metric of both doors (app.ts connects it) says none.
+    const { samples } = await scrape(t.metricsUrl);
+    assert.deepEqual(
+      ['grpc', 'http'].map((door) =>
+        sampleValue(samples, 'sepp_answers_beyond_room_total', { sepp_door: door }),
+      ),
+      [0, 0],
+    );
     const told = JSON.parse((await undone.next()).data) as Record<string, unknown>;
     undone.close();
     assert.deepEqual(

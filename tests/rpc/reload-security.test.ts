@@ -180,6 +180,7 @@ for (const place of ['loopback', 'network'] as const) {
       const report = await reloadOverGrpc({ dryRun: true, allowSecurityDowngrade: false });
       assert.equal(report.applied, false);
       assert.ok(report.problems.some((p) => p.key === 'grpc.api_keys'));
+      assert.ok(report.securityDowngrades.includes('grpc.api_keys'), 'a refusal for it names it too');
       assert.equal(await unauthenticatedCall(), status.UNAUTHENTICATED);
       assert.equal((await lastAudit())?.details.result, 'dry_run');
       assert.equal((await lastAudit())?.actor, 'key:ops');
@@ -193,6 +194,7 @@ for (const place of ['loopback', 'network'] as const) {
         assert.deepEqual(report.problems, []);
         assert.equal(report.applied, true);
         assert.ok(report.changed.includes('grpc.api_keys (removed ops)'), report.changed.join());
+        assert.deepEqual(report.securityDowngrades, ['grpc.api_keys'], 'the answer says what it lowered');
         assert.equal(await unauthenticatedCall(), status.OK, 'gRPC now serves without keys, as asked');
         const warned = linesFrom(from).find((l) => l.event === 'config.security_downgraded');
         assert.equal(warned?.level, 'warn');

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { apiKeyToml } from '../helpers/access-table.ts';
 import { bearer, call, startTestServer, statusOf, type TestServer, testJob } from '../helpers/server.ts';
@@ -156,13 +157,28 @@ describe('a reload never widens what producers may enqueue silently', () => {
     assert.deepEqual((await t.server.reload({ actor: 'signal:SIGHUP' })).problems, []);
 
     t.writeConfig(queues({ strict: false, mailTypes: '[]' }));
-    report = await t.server.reload({ actor: 'test', allowSecurityDowngrade: true });
-    assert.equal(report.applied, true);
-    const audit = (await t.server.engine.listAudit({ action: 'config.reload' })).items[0];
-    assert.deepEqual(audit?.details.securityDowngrades, [
+    const lowered = [
       'engine.strict_queues (from true to false)',
       'queues.mail.allowed_types (from ["send"] to any type)',
-    ]);
+    ];
+    // The SDK's answer names what the file lowers: refused without the flag, a dry run with it.
+    const sdk = SeppClient.connect(t.address, { apiKey: keys.ops });
+    try {
+      const refused = await sdk.reloadConfig({ dryRun: true });
+      assert.deepEqual(
+        [refused.problems.map((p) => p.key), refused.securityDowngrades],
+        [['engine.strict_queues', 'queues.mail.allowed_types'], lowered],
+      );
+      const dry = await sdk.reloadConfig({ dryRun: true, allowSecurityDowngrade: true });
+      assert.deepEqual([dry.applied, dry.problems, dry.securityDowngrades], [false, [], lowered]);
+    } finally {
+      await sdk.close();
+    }
+    report = await t.server.reload({ actor: 'test', allowSecurityDowngrade: true });
+    assert.equal(report.applied, true);
+    assert.deepEqual(report.securityDowngrades, lowered);
+    const audit = (await t.server.engine.listAudit({ action: 'config.reload' })).items[0];
+    assert.deepEqual(audit?.details.securityDowngrades, lowered);
     assert.equal(await enqueue('mail', 'ping'), status.OK);
     assert.equal(await enqueue('undeclared', 'ping'), status.OK);
   });

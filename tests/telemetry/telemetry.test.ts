@@ -1,12 +1,18 @@
 /**
  * Telemetry as the composition root holds it: the engine hooks taken once keep counting
  * into the metrics a reload rebuilds; OpenTelemetry's own warnings reach the log one line
- * per distinct message and minute, saying how often they repeated.
+ * per distinct message and minute, saying how often they repeated. Answers sent beyond their
+ * room (telemetry/answer-metrics.ts): the budgets of gRPC's unary answers (rpc/unsent-answers.ts)
+ * and the HTTP API's (http/unsent-answers.ts) driven into an overdraft, as their own tests do,
+ * counted by door.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TelemetryConfig } from '../../src/config/index.ts';
-import type { Logger } from '../../src/telemetry/logger.ts';
+import { SeppError } from '../../src/engine/errors.ts';
+import { UnsentAnswers as HttpAnswers } from '../../src/http/unsent-answers.ts';
+import { UnsentAnswers as GrpcAnswers } from '../../src/rpc/unsent-answers.ts';
+import { type Logger, silentLogger } from '../../src/telemetry/logger.ts';
 import { otelDiagnostics } from '../../src/telemetry/otel-diagnostics.ts';
 import { Telemetry } from '../../src/telemetry/telemetry.ts';
 import { parsePrometheus, sampleValue } from '../helpers/prometheus.ts';
@@ -138,6 +144,61 @@ test('a gauge that keeps failing: one line per distinct problem and minute, with
         line('sepp.queue.depth', 2),
       ].sort(),
     );
+  } finally {
+    await telemetry.shutdown(0);
+  }
+});
+
+test('answers sent beyond their room are counted by door, through a rebuild of the metrics', async () => {
+  const telemetry = await Telemetry.open(config, {
+    logger: silentLogger,
+    storeFiles: undefined,
+    version: 'test',
+  });
+  const grpc = new GrpcAnswers({
+    maxBytesInFlightPerConnection: 100,
+    maxBytesInFlightPerKey: 100,
+    maxMessageBytes: 30,
+  });
+  const http = new HttpAnswers({ maxInFlightBytes: 1000, maxInFlightBytesPerKey: 100 });
+  telemetry.observeAnswers(() => ({ beyondRoom: { grpc: grpc.stats().overdrawn, http: http.overdrawn } }));
+  const beyondRoom = async () => {
+    const samples = parsePrometheus(await telemetry.metricsText());
+    return ['grpc', 'http'].map((door) =>
+      sampleValue(samples, 'sepp_answers_beyond_room_total', { sepp_door: door }),
+    );
+  };
+  try {
+    assert.deepEqual(await beyondRoom(), [0, 0]);
+
+    // gRPC: three calls let in together on guesses of 30 bytes; the two reads answer 45 each,
+    // and the Enqueue's 20 no longer fits: it is sent all the same (it enqueued), overdrawing.
+    const calls = ['GetJob', 'GetJob', 'Enqueue'].map((method) => {
+      const call = grpc.follow(undefined, 'k', `/sepp.v1.QueueService/${method}`);
+      call.admit(() => {});
+      return call;
+    });
+    assert.deepEqual(
+      calls.map((call, i) => call.hold([45, 45, 20][i] ?? 0)),
+      [null, null, null],
+    );
+    assert.deepEqual(await beyondRoom(), [1, 0]);
+
+    // HTTP: a write that answers more than the room it reserved (a wrong bound), past a full budget.
+    const room = (operation: string) => {
+      const admitted = http.admit('k', operation, false);
+      assert.ok(!(admitted instanceof SeppError), operation);
+      return admitted;
+    };
+    assert.equal(room('POST /v1/reserve').hold(60), null);
+    const write = room('POST /v1/jobs/batch');
+    assert.equal(write.reserve(10), null);
+    assert.equal(write.hold(80), null, 'sent: its request changed something');
+    assert.deepEqual(await beyondRoom(), [1, 1]);
+
+    // A new service name rebuilds the metrics: the counts are the budgets', read anew.
+    assert.equal(await telemetry.reconfigure({ ...config, serviceName: 'sepp-renamed' }), true);
+    assert.deepEqual(await beyondRoom(), [1, 1]);
   } finally {
     await telemetry.shutdown(0);
   }

@@ -281,6 +281,25 @@ def test_a_reload_report_gives_each_setting_with_its_values(server: ServerProces
     )
     assert report.changed == ("limits.max_page_size", "grpc.api_keys (changed producer)")
     assert report.restart_required == ("limits.max_result_bytes",)
+    assert report.security_downgrades == ()
+
+
+def test_a_reload_report_names_what_it_would_lower_security_by(server: ServerProcess) -> None:
+    original = server.config.read_text()
+    # The producer key raised to admin: a dry run tells, with the flag or without it (refused).
+    raised = original.replace('name = "producer"\nrole = "producer"', 'name = "producer"\nrole = "admin"')
+    assert raised != original
+    server.config.write_text(raised)
+    try:
+        with sepp.Client(server.address, api_key=ADMIN_KEY) as admin:
+            refused = admin.reload_config(dry_run=True)
+            allowed = admin.reload_config(dry_run=True, allow_security_downgrade=True)
+    finally:
+        server.config.write_text(original)
+    lowered = ("grpc.api_keys (producer: its role goes from producer to admin)",)
+    assert [key for key, _ in refused.problems] == ["grpc.api_keys"]
+    assert refused.security_downgrades == lowered
+    assert (allowed.applied, allowed.problems, allowed.security_downgrades) == (False, (), lowered)
 
 
 def test_list_workers(client: sepp.Client, queue: str) -> None:

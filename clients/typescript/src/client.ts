@@ -495,6 +495,7 @@ export class SeppClient {
    * turned off, a queue's `allowed_types` widened, a proxy range trusted) is refused unless
    * `allowSecurityDowngrade` is set, and even then where
    * the server listens on a non-loopback address without the matching `insecure_allow_unauthenticated`.
+   * The report's `securityDowngrades` names what the file lowers, allowed or refused.
    */
   reloadConfig(
     options: CallOptions & { dryRun?: boolean; allowSecurityDowngrade?: boolean } = {},

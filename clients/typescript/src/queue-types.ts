@@ -167,6 +167,13 @@ export interface ReloadReport {
   problems: { key: string; message: string }[];
   /** The file the server read; null when it runs without one. */
   configFile: string | null;
+  /**
+   * What the file lowers security by, e.g. `grpc.tls`, `engine.strict_queues (from true to false)`,
+   * `grpc.api_keys (deploy: its role goes from producer to admin)` (names and roles, never a
+   * secret): on a reload applied (or dry run) with `allowSecurityDowngrade`, and on a refusal for
+   * it. Empty otherwise, and from a server that predates it.
+   */
+  securityDowngrades: string[];
 }
 
 /**

@@ -65,5 +65,6 @@ export async function reloadConfigCall(
     ),
     problems: response.problems.map(({ key, message }) => ({ key, message })),
     configFile: response.configFile === '' ? null : response.configFile,
+    securityDowngrades: response.securityDowngrades,
   };
 }

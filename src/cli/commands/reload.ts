@@ -3,8 +3,9 @@
  * running server to read its own config file (the one it started with, with
  * its flags and environment) as a reload would, and say what is wrong with
  * it, what would change at once and what would wait for a restart, each
- * setting as `name: old -> new` (a secret as `name: changed`). `check`
- * changes nothing; `reload` applies it, as SIGHUP does.
+ * setting as `name: old -> new` (a secret as `name: changed`), and what it
+ * lowers security by when `--allow-security-downgrade` let that through.
+ * `check` changes nothing; `reload` applies it, as SIGHUP does.
  */
 import type { ReloadReport, SettingChange } from '../../../clients/typescript/src/index.ts';
 import type { CliIo } from '../io.ts';
@@ -34,6 +35,11 @@ function printReport(io: CliIo, report: ReloadReport, dryRun: boolean): void {
   list('needs a restart (keeps its running value until then):', report.restartRequired, true);
   if (report.changed.length === 0 && report.restartRequired.length === 0)
     print(io, 'no setting differs from the running ones');
+  // Only with --allow-security-downgrade (else the reload was refused, and its problems say it).
+  if (report.securityDowngrades.length > 0) {
+    print(io, dryRun ? 'would lower security, as asked:' : 'lowered security, as asked:');
+    for (const downgrade of report.securityDowngrades) print(io, `  ${downgrade}`);
+  }
 }
 
 /** `server.log_level: info -> debug`; `grpc.api_keys: added deploy`; a secret: `store.password_sha256: changed`. */

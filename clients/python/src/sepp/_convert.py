@@ -342,6 +342,7 @@ def reload_report_from_proto(response: admin_pb2.ReloadConfigResponse) -> Reload
             )
             for c in response.changes
         ),
+        security_downgrades=tuple(response.security_downgrades),
     )
 
 

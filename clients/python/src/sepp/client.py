@@ -425,7 +425,8 @@ class Client:
         keys, admin users, TLS or /metrics token where the running configuration has
         them; a key's or user's role raised, a key's queues widened, `strict_queues` turned off,
         a queue's `allowed_types` widened, a proxy range trusted) is refused unless
-        `allow_security_downgrade` is set."""
+        `allow_security_downgrade` is set.
+        The report's `security_downgrades` names what the file lowers, allowed or refused."""
         request = admin_pb2.ReloadConfigRequest(
             dry_run=dry_run, allow_security_downgrade=allow_security_downgrade
         )

@@ -361,6 +361,11 @@ class ReloadReport:
     """Every setting of `changed` and then of `restart_required`, with its running and new
     value; empty from a server that predates it. For a refused file that loads (`problems`
     set), what it would have changed, while `changed` and `restart_required` stay empty."""
+    security_downgrades: tuple[str, ...] = ()
+    """What the file lowers security by, e.g. "grpc.tls", "engine.strict_queues (from true to
+    false)", "grpc.api_keys (deploy: its role goes from producer to admin)" (names and roles,
+    never a secret): on a reload applied (or dry run) with `allow_security_downgrade`, and on a
+    refusal for it. Empty otherwise, and from a server that predates it."""
 
 
 @dataclass(frozen=True)

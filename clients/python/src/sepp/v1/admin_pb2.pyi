@@ -367,20 +367,22 @@ class ReloadConfigRequest(_message.Message):
     def __init__(self, dry_run: bool = ..., allow_security_downgrade: bool = ...) -> None: ...
 
 class ReloadConfigResponse(_message.Message):
-    __slots__ = ["applied", "changed", "changes", "config_file", "problems", "restart_required"]
+    __slots__ = ["applied", "changed", "changes", "config_file", "problems", "restart_required", "security_downgrades"]
     APPLIED_FIELD_NUMBER: _ClassVar[int]
     CHANGED_FIELD_NUMBER: _ClassVar[int]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FILE_FIELD_NUMBER: _ClassVar[int]
     PROBLEMS_FIELD_NUMBER: _ClassVar[int]
     RESTART_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    SECURITY_DOWNGRADES_FIELD_NUMBER: _ClassVar[int]
     applied: bool
     changed: _containers.RepeatedScalarFieldContainer[str]
     changes: _containers.RepeatedCompositeFieldContainer[SettingChange]
     config_file: str
     problems: _containers.RepeatedCompositeFieldContainer[ConfigProblem]
     restart_required: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, applied: bool = ..., changed: _Optional[_Iterable[str]] = ..., restart_required: _Optional[_Iterable[str]] = ..., problems: _Optional[_Iterable[_Union[ConfigProblem, _Mapping]]] = ..., config_file: _Optional[str] = ..., changes: _Optional[_Iterable[_Union[SettingChange, _Mapping]]] = ...) -> None: ...
+    security_downgrades: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, applied: bool = ..., changed: _Optional[_Iterable[str]] = ..., restart_required: _Optional[_Iterable[str]] = ..., problems: _Optional[_Iterable[_Union[ConfigProblem, _Mapping]]] = ..., config_file: _Optional[str] = ..., changes: _Optional[_Iterable[_Union[SettingChange, _Mapping]]] = ..., security_downgrades: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RequeueDeadLettersRequest(_message.Message):
     __slots__ = ["all", "background", "error_text", "job_ids", "queue", "reason", "request_key"]

@@ -1036,6 +1036,15 @@ export interface ReloadConfigResponse {
    * `restart_required` stay empty.
    */
   changes: SettingChange[];
+  /**
+   * What the file lowers security by, e.g. "grpc.tls", "engine.strict_queues
+   * (from true to false)", "grpc.api_keys (deploy: its role goes from producer
+   * to admin)": names, roles, queues and types, never a secret. Filled on an
+   * applied or dry-run reload that lowers security (allow_security_downgrade),
+   * and on a refusal for it; empty otherwise, and from a server that predates
+   * this field.
+   */
+  securityDowngrades: string[];
 }
 
 /** One setting a reload changes (or, dry run, would change). */
@@ -7597,7 +7606,15 @@ export const ConfigProblem: MessageFns<ConfigProblem> = {
 };
 
 function createBaseReloadConfigResponse(): ReloadConfigResponse {
-  return { applied: false, changed: [], restartRequired: [], problems: [], configFile: "", changes: [] };
+  return {
+    applied: false,
+    changed: [],
+    restartRequired: [],
+    problems: [],
+    configFile: "",
+    changes: [],
+    securityDowngrades: [],
+  };
 }
 
 export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
@@ -7619,6 +7636,9 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
     }
     for (const v of message.changes) {
       SettingChange.encode(v!, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.securityDowngrades) {
+      writer.uint32(58).string(v!);
     }
     return writer;
   },
@@ -7684,6 +7704,14 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
             message.changes.push(SettingChange.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.securityDowngrades.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7716,6 +7744,11 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
       changes: globalThis.Array.isArray(object?.changes)
         ? object.changes.map((e: any) => SettingChange.fromJSON(e))
         : [],
+      securityDowngrades: globalThis.Array.isArray(object?.securityDowngrades)
+        ? object.securityDowngrades.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.security_downgrades)
+        ? object.security_downgrades.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -7739,6 +7772,9 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
     if (message.changes?.length) {
       obj.changes = message.changes.map((e) => SettingChange.toJSON(e));
     }
+    if (message.securityDowngrades?.length) {
+      obj.securityDowngrades = message.securityDowngrades;
+    }
     return obj;
   },
 
@@ -7753,6 +7789,7 @@ export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
     message.problems = object.problems?.map((e) => ConfigProblem.fromPartial(e)) || [];
     message.configFile = object.configFile ?? "";
     message.changes = object.changes?.map((e) => SettingChange.fromPartial(e)) || [];
+    message.securityDowngrades = object.securityDowngrades?.map((e) => e) || [];
     return message;
   },
 };
