@@ -129,6 +129,13 @@ test('max_depth counts unfinished jobs (scheduled, ready, leased) and frees up a
       results.map((r) => (r.ok ? 'ok' : r.reason)),
       ['ok', 'ok', 'queue_full'],
     );
+    // The refusal counts the two stored before it in the same request, not the 0 committed before it.
+    const refused = results[2];
+    assert.ok(refused !== undefined && !refused.ok);
+    assert.equal(
+      refused.message,
+      'queue small holds 2 unfinished jobs, 2 of them enqueued just before this one, its max_depth is 2; retry later',
+    );
     const [leased] = await engine.reserve({ queues: ['small'] });
     assert.ok(leased);
     await expectCode(engine.enqueue(job('small')), 'resource_exhausted');
@@ -205,6 +212,10 @@ test('atomic batch: max_depth is checked against the whole batch', async () => {
         [0, 'queue_full'],
         [2, 'queue_full'],
       ],
+    );
+    assert.equal(
+      result.rejections[0]?.message,
+      "queue small holds 1 unfinished jobs and would hold 3 with this request's, its max_depth is 2; retry later",
     );
     assert.equal(rowCount(db, 'jobs'), 1);
     const fits = await engine.enqueueAtomic([job('small'), job('known')]);

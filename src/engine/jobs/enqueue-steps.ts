@@ -151,7 +151,7 @@ export class EnqueueSteps {
       if (job.settings.maxDepth <= 0) continue;
       let verdict = verdicts.get(job.queue);
       if (verdict === undefined) {
-        verdict = yield* this.checkDepth(tx, job, adding.get(job.queue) ?? 1);
+        verdict = yield* this.checkDepth(tx, job, adding.get(job.queue) ?? 1, true);
         verdicts.set(job.queue, verdict);
       }
       if (verdict !== null) rejections.push({ index, ...verdict });
@@ -159,15 +159,28 @@ export class EnqueueSteps {
     return rejections;
   }
 
-  /** max_depth back-pressure (a queue with a max_depth): the maintained counts, including this batch's inserts. */
-  *checkDepth(tx: StoreTx, job: ValidJob, adding: number): Op<JobRejection | null> {
+  /**
+   * max_depth back-pressure (a queue with a max_depth): the maintained counts, including this batch's inserts.
+   * `adding` counts this job and the queue's jobs enqueued just before it and not yet in the counts (stored
+   * by now), or, `allOrNone`, the jobs stored together with it or not at all. The message counts them too:
+   * a batch's member refused after its first members reads "holds 2, 2 of them enqueued just before",
+   * not "holds 0".
+   */
+  *checkDepth(tx: StoreTx, job: ValidJob, adding: number, allOrNone = false): Op<JobRejection | null> {
     const maxDepth = job.settings.maxDepth;
     if (maxDepth <= 0) return null;
     const depth = yield* tx.counts.unfinished(job.queue);
     if (depth + adding <= maxDepth) return null;
+    const others = adding - 1;
+    const holds =
+      others === 0
+        ? `holds ${depth} unfinished jobs`
+        : allOrNone
+          ? `holds ${depth} unfinished jobs and would hold ${depth + adding} with this request's`
+          : `holds ${depth + others} unfinished jobs, ${others} of them enqueued just before this one`;
     return {
       reason: 'queue_full',
-      message: `queue ${job.queue} holds ${depth} unfinished jobs, its max_depth is ${maxDepth}; retry later`,
+      message: `queue ${job.queue} ${holds}, its max_depth is ${maxDepth}; retry later`,
     };
   }
 
