@@ -19,6 +19,10 @@
  * look at the store, also an end repeated there in the same state and attempt), and the first
  * grouped job of a queue is leased through a server that had seen no group there on the signal
  * of the one that enqueued it.
+ *
+ * One file, though its concerns are many: they are one concept, what holds across servers on
+ * one schema, and each file pays its own PostgreSQL cluster (made and started in its `before`),
+ * which splitting it by concern would pay once per part.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,7 +1,7 @@
 /**
  * A Worker's record of each job it runs (Active), its shares of the slots
  * (Lane), and the small rules around a handler: how it is called, what a
- * failure becomes, which nack ends a failed attempt. For worker.ts.
+ * failure becomes, which nack ends a failed attempt. For worker.ts and worker-runner.ts.
  */
 import { isMs } from './arguments.ts';
 import type { JobCancelledError } from './errors.ts';

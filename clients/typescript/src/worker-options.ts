@@ -1,7 +1,11 @@
-/** What a Worker can be told (WorkerOptions, checked by checkWorkerOptions) and what it tells (WorkerEvents). */
+/**
+ * What a Worker can be told (WorkerOptions, checked and filled in by resolveWorkerOptions)
+ * and what it tells (WorkerEvents).
+ */
+import { hostname } from 'node:os';
 import type { JobCancelledError, JobTimeoutError, LeaseLostError, SeppError } from './errors.ts';
 import type { NackResult } from './types.ts';
-import type { WorkerClock } from './worker-clock.ts';
+import { systemWorkerClock, type WorkerClock } from './worker-clock.ts';
 import type { JobHandler, WorkerJob } from './worker-job.ts';
 
 /** How a Worker runs. Only `queues` and a handler are required. */
@@ -139,13 +143,36 @@ export function defaultStreams(transport: 'stream' | 'unary', concurrency: numbe
   return transport === 'unary' ? 1 : Math.ceil((concurrency + prefetch) / maxCreditPerStream);
 }
 
-/** Checks what the constructor cannot do without (TypeError otherwise) and resolves the defaults it needs first. */
-export function checkWorkerOptions(options: WorkerOptions): {
-  concurrency: number;
-  prefetch: number;
-  leaseMs: number;
-  maxUnavailableMs: number | undefined;
-} {
+/** A Worker's options checked, with every default filled in: what its constructor wires up. */
+export interface ResolvedWorkerOptions {
+  readonly queues: readonly string[];
+  readonly concurrency: number;
+  readonly prefetch: number;
+  readonly leaseMs: number;
+  readonly handlers: Readonly<Record<string, JobHandler>>;
+  readonly fallback: JobHandler | undefined;
+  readonly workerId: string;
+  readonly shutdownTimeoutMs: number;
+  readonly transport: 'stream' | 'unary';
+  /** Lanes asked for: `streams`, or `defaultStreams`, at most one per slot (makeLanes checks it). */
+  readonly laneCount: number;
+  readonly pollWaitMs: number;
+  readonly reconnectBaseDelayMs: number;
+  readonly reconnectMaxDelayMs: number;
+  readonly maxUnavailableMs: number | undefined;
+  readonly autostart: boolean;
+  readonly clock: WorkerClock;
+  readonly logger: WorkerLogger;
+}
+
+/**
+ * Checks what the constructor cannot do without (TypeError otherwise) and fills in every
+ * default (those documented on WorkerOptions); `clientTransport` is the client's.
+ */
+export function resolveWorkerOptions(
+  options: WorkerOptions,
+  clientTransport: 'stream' | 'unary',
+): ResolvedWorkerOptions {
   if (options.queues.length === 0) throw new TypeError('Worker: name at least one queue');
   const concurrency = options.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
@@ -167,5 +194,24 @@ export function checkWorkerOptions(options: WorkerOptions): {
       `Worker: maxUnavailableMs must be a positive integer number of ms (got ${String(maxUnavailableMs)}); leave it out to keep trying`,
     );
   }
-  return { concurrency, prefetch, leaseMs, maxUnavailableMs };
+  const transport = options.transport ?? clientTransport;
+  return Object.freeze({
+    queues: [...options.queues],
+    concurrency,
+    prefetch,
+    leaseMs,
+    handlers: options.handlers ?? {},
+    fallback: options.fallback,
+    workerId: options.workerId ?? `${hostname()}:${process.pid}`,
+    shutdownTimeoutMs: options.shutdownTimeoutMs ?? 30_000,
+    transport,
+    laneCount: Math.min(concurrency, options.streams ?? defaultStreams(transport, concurrency, prefetch)),
+    pollWaitMs: options.pollWaitMs ?? 30_000,
+    reconnectBaseDelayMs: options.reconnect?.baseDelayMs ?? 200,
+    reconnectMaxDelayMs: options.reconnect?.maxDelayMs ?? 10_000,
+    maxUnavailableMs,
+    autostart: options.autostart !== false,
+    clock: options.clock ?? systemWorkerClock,
+    logger: options.logger ?? console,
+  });
 }
