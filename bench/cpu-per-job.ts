@@ -8,7 +8,7 @@
  *
  *   npx tsx bench/cpu-per-job.ts [--runs 3] [--jobs 20000] [--rounds 1000] [--warmup 0]
  *                                [--against main] [--against /path/to/checkout] [--save]
- *                                [--profile DIR [--profile-every] [--profile-interval-us 1000]]
+ *                                [--profile DIR [--profile-every] [--profile-interval-us 1000]] [--api-key]
  *
  *   W1 enqueue  50 producers, each awaiting one `enqueue` (the SDK coalesces them per turn)
  *   W1 drain    one Worker, concurrency 50
@@ -28,7 +28,13 @@
  * comparison are profiled alike (bench/profile-top.ts --enqueue-parts compares them);
  * --profile-interval-us sets the sampling interval (V8's default 1,000 µs). Each profile has a
  * `.threads.json` beside it: the main thread's CPU and the other threads' (bench/lib/server-child.ts).
+ * --api-key gives every server (each checkout's alike) one admin API key in a config file
+ * (`[[grpc.api_keys]]`, by its SHA-256) and the client sends it: production's usual setup, where
+ * every job records the key that made it. The file also turns on the HTTP API, idle
+ * (SEPP_BENCH_CONFIG, bench/lib/server-child.ts), on every side. It does not go with --save
+ * (the committed figures are of a server without keys).
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,8 +56,13 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     'profile-every': { type: 'boolean', default: false },
     'profile-interval-us': { type: 'string' },
+    'api-key': { type: 'boolean', default: false },
   },
 });
+if (args.save && args['api-key']) {
+  console.error('cpu-per-job: --save keeps the figures of a server without keys: run it without --api-key');
+  process.exit(2);
+}
 const runs = Number(args.runs);
 const jobs = Number(args.jobs);
 const rounds = Number(args.rounds);
@@ -91,11 +102,22 @@ interface Tree extends SourceTree {
   samples: Figures[];
 }
 
+/** The key of --api-key: the config holds its SHA-256 only. */
+const apiKey = 'cpu-per-job-bench-key-0123456789';
+
 /** Runs the three phases on a fresh server; `profile` names each phase's profile (none: not profiled). */
 async function runOnce(tree: Tree, profile: ((phase: string) => string) | undefined): Promise<Figures> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sepp-cpu-'));
-  const server = await BenchServer.start(dataDir, 'full', tree.srcDir);
-  const client = SeppClient.connect(`127.0.0.1:${server.port}`);
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-cpu-'));
+  if (args['api-key']) {
+    const config = join(dir, 'sepp.toml');
+    const sha256 = createHash('sha256').update(apiKey).digest('hex');
+    writeFileSync(config, `[[grpc.api_keys]]\nname = "bench"\nrole = "admin"\nkey_sha256 = "${sha256}"\n`);
+    process.env.SEPP_BENCH_CONFIG = config;
+  }
+  const server = await BenchServer.start(join(dir, 'data'), 'full', tree.srcDir).finally(
+    () => delete process.env.SEPP_BENCH_CONFIG,
+  );
+  const client = SeppClient.connect(`127.0.0.1:${server.port}`, args['api-key'] ? { apiKey } : {});
   try {
     await client.ready();
     if (warmup > 0) {
@@ -128,7 +150,7 @@ async function runOnce(tree: Tree, profile: ((phase: string) => string) | undefi
   } finally {
     await client.close();
     await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -223,7 +245,7 @@ const rows = figureNames.map((name) => [
 const loadAtEnd = loadavg();
 console.log(
   [
-    `### CPU per job: medians of ${runs} runs${others.length > 0 ? ', checkouts interleaved' : ''} (${jobs.toLocaleString('en')} jobs, ${rounds.toLocaleString('en')} W2 rounds, durability full${warmup > 0 ? `, after a warm-up of ${warmup.toLocaleString('en')} jobs` : ''})`,
+    `### CPU per job: medians of ${runs} runs${others.length > 0 ? ', checkouts interleaved' : ''} (${jobs.toLocaleString('en')} jobs, ${rounds.toLocaleString('en')} W2 rounds, durability full${args['api-key'] ? ', with an API key' : ''}${warmup > 0 ? `, after a warm-up of ${warmup.toLocaleString('en')} jobs` : ''})`,
     '',
     markdownTable(header, rows),
     '',
