@@ -24,7 +24,7 @@ import {
   type WorkRequest_Settlement,
   WorkResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { SeppClient, SeppError, type Worker } from '../../clients/typescript/src/index.ts';
+import { type JobHandler, SeppClient, SeppError, type Worker } from '../../clients/typescript/src/index.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { listenOnLoopback } from '../helpers/stand-in-server.ts';
 import { deferred, until } from './helpers.ts';
@@ -38,6 +38,19 @@ function watch(worker: Worker): { errors: SeppError[]; failed: string[]; complet
   worker.on('failed', (job, error: Error) => seen.failed.push(`${job.id}: ${error.message}`));
   worker.on('completed', (job) => seen.completed.push(job.id));
   return seen;
+}
+
+/** A client of the stand-in at `address` and its worker of three on `q`, reconnecting at once. */
+function threeOn(address: string, fallback: JobHandler): { own: SeppClient; worker: Worker } {
+  const own = SeppClient.connect(address);
+  const worker = own.worker({
+    queues: ['q'],
+    concurrency: 3,
+    logger: quiet,
+    reconnect: { baseDelayMs: 1, maxDelayMs: 20 },
+    fallback,
+  });
+  return { own, worker };
 }
 
 let t: TestServer;
@@ -215,15 +228,8 @@ test('an ack written before the refusal and answered not_found when sent again i
     }
     return jobId === 'job-1' ? status.NOT_FOUND : status.OK;
   });
-  const own = SeppClient.connect(stand.address);
-  const worker = own.worker({
-    queues: ['q'],
-    concurrency: 3,
-    logger: quiet,
-    reconnect: { baseDelayMs: 1, maxDelayMs: 20 },
-    fallback: async (job) => {
-      if (job.id !== 'job-1') await firstHeld.promise;
-    },
+  const { own, worker } = threeOn(stand.address, async (job) => {
+    if (job.id !== 'job-1') await firstHeld.promise;
   });
   const { errors, failed, completed } = watch(worker);
   try {
@@ -270,16 +276,9 @@ test('a nack written before the refusal, answered not_found when sent again, is 
     },
     read,
   );
-  const own = SeppClient.connect(stand.address);
-  const worker = own.worker({
-    queues: ['q'],
-    concurrency: 3,
-    logger: quiet,
-    reconnect: { baseDelayMs: 1, maxDelayMs: 20 },
-    fallback: async (job) => {
-      if (job.id === 'job-1') throw new Error('boom');
-      await firstHeld.promise;
-    },
+  const { own, worker } = threeOn(stand.address, async (job) => {
+    if (job.id === 'job-1') throw new Error('boom');
+    await firstHeld.promise;
   });
   const { errors, completed } = watch(worker);
   const failed: string[] = [];
