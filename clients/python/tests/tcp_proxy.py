@@ -1,12 +1,13 @@
 """A TCP proxy between a client and a real server, for tests of what the network does to calls:
 each connection accepted gets one to the server, and every chunk either way goes through a
 `verdict` that passes it, drops it (the connection stays open: a blackhole), or cuts the connection
-on both sides. test_keepalive.py and test_nack_repeat.py build their proxies on it."""
+on both sides. test_keepalive.py and test_nack_repeat.py build their proxies on it (ProxyOver)."""
 from __future__ import annotations
 
 import socket
 import threading
-from typing import Callable, Literal
+from collections.abc import Iterator
+from typing import Callable, Literal, TypeVar
 
 Verdict = Literal["pass", "drop", "cut"]
 
@@ -81,3 +82,23 @@ class TcpProxy:
             for pair in self.pairs:
                 for end in (pair.client, pair.upstream):
                     shut(end)
+
+
+class ProxyOver:
+    """A test's proxy made on a TcpProxy with its `verdict`: its `address`, and `close()`."""
+
+    def __init__(self, target_port: int, verdict: Callable[[Pair, bool], Verdict]) -> None:
+        self._proxy = TcpProxy(target_port, verdict)
+        self.address = self._proxy.address
+
+    def close(self) -> None:
+        self._proxy.close()
+
+
+_P = TypeVar("_P", bound=ProxyOver)
+
+
+def served(proxy: _P) -> Iterator[_P]:
+    """A fixture's proxy, closed when its test ends: `yield from served(Proxy(server.port))`."""
+    yield proxy
+    proxy.close()

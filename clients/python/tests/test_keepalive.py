@@ -11,18 +11,17 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import ADMIN_KEY, ServerProcess
-from tcp_proxy import TcpProxy, shut
+from tcp_proxy import ProxyOver, served, shut
 from test_worker import TRANSPORTS, start
 
 import sepp
 
 
-class BlackholeProxy:
+class BlackholeProxy(ProxyOver):
     """A TCP proxy to `target_port`; `blackhole()` silences the connections open now, new ones pass."""
 
     def __init__(self, target_port: int) -> None:
-        self._proxy = TcpProxy(target_port, lambda pair, _: "drop" if pair.silent else "pass")
-        self.address = self._proxy.address
+        super().__init__(target_port, lambda pair, _: "drop" if pair.silent else "pass")
 
     def blackhole(self) -> int:
         """Stops forwarding on every open connection, in both directions; nothing is closed."""
@@ -38,15 +37,10 @@ class BlackholeProxy:
                 if pair.silent:
                     shut(pair.upstream)
 
-    def close(self) -> None:
-        self._proxy.close()
-
 
 @pytest.fixture
 def proxy(server: ServerProcess) -> Iterator[BlackholeProxy]:
-    p = BlackholeProxy(server.port)
-    yield p
-    p.close()
+    yield from served(BlackholeProxy(server.port))
 
 
 KEEPALIVE_MS = 200

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import pytest
 from conftest import ADMIN_KEY, ServerProcess, eventually
-from tcp_proxy import Pair, TcpProxy, Verdict
+from tcp_proxy import Pair, ProxyOver, Verdict, served
 from test_worker import Events
 
 import sepp
@@ -21,14 +21,13 @@ import sepp
 RETRY = sepp.RetryOptions(max_attempts=4, base_delay_ms=1, max_delay_ms=5)
 
 
-class AnswerCutProxy:
+class AnswerCutProxy(ProxyOver):
     """A TCP proxy to `target_port` that loses one answer on command: once armed, the first bytes
     the server sends while `when()` holds are not forwarded, and that connection is closed on both
     sides — a network drop between the server's commit and the client's read."""
 
     def __init__(self, target_port: int) -> None:
-        self._proxy = TcpProxy(target_port, self._verdict)
-        self.address = self._proxy.address
+        super().__init__(target_port, self._verdict)
         self._when: Callable[[], bool] | None = None
         self._lock = threading.Lock()
         self.cuts = 0
@@ -47,15 +46,10 @@ class AnswerCutProxy:
             self.cuts += 1
         return "cut"
 
-    def close(self) -> None:
-        self._proxy.close()
-
 
 @pytest.fixture
 def proxy(server: ServerProcess) -> Iterator[AnswerCutProxy]:
-    p = AnswerCutProxy(server.port)
-    yield p
-    p.close()
+    yield from served(AnswerCutProxy(server.port))
 
 
 def _not_leased(direct: sepp.Client, job_id: str) -> Callable[[], bool]:
