@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { sepp } from '../helpers/cli.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { apiKeysToml, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const adminKey = 'reload-docs-admin-key-0123456789';
 registerSecret('reload docs admin key', adminKey);
@@ -23,9 +23,9 @@ const metricsToken = 'reload-docs-metrics-token-0123456789';
 registerSecret('reload docs /metrics token', metricsToken);
 const deployKey = 'reload-docs-deploy-key-0123456789';
 registerSecret('reload docs deploy key', deployKey);
-const apiKey = (name: string, role: string, key: string) =>
-  `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey = "${key}"\n`;
-const keys = apiKey('ops', 'admin', adminKey);
+const keys = apiKeysToml([{ name: 'ops', role: 'admin', key: adminKey }]);
+/** The key deploy, with `role`. */
+const deploy = (role: 'producer' | 'admin') => apiKeysToml([{ name: 'deploy', role, key: deployKey }]);
 
 /** The console blocks of `doc` with a line `$ ${command}`, as steps. */
 function sessions(
@@ -85,11 +85,14 @@ test('the downgrade examples of docs/configuration.md and docs/cli.md print what
   // What runs, and the file the example's commands reload.
   const examples = {
     // The only API key, ci, gone from the file.
-    'configuration.md': { running: apiKey('ci', 'admin', adminKey) + emails, file: emails },
+    'configuration.md': {
+      running: apiKeysToml([{ name: 'ci', role: 'admin', key: adminKey }]) + emails,
+      file: emails,
+    },
     // The key deploy raised from producer to admin.
     'cli.md': {
-      running: keys + apiKey('deploy', 'producer', deployKey) + emails,
-      file: keys + apiKey('deploy', 'admin', deployKey) + emails,
+      running: keys + deploy('producer') + emails,
+      file: keys + deploy('admin') + emails,
     },
   };
   let ran = 0;
