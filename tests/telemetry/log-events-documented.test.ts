@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { firstColumnNames } from '../helpers/docs-tables.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -86,19 +87,8 @@ function loggedEvents(files: readonly SourceFile[]): LoggedEvents {
 }
 
 /** The event names in the first column of the table under `## Logs`. */
-function documentedEvents(markdown: string): Set<string> {
-  const start = markdown.indexOf('\n## Logs\n');
-  assert.ok(start >= 0, 'docs/observability.md has a "## Logs" section');
-  const next = markdown.indexOf('\n## ', start + 1);
-  const section = markdown.slice(start, next < 0 ? markdown.length : next);
-  const names = new Set<string>();
-  for (const line of section.split('\n')) {
-    if (!line.startsWith('|')) continue;
-    const firstCell = line.split('|')[1] ?? '';
-    for (const m of firstCell.matchAll(/`([^`]+)`/g)) if (eventName.test(m[1] ?? '')) names.add(m[1] ?? '');
-  }
-  return names;
-}
+const documentedEvents = (markdown: string) =>
+  firstColumnNames(markdown, 'Logs', (name) => eventName.test(name));
 
 function sourceFiles(): SourceFile[] {
   const src = join(repoRoot, 'src');

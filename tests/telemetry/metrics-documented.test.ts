@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { firstColumnNames } from '../helpers/docs-tables.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -43,17 +44,8 @@ function createdInstruments(): { names: Set<string>; unreadable: string[] } {
 }
 
 /** The OpenTelemetry names in the first column of the tables under `## Metrics`. */
-function documentedInstruments(markdown: string): Set<string> {
-  const start = markdown.indexOf('\n## Metrics\n');
-  assert.ok(start >= 0, 'docs/observability.md has a "## Metrics" section');
-  const section = markdown.slice(start, markdown.indexOf('\n## ', start + 1));
-  const names = new Set<string>();
-  for (const line of section.split('\n')) {
-    const firstCell = line.startsWith('|') ? (line.split('|')[1] ?? '') : '';
-    for (const m of firstCell.matchAll(/`([a-z_.]+)`/g)) names.add(m[1] ?? '');
-  }
-  return names;
-}
+const documentedInstruments = (markdown: string) =>
+  firstColumnNames(markdown, 'Metrics', (name) => /^[a-z_.]+$/.test(name));
 
 test('every instrument the server creates is in the metrics table of docs/observability.md, and nothing more', () => {
   const { names, unreadable } = createdInstruments();
