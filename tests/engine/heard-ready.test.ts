@@ -109,3 +109,24 @@ test('queues other servers make, one after another without a poll between: each 
   }
   r.ready.stop();
 });
+
+test('a read that finds its queue gives back its own read only: the flood before it stays spent', async () => {
+  const r = heardReady({ known: [], waited: [] });
+  // One made-up name a read (names heard during a read would ask for the next one at once).
+  const flood = async (round: string) => {
+    r.ready.heard(`made-up-${round}`, 1, false);
+    await r.refreshed();
+  };
+  for (let round = 0; round < refreshesPerPoll - 1; round++) await flood(`${round}`);
+  r.ready.heard('made', 1, false);
+  r.known.add('made');
+  await r.refreshed();
+  assert.equal(r.refreshes(), refreshesPerPoll, 'the genuine read is read for');
+  for (let round = 0; round < 5; round++) await flood(`after-${round}`);
+  assert.equal(
+    r.refreshes(),
+    refreshesPerPoll + 1,
+    `${refreshesPerPoll} reads that found nothing, then none`,
+  );
+  r.ready.stop();
+});

@@ -96,10 +96,12 @@ export class HeardReady {
       // A queue another server made: learn of it (and whether it is paused) first.
       await this.refreshQueues();
       for (const [queue, jobs] of heard) this.waiters.notify(queue, jobs);
-      // A read that found a queue it was asked for was no flood's: it spends none of the reads.
-      // (Without this, a server that meets more than refreshesPerPoll new queues between two
-      // polls learned the rest only at the next poll.)
-      if (heard.some(([queue]) => this.knowsQueue(queue))) this.refreshesLeft = refreshesPerPoll;
+      // A read that found a queue it was asked for was no flood's: its own read is given back
+      // (only it: a flood's reads before it stay spent; a poll during the read refilled them).
+      // Without this, a server that meets more than refreshesPerPoll new queues between two
+      // polls learned the rest only at the next poll.
+      if (heard.some(([queue]) => this.knowsQueue(queue)))
+        this.refreshesLeft = Math.min(refreshesPerPoll, this.refreshesLeft + 1);
     } catch {
       // The store is unreachable: the poll tries again; the waiters time out meanwhile.
     } finally {
