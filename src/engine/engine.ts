@@ -160,7 +160,13 @@ export class Engine {
   addToBatch(
     batchId: string,
     jobs: readonly EnqueueRequest[],
-    options?: { seal?: boolean; fromMember?: string; memberToken?: string; caller?: BatchCaller },
+    options?: {
+      seal?: boolean;
+      sealIfAllStored?: boolean;
+      fromMember?: string;
+      memberToken?: string;
+      caller?: BatchCaller;
+    },
     audit?: AuditInput,
   ): Promise<BatchAddResult> {
     return this.parts.batches.add(batchId, jobs, options, audit);

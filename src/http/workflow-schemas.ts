@@ -158,6 +158,13 @@ export const addToBatchRequest: JsonSchema = {
   properties: {
     jobs: { type: 'array', items: ref('EnqueueJob') },
     seal: { type: 'boolean', description: 'seal the batch after these jobs' },
+    sealIfAllStored: {
+      type: 'boolean',
+      description:
+        'seal it after these jobs only if every one was stored (none refused), else leave it open; ' +
+        "ignored with seal; the answer's batch state says which. Repeated after its answer was lost, " +
+        'an add that sealed is answered again (every job found by its key in this batch)',
+    },
     fromMember: {
       type: 'string',
       description:

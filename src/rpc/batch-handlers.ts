@@ -71,6 +71,7 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
       const jobs = enqueuedBy(requests(req.jobs, fallback), creatorOf(caller));
       const { batch, results } = await engine.addToBatch(req.batchId, jobs, {
         seal: req.seal,
+        sealIfAllStored: req.sealIfAllStored,
         // from_member_attempt is not read: it proves nothing (batch.proto); the token does.
         ...(req.fromMember === '' ? {} : { fromMember: req.fromMember, memberToken: req.fromMemberToken }),
         caller: batchCaller(caller),

@@ -2,8 +2,8 @@
  * Batches and flows under refusals, with a real server (batch-retries.ts, flows.ts): with retries
  * on, members of createBatch and addToBatch refused `queue_full` are added again until the queue
  * has room, each stored once, and `seal` waits for them; with nothing refused a sealed
- * createBatch is one call (`seal_if_all_stored`), against a server that ignores that field the
- * SDK seals, and a seal that fails says which batch it left open. With retries off the refusal
+ * createBatch or addToBatch is one call (`seal_if_all_stored`), against a server that ignores
+ * that field the SDK seals, and a seal that fails says which batch it left open. With retries off the refusal
  * is an outcome. A flow is one all-or-nothing request the SDK cannot cut: over a `max_batch_jobs` a
  * reload lowered, its error names the limit and the flow's size. The Python SDK's tests of the
  * same are in clients/python/tests/test_batch_refusals.py.
@@ -25,7 +25,7 @@ let once: SeppClient;
 let adds = 0;
 let creates = 0;
 let seals = 0;
-/** Set: the engine's createBatch drops `sealIfAllStored`, as a server older than the field. */
+/** Set: the engine's createBatch and addToBatch drop `sealIfAllStored`, as a server older than the field. */
 let ignoreSealIfAllStored = false;
 /** Set: the engine's sealBatch fails with this. */
 let sealFails: Error | undefined;
@@ -33,9 +33,10 @@ before(async () => {
   t = await startTestServer({ toml });
   const engine = t.server.engine;
   const add = engine.addToBatch.bind(engine);
-  engine.addToBatch = (...args) => {
+  engine.addToBatch = (batchId, jobs, options = {}, audit) => {
     adds++;
-    return add(...args);
+    const { sealIfAllStored, ...rest } = options;
+    return add(batchId, jobs, ignoreSealIfAllStored ? rest : { ...rest, sealIfAllStored }, audit);
   };
   const create = engine.createBatch.bind(engine);
   engine.createBatch = ({ sealIfAllStored, ...request }, audit) => {
@@ -115,6 +116,7 @@ test('createBatch and addToBatch: members refused queue_full are added again, on
     // addToBatch alike, to an open batch, sealing it after.
     const open = await retried.createBatch({ jobs: [{ queue: 'few', type: 'e' }] });
     const addsThen = adds;
+    const sealsThen = seals;
     const added = retried.addToBatch(
       open.batch.id,
       [
@@ -133,6 +135,7 @@ test('createBatch and addToBatch: members refused queue_full are added again, on
       [true, true],
     );
     assert.deepEqual([after.batch.state, after.batch.members], ['sealed', 3]);
+    assert.equal(seals, sealsThen + 1, 'the add refused g: not sealed in it, but by one SealBatch after');
     assert.deepEqual(await typesOnFew(), ['f', 'g'], 'each stored once');
     await drainOne();
     await drainOne();
@@ -141,7 +144,7 @@ test('createBatch and addToBatch: members refused queue_full are added again, on
   }
 });
 
-test('a sealed createBatch with nothing refused is one call; an older server is sealed after', async () => {
+test('a sealed createBatch or addToBatch with nothing refused is one call; an older server is sealed after', async () => {
   const retried = SeppClient.connect(t.address, { retry });
   try {
     const counts = () => ({ creates, adds, seals });
@@ -149,12 +152,33 @@ test('a sealed createBatch with nothing refused is one call; an older server is 
     const one = await retried.createBatch({ jobs: [{ queue: 'roomy', type: 'a' }], seal: true });
     assert.deepEqual([one.batch.state, one.batch.members], ['sealed', 1]);
     assert.deepEqual(counts(), { ...before, creates: before.creates + 1 }, 'one CreateBatch, nothing else');
+    const open = await retried.createBatch({ jobs: [] });
+    const addBefore = counts();
+    const added = await retried.addToBatch(open.batch.id, [{ queue: 'roomy', type: 'a' }], { seal: true });
+    assert.deepEqual([added.batch.state, added.batch.members], ['sealed', 1]);
+    assert.deepEqual(counts(), { ...addBefore, adds: addBefore.adds + 1 }, 'one AddToBatch, nothing else');
 
     // A server that ignores seal_if_all_stored answers the batch open: the SDK seals it.
     ignoreSealIfAllStored = true;
     const older = await retried.createBatch({ jobs: [{ queue: 'roomy', type: 'b' }], seal: true });
     assert.deepEqual([older.batch.state, older.batch.members], ['sealed', 1]);
-    assert.deepEqual(counts(), { ...before, creates: before.creates + 2, seals: before.seals + 1 });
+    assert.deepEqual(counts(), {
+      ...before,
+      creates: before.creates + 3,
+      adds: before.adds + 1,
+      seals: before.seals + 1,
+    });
+    const openToo = await retried.createBatch({ jobs: [] });
+    const olderAdd = await retried.addToBatch(openToo.batch.id, [{ queue: 'roomy', type: 'b' }], {
+      seal: true,
+    });
+    assert.deepEqual([olderAdd.batch.state, olderAdd.batch.members], ['sealed', 1]);
+    assert.deepEqual(counts(), {
+      ...before,
+      creates: before.creates + 4,
+      adds: before.adds + 2,
+      seals: before.seals + 2,
+    });
 
     // The seal fails: the error says which batch is left open, and it is.
     sealFails = new EngineError('failed_precondition', 'the seal was refused on cue');

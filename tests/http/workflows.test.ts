@@ -186,7 +186,7 @@ test('a batch: created, filled, ended by its last ack, its completion job enqueu
   assert.equal(late.status, 409, late.text);
 });
 
-test('sealIfAllStored: sealed in the create when no job was refused, else left open', async () => {
+test('sealIfAllStored: sealed in the create or add when no job was refused, else left open', async () => {
   const states = [];
   for (const type of ['kept', '']) {
     const created = await call('/v1/batches', {
@@ -194,8 +194,14 @@ test('sealIfAllStored: sealed in the create when no job was refused, else left o
     });
     assert.equal(created.status, 200, created.text);
     states.push(created.json.batch.state);
+    const open = await call('/v1/batches', { body: {} });
+    const added = await call(`/v1/batches/${open.json.batch.id}/jobs`, {
+      body: { jobs: [{ queue: 'etl-once', type }], sealIfAllStored: true },
+    });
+    assert.equal(added.status, 200, added.text);
+    states.push(added.json.batch.state);
   }
-  assert.deepEqual(states, ['sealed', 'open']);
+  assert.deepEqual(states, ['sealed', 'sealed', 'open', 'open']);
 });
 
 test('a batch with onDeath: the first dead member enqueues it, getBatch names both', async () => {

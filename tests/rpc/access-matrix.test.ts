@@ -106,6 +106,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
             batchId: missingJobId,
             jobs: [job],
             seal: false,
+            sealIfAllStored: false,
             fromMember: '',
             fromMemberAttempt: 0,
             fromMemberToken: '',

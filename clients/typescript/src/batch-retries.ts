@@ -15,11 +15,13 @@
  *   repeat would create a second one. A call the server refused with an answer marked `later`
  *   stored nothing: it is sent again as it was.
  * - `seal` waits for the members refused for now, since a sealed batch takes members only from
- *   its own running members. A CreateBatch asks the server to seal only if every member was
- *   stored (`seal_if_all_stored`): with nothing refused that one call is all. Otherwise (and
- *   for AddToBatch, which has no such field) the batch is left open, the refused members are
- *   added again, and SealBatch seals it once they are in or given up. A server older than the
- *   field ignores it and answers the batch open: it is sealed by SealBatch too.
+ *   its own running members. The first call (CreateBatch or AddToBatch) asks the server to seal
+ *   only if every member was stored (`seal_if_all_stored`): with nothing refused that one call
+ *   is all. Otherwise the batch is left open, the refused members are added again, and
+ *   SealBatch seals it once they are in or given up. A server older than the field ignores it
+ *   and answers the batch open: it is sealed by SealBatch too. An AddToBatch with the field
+ *   repeated after UNAVAILABLE whose first send sealed the batch is answered as that send
+ *   (the server finds every member by its key in the batch).
  * - A SealBatch that fails leaves the batch open: its error is a BatchLeftOpenError, which
  *   carries the batch's id.
  */
@@ -42,8 +44,7 @@ export interface BatchAnswer {
 export interface BatchCalls {
   /**
    * The call as asked, with `seal` as given; `sealIfAllStored`: seal only if no member is
-   * refused (CreateBatch's field; an add ignores it); `repeatable`: safe to repeat after
-   * UNAVAILABLE.
+   * refused; `repeatable`: safe to repeat after UNAVAILABLE.
    */
   first(
     jobs: EnqueueJob[],
@@ -93,7 +94,7 @@ export async function sendBatchMembers(
   let answer: BatchAnswer;
   for (;;) {
     try {
-      answer = await calls.first(jobs, false, !options.create, options.seal && options.create);
+      answer = await calls.first(jobs, false, !options.create, options.seal);
       break;
     } catch (error) {
       // Answered `later` by the server (not a lost answer): nothing was stored.
@@ -128,7 +129,7 @@ export async function sendBatchMembers(
     });
     batch = added.batch ?? batch;
   }
-  // Open: members were refused, the call was an add, or the server predates seal_if_all_stored.
+  // Open: members were refused, or the server predates seal_if_all_stored.
   if (options.seal && batch?.state === BatchState.OPEN) {
     const sealed = await conn
       .invoke(

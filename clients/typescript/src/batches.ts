@@ -213,6 +213,8 @@ function inOptionNames(error: unknown): unknown {
 }
 
 type AddOptions = CallOptions & { seal?: boolean; fromMember?: string; fromMemberToken?: string };
+/** An add's options as sent: `sealIfAllStored` is batch-retries.ts's, never the caller's. */
+type SentAddOptions = AddOptions & { sealIfAllStored?: boolean };
 
 /** AddToBatch, with retries as batch-retries.ts says. */
 export async function addToBatch(
@@ -222,9 +224,10 @@ export async function addToBatch(
   options: AddOptions,
 ): Promise<BatchAdded> {
   const calls: BatchCalls = {
-    first: (protoJobs, seal, repeatable) =>
-      addToBatchCall(conn, batchId, protoJobs, { ...options, seal }, repeatable),
-    again: (_, protoJobs) => addToBatchCall(conn, batchId, protoJobs, { ...options, seal: false }, true),
+    first: (protoJobs, seal, repeatable, sealIfAllStored) =>
+      addToBatchCall(conn, batchId, protoJobs, { ...options, seal, sealIfAllStored }, repeatable),
+    again: (_, protoJobs) =>
+      addToBatchCall(conn, batchId, protoJobs, { ...options, seal: false, sealIfAllStored: false }, true),
   };
   const answer = await sendBatchMembers(conn, calls, jobs.map(jobFromSpec), {
     ...options,
@@ -239,7 +242,7 @@ async function addToBatchCall(
   conn: Connection,
   batchId: string,
   jobs: EnqueueJob[],
-  options: AddOptions,
+  options: SentAddOptions,
   repeatable: boolean,
 ): Promise<BatchAnswer> {
   const fromMember = options.fromMember ?? '';
@@ -254,6 +257,7 @@ async function addToBatchCall(
         batchId,
         jobs,
         seal: options.seal === true,
+        sealIfAllStored: options.sealIfAllStored === true,
         fromMember,
         // The lease's attempt too, which only a server older than lease tokens reads (running-members.ts).
         fromMemberAttempt: lease !== undefined && lease.token === token ? lease.attempt : 0,

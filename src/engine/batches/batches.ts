@@ -99,11 +99,21 @@ export class Batches {
    * (a running job fanning out into its own batch). Only the worker the lease was handed to
    * holds that token: a key that read the member's id and attempt (GetJob) cannot add
    * (checkMember, lease-tokens.ts). `seal` is the owner's (or an admin's) also then.
+   * `sealIfAllStored` seals in the same unit only if no job was refused (ignored with `seal`); an
+   * add with it that finds the batch no longer open is the repeat of one that sealed it (its
+   * answer lost) when every job is found stored by its key as a member of this batch: it is
+   * answered as that add was, else refused as any add to a sealed batch.
    */
   async add(
     batchId: string,
     jobs: readonly EnqueueRequest[],
-    options: { seal?: boolean; fromMember?: string; memberToken?: string; caller?: BatchCaller } = {},
+    options: {
+      seal?: boolean;
+      sealIfAllStored?: boolean;
+      fromMember?: string;
+      memberToken?: string;
+      caller?: BatchCaller;
+    } = {},
     audit?: AuditInput,
   ): Promise<BatchAddResult> {
     const id = checkBatchId(batchId);
@@ -121,17 +131,29 @@ export class Batches {
           );
           // A member adds; sealing stays its owner's (or an admin's): the token of a member's lease
           // let another key's add seal an open batch, ending it before its owner had added all.
-          if (options.seal === true) checkOwner(row, options.caller, 'seal');
+          if (options.seal === true || options.sealIfAllStored === true)
+            checkOwner(row, options.caller, 'seal');
         } else if (row.state !== 'open') {
-          throw new SeppError(
+          const refusal = new SeppError(
             'failed_precondition',
             `batch ${id} is ${row.state}: jobs are added to an open batch, or to a sealed one by a running member ` +
               '(from_member with the token of its lease, from_member_token)',
           );
+          if (options.sealIfAllStored !== true || options.seal === true || jobs.length === 0) throw refusal;
+          checkOwner(row, options.caller, 'add jobs to');
+          // A throw rolls the unit back, with the enqueues that found the jobs.
+          const results = yield* this.deps.enqueueWithin(tx, jobs, audit);
+          for (const result of results) {
+            const found = result.ok && (result.deduplicated || result.debounced === true);
+            if (!found || (yield* store.membership(result.jobId))?.batch_id !== id) throw refusal;
+          }
+          return { batch: infoOf(row), results };
         } else checkOwner(row, options.caller, 'add jobs to');
         this.checkJobs(jobs.length, row.members);
         const results = yield* this.addIn(tx, store, id, jobs, audit);
-        if (options.seal === true) yield* this.sealIn(tx, store, id);
+        const seal =
+          options.seal === true || (options.sealIfAllStored === true && results.every((result) => result.ok));
+        if (seal) yield* this.sealIn(tx, store, id);
         return { batch: infoOf((yield* store.batch(id))!), results };
       }.bind(this),
     );

@@ -252,6 +252,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
         const fromMember = input.string('fromMember');
         const { batch, results } = await engine().addToBatch(batchId(request), jobsOf(request), {
           seal: input.boolean('seal') === true,
+          sealIfAllStored: input.boolean('sealIfAllStored') === true,
           ...(fromMember === undefined || fromMember === ''
             ? {}
             : {

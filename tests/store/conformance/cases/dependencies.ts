@@ -598,6 +598,45 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    name: 'batches: an add with sealIfAllStored seals in its unit only if none was refused; its repeat is answered',
+    async run(h) {
+      const { engine } = await h.engine();
+      const queue = fresh();
+      const member = (key: string, q = queue): EnqueueRequest => ({
+        queue: q,
+        type: 'm',
+        payload: bytes(''),
+        idempotencyKey: `${queue}-${key}`,
+      });
+      const refusedOne = (await engine.createBatch({})).batch.id;
+      const left = await engine.addToBatch(refusedOne, [member('r1'), member('r2', 'bad queue!')], {
+        sealIfAllStored: true,
+      });
+      assert.deepEqual([left.batch.state, left.batch.members], ['open', 1]);
+      const id = (await engine.createBatch({})).batch.id;
+      const first = await engine.addToBatch(id, [member('a'), member('b')], { sealIfAllStored: true });
+      assert.deepEqual([first.batch.state, first.batch.members], ['sealed', 2]);
+      // Sent again (its answer lost): found by the keys in this batch, answered as the first.
+      const again = await engine.addToBatch(id, [member('a'), member('b')], { sealIfAllStored: true });
+      assert.deepEqual(
+        again.results.map((r) => (r.ok ? [r.jobId, r.deduplicated] : r.message)),
+        first.results.map((r) => (r.ok ? [r.jobId, true] : r.message)),
+      );
+      assert.deepEqual([again.batch.state, again.batch.members], ['sealed', 2]);
+      // A job not in the batch (new, or another batch's) is refused as any add to a sealed batch,
+      // and the unit stores nothing: the new job is not there after.
+      for (const jobs of [[member('a'), member('new')], [member('r1')]]) {
+        await assert.rejects(engine.addToBatch(id, jobs, { sealIfAllStored: true }), /is sealed/);
+      }
+      const stored = await engine.enqueueBatch([member('new')]);
+      assert.deepEqual(
+        stored.map((r) => r.ok && !r.deduplicated),
+        [true],
+        'the refused repeat stored nothing',
+      );
+    },
+  },
+  {
     name: 'batches: a leased member carries its batch id (grouped or not, added by a member, retried); others none',
     async run(h) {
       const { engine } = await h.engine();

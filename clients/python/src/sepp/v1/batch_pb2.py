@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from sepp.v1 import job_pb2 as sepp_dot_v1_dot_job__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13sepp/v1/batch.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\"\x9d\x03\n\x05\x42\x61tch\x12\n\n\x02id\x18\x01 \x01(\t\x12\"\n\x05state\x18\x02 \x01(\x0e\x32\x13.sepp.v1.BatchState\x12\x15\n\rcreated_at_ms\x18\x03 \x01(\x03\x12\x14\n\x0csealed_at_ms\x18\x04 \x01(\x03\x12\x13\n\x0b\x65nded_at_ms\x18\x05 \x01(\x03\x12\x0f\n\x07members\x18\x06 \x01(\x03\x12\x0f\n\x07pending\x18\x07 \x01(\x03\x12\x11\n\tcompleted\x18\x08 \x01(\x03\x12\x0c\n\x04\x64\x65\x61\x64\x18\t \x01(\x03\x12\x11\n\tcancelled\x18\n \x01(\x03\x12\x17\n\x0fhas_on_complete\x18\x0b \x01(\x08\x12\x16\n\x0ehas_on_success\x18\x0c \x01(\x08\x12\x17\n\x0f\x63omplete_job_id\x18\r \x01(\t\x12\x16\n\x0esuccess_job_id\x18\x0e \x01(\t\x12\x18\n\x10\x63ompletion_error\x18\x0f \x01(\t\x12\r\n\x05owner\x18\x10 \x01(\t\x12\x14\n\x0chas_on_death\x18\x11 \x01(\x08\x12\x15\n\rfirst_dead_id\x18\x12 \x01(\t\x12\x14\n\x0c\x64\x65\x61th_job_id\x18\x13 \x01(\t\"\x86\x01\n\x0b\x42\x61tchMember\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x10\n\x08position\x18\x02 \x01(\x03\x12/\n\x0cmember_state\x18\x03 \x01(\x0e\x32\x19.sepp.v1.BatchMemberState\x12$\n\tjob_state\x18\x04 \x01(\x0e\x32\x11.sepp.v1.JobState\"\xdb\x01\n\x12\x43reateBatchRequest\x12(\n\x0bon_complete\x18\x01 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\'\n\non_success\x18\x02 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\x12!\n\x04jobs\x18\x03 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\x0c\n\x04seal\x18\x04 \x01(\x08\x12%\n\x08on_death\x18\x05 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\x1a\n\x12seal_if_all_stored\x18\x06 \x01(\x08\"]\n\x13\x43reateBatchResponse\x12\x1d\n\x05\x62\x61tch\x18\x01 \x01(\x0b\x32\x0e.sepp.v1.Batch\x12\'\n\x07results\x18\x02 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\"\xa7\x01\n\x11\x41\x64\x64ToBatchRequest\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\x12!\n\x04jobs\x18\x02 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\x0c\n\x04seal\x18\x03 \x01(\x08\x12\x13\n\x0b\x66rom_member\x18\x04 \x01(\t\x12\x1f\n\x13\x66rom_member_attempt\x18\x05 \x01(\x05\x42\x02\x18\x01\x12\x19\n\x11\x66rom_member_token\x18\x06 \x01(\t\"\\\n\x12\x41\x64\x64ToBatchResponse\x12\x1d\n\x05\x62\x61tch\x18\x01 \x01(\x0b\x32\x0e.sepp.v1.Batch\x12\'\n\x07results\x18\x02 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\"$\n\x10SealBatchRequest\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\"2\n\x11SealBatchResponse\x12\x1d\n\x05\x62\x61tch\x18\x01 \x01(\x0b\x32\x0e.sepp.v1.Batch\"l\n\x0fGetBatchRequest\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\x12\x15\n\rmembers_after\x18\x02 \x01(\x03\x12\x19\n\x11members_after_set\x18\x03 \x01(\x08\x12\x15\n\rmembers_limit\x18\x04 \x01(\x05\"X\n\x10GetBatchResponse\x12\x1d\n\x05\x62\x61tch\x18\x01 \x01(\x0b\x32\x0e.sepp.v1.Batch\x12%\n\x07members\x18\x02 \x03(\x0b\x32\x14.sepp.v1.BatchMember\"\x81\x01\n\x12ListBatchesRequest\x12\"\n\x05state\x18\x01 \x01(\x0e\x32\x13.sepp.v1.BatchState\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x11\n\towner_set\x18\x03 \x01(\x08\x12\x11\n\tpage_size\x18Z \x01(\x05\x12\x12\n\npage_token\x18[ \x01(\t\"O\n\x13ListBatchesResponse\x12\x1f\n\x07\x62\x61tches\x18\x01 \x03(\x0b\x32\x0e.sepp.v1.Batch\x12\x17\n\x0fnext_page_token\x18Z \x01(\t\"&\n\x12\x43\x61ncelBatchRequest\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\"B\n\x13\x43\x61ncelBatchResponse\x12\x11\n\tcancelled\x18\x01 \x01(\x03\x12\x18\n\x10\x63\x61ncel_requested\x18\x02 \x01(\x03*n\n\nBatchState\x12\x1b\n\x17\x42\x41TCH_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10\x42\x41TCH_STATE_OPEN\x10\x01\x12\x16\n\x12\x42\x41TCH_STATE_SEALED\x10\x02\x12\x15\n\x11\x42\x41TCH_STATE_ENDED\x10\x03*\xb7\x01\n\x10\x42\x61tchMemberState\x12\"\n\x1e\x42\x41TCH_MEMBER_STATE_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x42\x41TCH_MEMBER_STATE_PENDING\x10\x01\x12 \n\x1c\x42\x41TCH_MEMBER_STATE_COMPLETED\x10\x02\x12\x1b\n\x17\x42\x41TCH_MEMBER_STATE_DEAD\x10\x03\x12 \n\x1c\x42\x41TCH_MEMBER_STATE_CANCELLED\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13sepp/v1/batch.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\"\x9d\x03\n\x05\x42\x61tch\x12\n\n\x02id\x18\x01 \x01(\t\x12\"\n\x05state\x18\x02 \x01(\x0e\x32\x13.sepp.v1.BatchState\x12\x15\n\rcreated_at_ms\x18\x03 \x01(\x03\x12\x14\n\x0csealed_at_ms\x18\x04 \x01(\x03\x12\x13\n\x0b\x65nded_at_ms\x18\x05 \x01(\x03\x12\x0f\n\x07members\x18\x06 \x01(\x03\x12\x0f\n\x07pending\x18\x07 \x01(\x03\x12\x11\n\tcompleted\x18\x08 \x01(\x03\x12\x0c\n\x04\x64\x65\x61\x64\x18\t \x01(\x03\x12\x11\n\tcancelled\x18\n \x01(\x03\x12\x17\n\x0fhas_on_complete\x18\x0b \x01(\x08\x12\x16\n\x0ehas_on_success\x18\x0c \x01(\x08\x12\x17\n\x0f\x63omplete_job_id\x18\r \x01(\t\x12\x16\n\x0esuccess_job_id\x18\x0e \x01(\t\x12\x18\n\x10\x63ompletion_error\x18\x0f \x01(\t\x12\r\n\x05owner\x18\x10 \x01(\t\x12\x14\n\x0chas_on_death\x18\x11 \x01(\x08\x12\x15\n\rfirst_dead_id\x18\x12 \x01(\t\x12\x14\n\x0c\x64\x65\x61th_job_id\x18\x13 \x01(\t\"\x86\x01\n\x0b\x42\x61tchMember\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x10\n\x08position\x18\x02 \x01(\x03\x12/\n\x0cmember_state\x18\x03 \x01(\x0e\x32\x19.sepp.v1.BatchMemberState\x12$\n\tjob_state\x18\x04 \x01(\x0e\x32\x11.sepp.v1.JobState\"\xdb\x01\n\x12\x43reateBatchRequest\x12(\n\x0bon_complete\x18\x01 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\'\n\non_success\x18\x02 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\x12!\n\x04jobs\x18\x03 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\x0c\n\x04seal\x18\x04 \x01(\x08\x12%\n\x08on_death\x18\x05 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\x1a\n\x12seal_if_all_stored\x18\x06 \x01(\x08\"]\n\x13\x43reateBatchResponse\x12\x1d\n\x05\x62\x61tch\x18\x01 \x01(\x0b\x32\x0e.sepp.v1.Batch\x12\'\n\x07results\x18\x02 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\"\xc3\x01\n\x11\x41\x64\x64ToBatchRequest\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\x12!\n\x04jobs\x18\x02 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\x0c\n\x04seal\x18\x03 \x01(\x08\x12\x13\n\x0b\x66rom_member\x18\x04 \x01(\t\x12\x1f\n\x13\x66rom_member_attempt\x18\x05 \x01(\x05\x42\x02\x18\x01\x12\x19\n\x11\x66rom_member_token\x18\x06 \x01(\t\x12\x1a\n\x12seal_if_all_stored\x18\x07 \x01(\x08\"\\\n\x12\x41\x64\x64ToBatchResponse\x12\x1d\n\x05\x62\x61tch\x18\x01 \x01(\x0b\x32\x0e.sepp.v1.Batch\x12\'\n\x07results\x18\x02 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\"$\n\x10SealBatchRequest\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\"2\n\x11SealBatchResponse\x12\x1d\n\x05\x62\x61tch\x18\x01 \x01(\x0b\x32\x0e.sepp.v1.Batch\"l\n\x0fGetBatchRequest\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\x12\x15\n\rmembers_after\x18\x02 \x01(\x03\x12\x19\n\x11members_after_set\x18\x03 \x01(\x08\x12\x15\n\rmembers_limit\x18\x04 \x01(\x05\"X\n\x10GetBatchResponse\x12\x1d\n\x05\x62\x61tch\x18\x01 \x01(\x0b\x32\x0e.sepp.v1.Batch\x12%\n\x07members\x18\x02 \x03(\x0b\x32\x14.sepp.v1.BatchMember\"\x81\x01\n\x12ListBatchesRequest\x12\"\n\x05state\x18\x01 \x01(\x0e\x32\x13.sepp.v1.BatchState\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x11\n\towner_set\x18\x03 \x01(\x08\x12\x11\n\tpage_size\x18Z \x01(\x05\x12\x12\n\npage_token\x18[ \x01(\t\"O\n\x13ListBatchesResponse\x12\x1f\n\x07\x62\x61tches\x18\x01 \x03(\x0b\x32\x0e.sepp.v1.Batch\x12\x17\n\x0fnext_page_token\x18Z \x01(\t\"&\n\x12\x43\x61ncelBatchRequest\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\"B\n\x13\x43\x61ncelBatchResponse\x12\x11\n\tcancelled\x18\x01 \x01(\x03\x12\x18\n\x10\x63\x61ncel_requested\x18\x02 \x01(\x03*n\n\nBatchState\x12\x1b\n\x17\x42\x41TCH_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10\x42\x41TCH_STATE_OPEN\x10\x01\x12\x16\n\x12\x42\x41TCH_STATE_SEALED\x10\x02\x12\x15\n\x11\x42\x41TCH_STATE_ENDED\x10\x03*\xb7\x01\n\x10\x42\x61tchMemberState\x12\"\n\x1e\x42\x41TCH_MEMBER_STATE_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x42\x41TCH_MEMBER_STATE_PENDING\x10\x01\x12 \n\x1c\x42\x41TCH_MEMBER_STATE_COMPLETED\x10\x02\x12\x1b\n\x17\x42\x41TCH_MEMBER_STATE_DEAD\x10\x03\x12 \n\x1c\x42\x41TCH_MEMBER_STATE_CANCELLED\x10\x04\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.batch_pb2', globals())
@@ -23,10 +23,10 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   DESCRIPTOR._options = None
   _ADDTOBATCHREQUEST.fields_by_name['from_member_attempt']._options = None
   _ADDTOBATCHREQUEST.fields_by_name['from_member_attempt']._serialized_options = b'\030\001'
-  _BATCHSTATE._serialized_start=1796
-  _BATCHSTATE._serialized_end=1906
-  _BATCHMEMBERSTATE._serialized_start=1909
-  _BATCHMEMBERSTATE._serialized_end=2092
+  _BATCHSTATE._serialized_start=1824
+  _BATCHSTATE._serialized_end=1934
+  _BATCHMEMBERSTATE._serialized_start=1937
+  _BATCHMEMBERSTATE._serialized_end=2120
   _BATCH._serialized_start=52
   _BATCH._serialized_end=465
   _BATCHMEMBER._serialized_start=468
@@ -36,23 +36,23 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _CREATEBATCHRESPONSE._serialized_start=826
   _CREATEBATCHRESPONSE._serialized_end=919
   _ADDTOBATCHREQUEST._serialized_start=922
-  _ADDTOBATCHREQUEST._serialized_end=1089
-  _ADDTOBATCHRESPONSE._serialized_start=1091
-  _ADDTOBATCHRESPONSE._serialized_end=1183
-  _SEALBATCHREQUEST._serialized_start=1185
-  _SEALBATCHREQUEST._serialized_end=1221
-  _SEALBATCHRESPONSE._serialized_start=1223
-  _SEALBATCHRESPONSE._serialized_end=1273
-  _GETBATCHREQUEST._serialized_start=1275
-  _GETBATCHREQUEST._serialized_end=1383
-  _GETBATCHRESPONSE._serialized_start=1385
-  _GETBATCHRESPONSE._serialized_end=1473
-  _LISTBATCHESREQUEST._serialized_start=1476
-  _LISTBATCHESREQUEST._serialized_end=1605
-  _LISTBATCHESRESPONSE._serialized_start=1607
-  _LISTBATCHESRESPONSE._serialized_end=1686
-  _CANCELBATCHREQUEST._serialized_start=1688
-  _CANCELBATCHREQUEST._serialized_end=1726
-  _CANCELBATCHRESPONSE._serialized_start=1728
-  _CANCELBATCHRESPONSE._serialized_end=1794
+  _ADDTOBATCHREQUEST._serialized_end=1117
+  _ADDTOBATCHRESPONSE._serialized_start=1119
+  _ADDTOBATCHRESPONSE._serialized_end=1211
+  _SEALBATCHREQUEST._serialized_start=1213
+  _SEALBATCHREQUEST._serialized_end=1249
+  _SEALBATCHRESPONSE._serialized_start=1251
+  _SEALBATCHRESPONSE._serialized_end=1301
+  _GETBATCHREQUEST._serialized_start=1303
+  _GETBATCHREQUEST._serialized_end=1411
+  _GETBATCHRESPONSE._serialized_start=1413
+  _GETBATCHRESPONSE._serialized_end=1501
+  _LISTBATCHESREQUEST._serialized_start=1504
+  _LISTBATCHESREQUEST._serialized_end=1633
+  _LISTBATCHESRESPONSE._serialized_start=1635
+  _LISTBATCHESRESPONSE._serialized_end=1714
+  _CANCELBATCHREQUEST._serialized_start=1716
+  _CANCELBATCHREQUEST._serialized_end=1754
+  _CANCELBATCHRESPONSE._serialized_start=1756
+  _CANCELBATCHRESPONSE._serialized_end=1822
 # @@protoc_insertion_point(module_scope)

@@ -17,20 +17,22 @@ BATCH_STATE_UNSPECIFIED: BatchState
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class AddToBatchRequest(_message.Message):
-    __slots__ = ["batch_id", "from_member", "from_member_attempt", "from_member_token", "jobs", "seal"]
+    __slots__ = ["batch_id", "from_member", "from_member_attempt", "from_member_token", "jobs", "seal", "seal_if_all_stored"]
     BATCH_ID_FIELD_NUMBER: _ClassVar[int]
     FROM_MEMBER_ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     FROM_MEMBER_FIELD_NUMBER: _ClassVar[int]
     FROM_MEMBER_TOKEN_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     SEAL_FIELD_NUMBER: _ClassVar[int]
+    SEAL_IF_ALL_STORED_FIELD_NUMBER: _ClassVar[int]
     batch_id: str
     from_member: str
     from_member_attempt: int
     from_member_token: str
     jobs: _containers.RepeatedCompositeFieldContainer[_job_pb2.EnqueueJob]
     seal: bool
-    def __init__(self, batch_id: _Optional[str] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., seal: bool = ..., from_member: _Optional[str] = ..., from_member_attempt: _Optional[int] = ..., from_member_token: _Optional[str] = ...) -> None: ...
+    seal_if_all_stored: bool
+    def __init__(self, batch_id: _Optional[str] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., seal: bool = ..., from_member: _Optional[str] = ..., from_member_attempt: _Optional[int] = ..., from_member_token: _Optional[str] = ..., seal_if_all_stored: bool = ...) -> None: ...
 
 class AddToBatchResponse(_message.Message):
     __slots__ = ["batch", "results"]

@@ -254,6 +254,17 @@ export interface AddToBatchRequest {
    * batch.
    */
   fromMemberToken: string;
+  /**
+   * Seal the batch after adding them only if every job was stored (none
+   * refused, a duplicate counting as stored); otherwise it stays open, so that
+   * the refused ones can be added again before a SealBatch. Ignored with
+   * `seal`. The answer's batch state says whether it was sealed (a server older
+   * than this field leaves the batch open). Such an add sent again after its
+   * answer was lost, finding the batch sealed, is answered as the first was
+   * when every job is found by its idempotency key as a member of this batch
+   * (else refused FAILED_PRECONDITION as any add to a sealed batch).
+   */
+  sealIfAllStored: boolean;
 }
 
 export interface AddToBatchResponse {
@@ -1146,7 +1157,15 @@ export const CreateBatchResponse: MessageFns<CreateBatchResponse> = {
 };
 
 function createBaseAddToBatchRequest(): AddToBatchRequest {
-  return { batchId: "", jobs: [], seal: false, fromMember: "", fromMemberAttempt: 0, fromMemberToken: "" };
+  return {
+    batchId: "",
+    jobs: [],
+    seal: false,
+    fromMember: "",
+    fromMemberAttempt: 0,
+    fromMemberToken: "",
+    sealIfAllStored: false,
+  };
 }
 
 export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
@@ -1168,6 +1187,9 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
     }
     if (message.fromMemberToken !== "") {
       writer.uint32(50).string(message.fromMemberToken);
+    }
+    if (message.sealIfAllStored !== false) {
+      writer.uint32(56).bool(message.sealIfAllStored);
     }
     return writer;
   },
@@ -1233,6 +1255,14 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
             message.fromMemberToken = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.sealIfAllStored = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1269,6 +1299,11 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
         : isSet(object.from_member_token)
         ? globalThis.String(object.from_member_token)
         : "",
+      sealIfAllStored: isSet(object.sealIfAllStored)
+        ? globalThis.Boolean(object.sealIfAllStored)
+        : isSet(object.seal_if_all_stored)
+        ? globalThis.Boolean(object.seal_if_all_stored)
+        : false,
     };
   },
 
@@ -1292,6 +1327,9 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
     if (message.fromMemberToken !== "") {
       obj.fromMemberToken = message.fromMemberToken;
     }
+    if (message.sealIfAllStored !== false) {
+      obj.sealIfAllStored = message.sealIfAllStored;
+    }
     return obj;
   },
 
@@ -1306,6 +1344,7 @@ export const AddToBatchRequest: MessageFns<AddToBatchRequest> = {
     message.fromMember = object.fromMember ?? "";
     message.fromMemberAttempt = object.fromMemberAttempt ?? 0;
     message.fromMemberToken = object.fromMemberToken ?? "";
+    message.sealIfAllStored = object.sealIfAllStored ?? false;
     return message;
   },
 };
