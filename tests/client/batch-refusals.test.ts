@@ -27,6 +27,8 @@ let creates = 0;
 let seals = 0;
 /** Set: the engine's createBatch and addToBatch drop `sealIfAllStored`, as a server older than the field. */
 let ignoreSealIfAllStored = false;
+/** Set: the engine's next addToBatch is applied, then answered UNAVAILABLE (its answer lost). */
+let loseAddAnswer = false;
 /** Set: the engine's sealBatch fails with this. */
 let sealFails: Error | undefined;
 before(async () => {
@@ -36,7 +38,10 @@ before(async () => {
   engine.addToBatch = (batchId, jobs, options = {}, audit) => {
     adds++;
     const { sealIfAllStored, ...rest } = options;
-    return add(batchId, jobs, ignoreSealIfAllStored ? rest : { ...rest, sealIfAllStored }, audit);
+    const added = add(batchId, jobs, ignoreSealIfAllStored ? rest : { ...rest, sealIfAllStored }, audit);
+    if (!loseAddAnswer) return added;
+    loseAddAnswer = false;
+    return added.then(() => Promise.reject(new EngineError('unavailable', 'the answer was lost on cue')));
   };
   const create = engine.createBatch.bind(engine);
   engine.createBatch = ({ sealIfAllStored, ...request }, audit) => {
@@ -158,14 +163,38 @@ test('a sealed createBatch or addToBatch with nothing refused is one call; an ol
     assert.deepEqual([added.batch.state, added.batch.members], ['sealed', 1]);
     assert.deepEqual(counts(), { ...addBefore, adds: addBefore.adds + 1 }, 'one AddToBatch, nothing else');
 
+    // The add's answer is lost after it sealed: its repeat is answered as the first.
+    const lostOne = await retried.createBatch({ jobs: [] });
+    const lostBefore = counts();
+    loseAddAnswer = true;
+    const repeated = await retried.addToBatch(
+      lostOne.batch.id,
+      [
+        { queue: 'roomy', type: 'l1' },
+        { queue: 'roomy', type: 'l2' },
+      ],
+      { seal: true },
+    );
+    assert.deepEqual([repeated.batch.state, repeated.batch.members], ['sealed', 2]);
+    assert.deepEqual(
+      repeated.results.map((o) => o.ok && o.deduplicated),
+      [true, true],
+    );
+    assert.deepEqual(counts(), { ...lostBefore, adds: lostBefore.adds + 2 }, 'the add twice, nothing else');
+    const { members } = await retried.getBatch(lostOne.batch.id);
+    assert.deepEqual(
+      members.map((m) => m.jobId),
+      repeated.results.map((o) => (o.ok ? o.id : '')),
+    );
+
     // A server that ignores seal_if_all_stored answers the batch open: the SDK seals it.
     ignoreSealIfAllStored = true;
     const older = await retried.createBatch({ jobs: [{ queue: 'roomy', type: 'b' }], seal: true });
     assert.deepEqual([older.batch.state, older.batch.members], ['sealed', 1]);
     assert.deepEqual(counts(), {
       ...before,
-      creates: before.creates + 3,
-      adds: before.adds + 1,
+      creates: before.creates + 4,
+      adds: before.adds + 3,
       seals: before.seals + 1,
     });
     const openToo = await retried.createBatch({ jobs: [] });
@@ -175,8 +204,8 @@ test('a sealed createBatch or addToBatch with nothing refused is one call; an ol
     assert.deepEqual([olderAdd.batch.state, olderAdd.batch.members], ['sealed', 1]);
     assert.deepEqual(counts(), {
       ...before,
-      creates: before.creates + 4,
-      adds: before.adds + 2,
+      creates: before.creates + 5,
+      adds: before.adds + 4,
       seals: before.seals + 2,
     });
 

@@ -1,8 +1,9 @@
 """Batches and flows under refusals, with a real server (_batch_retries.py, workflows.py): with
 `retry`, members of create_batch and add_to_batch refused `queue_full` are added again until the
 queue has room, each stored once, and `seal` waits for them; with nothing refused a sealed
-create_batch is one call (`seal_if_all_stored`), against a server that ignores that field the SDK
-seals, and a seal that fails says which batch it left open. Without it the refusal is an outcome.
+create_batch or add_to_batch is one call (`seal_if_all_stored`), an add whose answer was lost after
+it sealed is answered when repeated, against a server that ignores that field the SDK seals, and a
+seal that fails says which batch it left open. Without it the refusal is an outcome.
 A flow is one all-or-nothing request the SDK cannot cut: over `limits.max_flow_jobs` (a reload
 lowered it) or the server's `grpc.max_message_bytes`, its error names the limit and the flow's
 size. The TypeScript SDK's tests of the same are in tests/client/batch-refusals.test.ts."""
@@ -82,7 +83,8 @@ def test_batch_members_refused_queue_full_are_added_again_once_each_then_sealed(
 
 class CountsBatchCalls(queue_service_pb2_grpc.QueueServiceServicer):
     """Sends the batch calls on to a real server and records their names; `older`: drops
-    `seal_if_all_stored` first, as a server older than the field; `seal_fails`: refuses SealBatch."""
+    `seal_if_all_stored` first, as a server older than the field; `seal_fails`: refuses SealBatch;
+    `lose_add_answer`: answers the next AddToBatch UNAVAILABLE after the server applied it."""
 
     def __init__(self, address: str) -> None:
         self.channel = grpc.insecure_channel(address)
@@ -90,6 +92,7 @@ class CountsBatchCalls(queue_service_pb2_grpc.QueueServiceServicer):
         self.calls: list[str] = []
         self.older = False
         self.seal_fails = False
+        self.lose_add_answer = False
 
     def _send(self, name: str, request: Any, context: Any) -> Any:
         self.calls.append(name)
@@ -104,7 +107,13 @@ class CountsBatchCalls(queue_service_pb2_grpc.QueueServiceServicer):
         return self._send("CreateBatch", request, context)
 
     def AddToBatch(self, request: Any, context: Any) -> Any:  # noqa: N802
-        return self._send("AddToBatch", request, context)
+        if self.older:
+            request.ClearField("seal_if_all_stored")
+        answer = self._send("AddToBatch", request, context)
+        if self.lose_add_answer:
+            self.lose_add_answer = False
+            context.abort(grpc.StatusCode.UNAVAILABLE, "the answer was lost on cue")
+        return answer
 
     def SealBatch(self, request: Any, context: Any) -> Any:  # noqa: N802
         if self.seal_fails:
@@ -119,12 +128,31 @@ def test_a_sealed_create_batch_with_nothing_refused_is_one_call_and_an_older_ser
     with stand_in_server(counting) as address, sepp.Client(address, retry=RETRY) as retried:
         one = retried.create_batch(jobs=[sepp.JobSpec(queue, "a")], seal=True)
         assert (one.batch.state, one.batch.members, counting.calls) == ("sealed", 1, ["CreateBatch"])
+        opened = client.create_batch()
+        counting.calls.clear()
+        added = retried.add_to_batch(opened.batch.id, [sepp.JobSpec(queue, "a")], seal=True)
+        assert (added.batch.state, added.batch.members, counting.calls) == ("sealed", 1, ["AddToBatch"])
+
+        # The add's answer is lost after it sealed: its repeat is answered as the first.
+        opened = client.create_batch()
+        counting.calls.clear()
+        counting.lose_add_answer = True
+        lost = retried.add_to_batch(opened.batch.id, [sepp.JobSpec(queue, "l1"), sepp.JobSpec(queue, "l2")],
+                                    seal=True)
+        assert (lost.batch.state, lost.batch.members, counting.calls) == ("sealed", 2, ["AddToBatch"] * 2)
+        assert [o.ok and o.deduplicated for o in lost.results] == [True, True]
+        _, members = client.get_batch(opened.batch.id)
+        assert [m.job_id for m in members] == [o.id for o in lost.results]
 
         # A server that ignores seal_if_all_stored answers the batch open: the SDK seals it.
         counting.calls.clear()
         counting.older = True
         older = retried.create_batch(jobs=[sepp.JobSpec(queue, "b")], seal=True)
         assert (older.batch.state, counting.calls) == ("sealed", ["CreateBatch", "SealBatch"])
+        opened = client.create_batch()
+        counting.calls.clear()
+        older_add = retried.add_to_batch(opened.batch.id, [sepp.JobSpec(queue, "b")], seal=True)
+        assert (older_add.batch.state, counting.calls) == ("sealed", ["AddToBatch", "SealBatch"])
 
         # The seal fails: the error says which batch is left open, and it is.
         counting.seal_fails = True

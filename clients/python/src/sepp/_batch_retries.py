@@ -13,11 +13,13 @@ follows (_enqueue.py); without it, each is one call.
   would create a second one. A call the server refused with an answer marked "later" stored
   nothing: it is sent again as it was.
 - `seal` waits for the members refused for now, since a sealed batch takes members only from its
-  own running members. A CreateBatch asks the server to seal only if every member was stored
-  (`seal_if_all_stored`): with nothing refused that one call is all. Otherwise (and for
-  AddToBatch, which has no such field) the batch is left open, the refused members are added
-  again, and SealBatch seals it once they are in or given up. A server older than the field
-  ignores it and answers the batch open: it is sealed by SealBatch too.
+  own running members. The first call (CreateBatch or AddToBatch) asks the server to seal only if
+  every member was stored (`seal_if_all_stored`): with nothing refused that one call is all.
+  Otherwise the batch is left open, the refused members are added again, and SealBatch seals it
+  once they are in or given up. A server older than the field ignores it and answers the batch
+  open: it is sealed by SealBatch too. An AddToBatch with the field repeated after UNAVAILABLE
+  whose first send sealed the batch is answered as that send (the server finds every member by
+  its key in the batch).
 - A SealBatch that fails leaves the batch open: its error is a BatchLeftOpenError, which carries
   the batch's id.
 
@@ -49,7 +51,7 @@ class BatchAnswer(Protocol):
 
 First = Callable[[list[job_pb2.EnqueueJob], bool, bool, bool], BatchAnswer]
 """The call as asked: (members, seal, repeatable: safe to repeat after UNAVAILABLE, seal if all
-stored: CreateBatch's field, which an add ignores)."""
+stored: seal only if no member is refused)."""
 Again = Callable[[str, list[job_pb2.EnqueueJob]], BatchAnswer]
 """Adds members to the batch it made again (unsealed); safe to repeat after UNAVAILABLE."""
 
@@ -76,7 +78,7 @@ def send_batch_members(conn: Connection, first: First, again: Again, jobs: list[
     retries = 0
     while True:
         try:
-            answer = first(jobs, False, not create, seal and create)
+            answer = first(jobs, False, not create, seal)
             break
         except SeppError as error:
             # Answered "later" by the server (not a lost answer): nothing was stored.
@@ -100,7 +102,7 @@ def send_batch_members(conn: Connection, first: First, again: Again, jobs: list[
             results[i] = result
         batch = added.batch
         refused = _refused_for_now(results)
-    # Open: members were refused, the call was an add, or the server predates seal_if_all_stored.
+    # Open: members were refused, or the server predates seal_if_all_stored.
     if seal and batch.state == batch_pb2.BATCH_STATE_OPEN:
         try:
             sealed = conn.invoke(conn.stub.SealBatch, batch_pb2.SealBatchRequest(batch_id=batch.id),

@@ -285,7 +285,7 @@ def create_batch(conn: Connection, on_complete: JobSpec | None, on_success: JobS
         return answer
 
     def again(batch_id: str, members: list[job_pb2.EnqueueJob]) -> BatchAnswer:
-        return _add_to_batch_call(conn, batch_id, members, False, None, None, deadline_ms, True)
+        return _add_to_batch_call(conn, batch_id, members, False, None, None, deadline_ms, True, False)
 
     batch, results = send_batch_members(conn, first, again, [job_from_spec(j) for j in jobs], seal=seal,
                                         create=True, deadline_ms=deadline_ms)
@@ -297,12 +297,13 @@ def add_to_batch(conn: Connection, batch_id: str, jobs: Sequence[JobSpec], seal:
     """AddToBatch, with retries as _batch_retries.py says."""
 
     def first(members: list[job_pb2.EnqueueJob], sealed: bool, repeatable: bool,
-              _seal_if_all_stored: bool) -> BatchAnswer:
+              seal_if_all_stored: bool) -> BatchAnswer:
         return _add_to_batch_call(conn, batch_id, members, sealed, from_member, from_member_token, deadline_ms,
-                                  repeatable)
+                                  repeatable, seal_if_all_stored)
 
     def again(_: str, members: list[job_pb2.EnqueueJob]) -> BatchAnswer:
-        return _add_to_batch_call(conn, batch_id, members, False, from_member, from_member_token, deadline_ms, True)
+        return _add_to_batch_call(conn, batch_id, members, False, from_member, from_member_token, deadline_ms, True,
+                                  False)
 
     batch, results = send_batch_members(conn, first, again, [job_from_spec(j) for j in jobs], seal=seal,
                                         create=False, deadline_ms=deadline_ms)
@@ -311,8 +312,9 @@ def add_to_batch(conn: Connection, batch_id: str, jobs: Sequence[JobSpec], seal:
 
 def _add_to_batch_call(conn: Connection, batch_id: str, jobs: list[job_pb2.EnqueueJob], seal: bool,
                        from_member: str | None, from_member_token: str | None, deadline_ms: int | None,
-                       repeatable: bool) -> BatchAnswer:
-    """One AddToBatch call; `repeatable`: safe to repeat after UNAVAILABLE (every member keyed)."""
+                       repeatable: bool, seal_if_all_stored: bool) -> BatchAnswer:
+    """One AddToBatch call; `repeatable`: safe to repeat after UNAVAILABLE (every member keyed);
+    `seal_if_all_stored`: seal only if no member is refused (_batch_retries.py)."""
     token = ""
     attempt = 0
     lease: RunningLease | None = None
@@ -324,6 +326,7 @@ def _add_to_batch_call(conn: Connection, batch_id: str, jobs: list[job_pb2.Enque
         # The lease's attempt too, which only a server older than lease tokens reads (_running_members).
         attempt = lease.attempt if lease is not None and lease.token == token else 0
     request = batch_pb2.AddToBatchRequest(batch_id=batch_id, jobs=jobs, seal=seal,
+                                          seal_if_all_stored=seal_if_all_stored,
                                           from_member=from_member or "", from_member_attempt=attempt,
                                           from_member_token=token)
     try:
