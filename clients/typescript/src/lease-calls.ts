@@ -13,7 +13,7 @@ import type { Connection } from './connection.ts';
 import { nackDirective, nackResultFromProto } from './convert.ts';
 import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { SettleOutcome } from './gen/sepp/v1/work.js';
-import { nackAppliedOr, notLeased } from './repeated-settlement.ts';
+import { ackApplied, ackAppliedOr, nackAppliedOr, notLeased } from './repeated-settlement.ts';
 import { type JobProgress, progressFromProto } from './results.ts';
 import type { AckResult, CallOptions, LeaseRef, NackOptions, NackResult, ReserveOptions } from './types.ts';
 
@@ -51,31 +51,71 @@ export async function reserveCall(conn: Connection, options: ReserveOptions): Pr
   return response.jobs;
 }
 
-/** Acks a lease with an already encoded result (see results.ts). */
+/**
+ * Acks a lease with an already encoded result (see results.ts). `repeated`: an earlier send of
+ * this ack may have been applied (its answer was lost); so may a send this call repeats after
+ * UNAVAILABLE. A repeat answered "not leased" is a lost lease only where the job disproves the
+ * ack (repeated-settlement.ts).
+ */
 export async function ackCall(
   conn: Connection,
   lease: LeaseRef,
   result: ProtoJobResult | undefined,
   options: CallOptions = {},
+  repeated = false,
 ): Promise<void> {
-  await conn.invoke(
-    conn.rpc.ack,
-    { jobId: lease.id, attempt: lease.attempt, result },
-    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true, leaseCall: true },
-  );
+  let repeat = repeated;
+  try {
+    await conn.invoke(
+      conn.rpc.ack,
+      { jobId: lease.id, attempt: lease.attempt, result },
+      {
+        deadlineMs: options.deadlineMs,
+        signal: options.signal,
+        retrySafe: true,
+        leaseCall: true,
+        onRepeat: () => {
+          repeat = true;
+        },
+      },
+    );
+  } catch (error) {
+    if (!repeat || !notLeased(error)) throw error;
+    await ackAppliedOr(conn, lease, error);
+  }
 }
 
-/** Acks many leases, each with its already encoded result (or none). */
+/**
+ * Acks many leases, each with its already encoded result (or none). Repeated after UNAVAILABLE,
+ * an ack answered `not_found` is `ok` unless the job disproves it, as ackCall's.
+ */
 export async function ackBatchCall(
   conn: Connection,
   acks: readonly { lease: LeaseRef; result: ProtoJobResult | undefined }[],
   options: CallOptions = {},
 ): Promise<AckResult[]> {
+  let repeated = false;
   const response = await conn.invoke(
     conn.rpc.ackBatch,
     { acks: acks.map(({ lease, result }) => ({ jobId: lease.id, attempt: lease.attempt, result })) },
-    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true },
+    {
+      deadlineMs: options.deadlineMs,
+      signal: options.signal,
+      retrySafe: true,
+      onRepeat: () => {
+        repeated = true;
+      },
+    },
   );
+  if (repeated) {
+    await Promise.all(
+      response.results.map(async (r, i) => {
+        const lease = acks[i]?.lease;
+        if (r.outcome !== SettleOutcome.NOT_FOUND || lease === undefined) return;
+        if (await ackApplied(conn, lease)) r.outcome = SettleOutcome.OK;
+      }),
+    );
+  }
   return response.results.map((r) => ({
     outcome:
       r.outcome === SettleOutcome.OK

@@ -55,7 +55,7 @@ import type {
   WorkResponse_TimeoutNotice,
 } from './gen/sepp/v1/work.js';
 import { ackCall, errorFields, extendCall, nackCall, progressCall } from './lease-calls.ts';
-import { nackAppliedOr, notLeased } from './repeated-settlement.ts';
+import { ackAppliedOr, nackAppliedOr, notLeased } from './repeated-settlement.ts';
 import { SettlementRecut } from './settlement-recut.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import { decodeWorkResponse, encodeWorkRequest } from './work-codec.ts';
@@ -107,9 +107,6 @@ function settledError(settled: WorkResponse_Settled): SeppError {
     retryAdviceOf(settled.retry),
   );
 }
-
-/** An ack's answer says nothing more than that it was applied. */
-function ignoreAnswer(): void {}
 
 /** A generous estimate of a settlement's encoded size, in bytes. */
 function settlementBytes(settlement: WorkRequest_Settlement): number {
@@ -474,9 +471,10 @@ export class WorkStreamTransport implements WorkTransport {
   ack(lease: LeaseRef, result: ProtoJobResult | undefined): Promise<void> {
     if (this.writable() === undefined) return this.ackUnary(lease, result, false);
     // No async frame: one promise less per ack on the hot path. A repeat answered "not leased"
-    // resolves too: most likely its first send went through (repeated-settlement.ts).
+    // resolves unless the job disproves its first send (repeated-settlement.ts).
     return this.settle({ $case: 'ack', value: { jobId: lease.id, attempt: lease.attempt, result } }).then(
-      ignoreAnswer,
+      (settled) =>
+        settled.code === status.OK ? undefined : ackAppliedOr(this.conn, lease, settledError(settled)),
       (error: unknown) => {
         if (!(error instanceof AnswerLost)) throw error;
         return this.ackUnary(lease, result, error.sent);
@@ -490,13 +488,8 @@ export class WorkStreamTransport implements WorkTransport {
     result: ProtoJobResult | undefined,
     ambiguous: boolean,
   ): Promise<void> {
-    try {
-      await ackCall(this.conn, lease, result);
-    } catch (error) {
-      // After a lost answer, "not leased" most likely means our own ack went through.
-      if (ambiguous && notLeased(error)) return;
-      throw error;
-    }
+    // After a lost answer, "not leased" most likely means our own ack went through.
+    await ackCall(this.conn, lease, result, {}, ambiguous);
   }
 
   async nack(lease: LeaseRef, options: NackOptions, repeated = false): Promise<NackResult> {
