@@ -4,18 +4,24 @@ over a bound after it was written (_settlement_recut.py), or it is repeated afte
 Settlements are fenced by the attempt, so the repeat changes nothing then; it is answered as for a
 lease that already ended. Which answers to a repeat count as "already applied":
 
-- an ack answered `not_found` (the job is not leased, or gone): most likely the first send completed
-  it. Nothing can be read to prove it (a completed job may be deleted at once).
-- a nack answered `not_found`, only when the job read right after proves it: the job is still on
-  that attempt, no longer leased, and its error history holds an entry of that attempt with the
-  nack's own message and class (as the server stores them: a message over `max_error_bytes` cut
-  and marked). A lease that ran out writes the server's own note ("lease expired") there instead,
-  so `not_found` alone would not do. The nack's result is the job's state as read (a retry may
-  have become due since: `ready`).
+- an ack answered `not_found` (the job is not leased, or gone), unless the job read right after
+  disproves it: most likely the first send completed it. The job read `completed` on that attempt
+  proves it (a job deleted in its ack is read from the outcome the server keeps, `outcome_only`);
+  read in any other state, or on a later attempt, it was not applied (the lease ran out first) and
+  the refusal is raised. A job that cannot be read (its outcome forgotten, a key without the read
+  scope) proves nothing either way: taken as applied.
+- a nack answered `not_found`, only when the job read right after proves it: its error history
+  holds an entry of that attempt with the nack's own message and class (as the server stores them:
+  a message over `max_error_bytes` cut and marked), and the job is either still on that attempt and
+  no longer leased, or on a later attempt (the nack's retry was leased again since). A lease that
+  ran out writes the server's own note ("lease expired") there instead, so `not_found` alone would
+  not do. The nack's result is the job's state as read (a retry may have become due since:
+  `ready`); leased again, `ready` with its run time as read.
 
-Any other answer (`lease_lost`: another attempt holds the lease; `job_cancelled`; a job moved on to
-a later attempt; a job that cannot be read) is the real refusal and is raised. The TypeScript SDK's
-repeated-settlement.ts does the same.
+Both are checked after an answer `lease_lost` too (another attempt holds the lease: a nack's retry
+leased again; an ack's is disproved by the job). Any other answer (`job_cancelled`; for a nack, a
+job that cannot be read or does not prove it) is the real refusal and is raised. The TypeScript
+SDK's repeated-settlement.ts does the same.
 """
 from __future__ import annotations
 
@@ -49,8 +55,9 @@ class RepeatNotLeased(SeppError):
 
 
 def not_leased(error: BaseException) -> bool:
-    """A repeat answered "not leased" (NOT_FOUND `not_found`): what its first send did is to be found out."""
-    return isinstance(error, LeaseLostError) and error.code == "not_found"
+    """A repeat answered "not leased" (NOT_FOUND `not_found`) or "leased under a later attempt"
+    (`lease_lost`: a nack's retry leased again since): what its first send did is to be found out."""
+    return isinstance(error, LeaseLostError) and error.code in ("not_found", "lease_lost")
 
 
 def _stored_as(stored: str, sent: str) -> bool:
@@ -65,16 +72,52 @@ def _nack_applied(conn: Connection, lease: LeaseRef, request: work_pb2.NackReque
         job = conn.invoke(conn.stub.GetJob, admin_pb2.GetJobRequest(job_id=lease.id), retry_safe=True).job
     except SeppError:
         return None  # Not readable (gone, or a key without the read scope): nothing proves it.
-    if job.attempt != lease.attempt:
+    if job.attempt < lease.attempt:
         return None
-    state = _NACKED_STATES.get(job.state)
     entries = [entry for entry in job.errors if entry.attempt == lease.attempt]
-    if state is None or not entries:
+    if not entries:
         return None
     entry = entries[-1]
     if not _stored_as(entry.error, request.error_message) or entry.error_class != request.error_class:
         return None
+    if job.attempt > lease.attempt:
+        # Leased again under a later attempt: the nack put it back to run, and it was due by then.
+        return NackResult("ready", int(job.run_at_ms) or None)
+    state = _NACKED_STATES.get(job.state)
+    if state is None:
+        return None
     return NackResult(state, None if state in ("dead", "cancelled") else int(job.run_at_ms) or None)
+
+
+def ack_applied(conn: Connection, lease: LeaseRef) -> bool:
+    """Whether an ack repeated and answered "not leased" counts as applied: the job does not disprove it."""
+    try:
+        job = conn.invoke(conn.stub.GetJob, admin_pb2.GetJobRequest(job_id=lease.id), retry_safe=True).job
+    except SeppError:
+        return True  # Not readable (its outcome forgotten, or a key without the read scope): nothing disproves it.
+    return bool(job.state == job_pb2.JOB_STATE_COMPLETED and job.attempt == lease.attempt)
+
+
+def ack_applied_or(conn: Connection, lease: LeaseRef, refusal: SeppError) -> None:
+    """An ack whose repeat was answered "not leased" (`refusal`): returns when the job read right after
+    does not disprove that the first send was applied (see the top); else the refusal is raised."""
+    if not ack_applied(conn, lease):
+        raise refusal
+
+
+def ack_call(conn: Connection, lease: LeaseRef, request: work_pb2.AckRequest, *, repeated: bool = False,
+             deadline_ms: int | None = None) -> None:
+    """Acks a lease by a unary call. `repeated`: an earlier send of this ack may have been applied
+    (its answer was lost); so may a send this call repeats after UNAVAILABLE. A repeat answered "not
+    leased" is a lost lease only where the job disproves the ack (see the top)."""
+    repeat = [repeated]
+    try:
+        conn.invoke(conn.stub.Ack, request, deadline_ms=deadline_ms, retry_safe=True, lease_call=True,
+                    on_repeat=lambda: repeat.__setitem__(0, True))
+    except LeaseLostError as error:
+        if not (repeat[0] and not_leased(error)):
+            raise
+        ack_applied_or(conn, lease, error)
 
 
 def nack_applied_or(conn: Connection, lease: LeaseRef, request: work_pb2.NackRequest,

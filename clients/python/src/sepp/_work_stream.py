@@ -42,7 +42,7 @@ import grpc
 
 from ._connection import Connection, backoff_delay_ms
 from ._convert import nack_result_from_proto
-from ._repeated_settlement import RepeatNotLeased, nack_applied_or, not_leased
+from ._repeated_settlement import RepeatNotLeased, ack_applied_or, nack_applied_or, not_leased
 from ._scheduler import Scheduler
 from ._settlement_recut import SettlementRecut
 from ._work_transport import TransportConfig, TransportHost, UnaryCalls, stops_worker
@@ -436,15 +436,14 @@ class WorkStreamTransport:
                 return
             except _AnswerLost as lost:
                 ambiguous = lost.sent
-            except RepeatNotLeased:
-                return  # Most likely its first send went through (_repeated_settlement.py).
+            except RepeatNotLeased as error:
+                # Most likely its first send went through, unless the job disproves it (_repeated_settlement.py).
+                ack_applied_or(self._conn, lease, error.refusal)
+                return
         # No stream, or it broke before answering: leases can be settled over unary calls too.
         try:
-            self._calls.ack(lease, result)
-        except SeppError as error:
             # After a lost answer, "not leased" most likely means our own ack went through.
-            if not (ambiguous and not_leased(error)):
-                raise
+            self._calls.ack(lease, result, ambiguous)
         finally:
             freed()
 

@@ -16,7 +16,7 @@ import grpc
 from ._connection import Connection, backoff_delay_ms
 from .errors import JobCancelledError, JobTimeoutError, SeppError, to_sepp_error, too_large_for_transport
 from .models import LeaseRef, NackResult
-from ._repeated_settlement import nack_call
+from ._repeated_settlement import ack_call, nack_call
 from .v1 import job_pb2, work_pb2
 
 LONG_POLL_MARGIN_S = 5.0
@@ -135,9 +135,11 @@ class UnaryCalls:
         self.conn = conn
         self._extends = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sepp-extend")
 
-    def ack(self, lease: LeaseRef, result: job_pb2.JobResult | None) -> None:
+    def ack(self, lease: LeaseRef, result: job_pb2.JobResult | None, repeated: bool = False) -> None:
+        """Acks. `repeated`: an earlier send of this ack failed and may have been applied, so an answer
+        "not leased" is checked against the job (_repeated_settlement.py)."""
         request = work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt, result=result)
-        self.conn.invoke(self.conn.stub.Ack, request, retry_safe=True, lease_call=True)
+        ack_call(self.conn, lease, request, repeated=repeated)
 
     def progress(self, lease: LeaseRef, fields: dict[str, Any]) -> Future[None]:
         request = work_pb2.ReportProgressRequest(job_id=lease.id, attempt=lease.attempt, **fields)

@@ -23,7 +23,7 @@ from ._enqueue import Answer, EnqueueBatcher, answer_of, enqueued_of
 from ._convert import reload_report_from_proto, server_info_from_proto, worker_info_from_proto
 from ._job_control import AuditEntry, AuditLog, AuditPage, BulkResult, CancelJobsResult, CancelResult, Jobs
 from ._queue_admin import DeadLetters, Queues, Selection, read_call
-from ._repeated_settlement import nack_call
+from ._repeated_settlement import ack_applied, ack_call, nack_call
 from ._wait import JobOutcome, enqueue_then_wait, wait_for_job
 from .errors import JobRejection, SeppError, rejected
 from .events import EventPosition, EventStream, JobEventKind
@@ -291,19 +291,27 @@ class Client:
         is: a JobResult as given, bytes, a str as text, anything else as JSON; None means none).
         Raises LeaseLostError when the lease is no longer this one."""
         request = work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt, result=encode_result(result))
-        self._conn.invoke(self._conn.stub.Ack, request, deadline_ms=deadline_ms, retry_safe=True, lease_call=True)
+        # Repeated after UNAVAILABLE and answered "not leased": checked against the job (_repeated_settlement.py).
+        ack_call(self._conn, lease, request, deadline_ms=deadline_ms)
 
     def ack_batch(self, leases: Sequence[LeaseRef], *, results: Sequence[Any] | None = None,
                   deadline_ms: int | None = None) -> list[AckResult]:
         """Completes many leased jobs, each on its own (with `results[i]` as the result of
-        `leases[i]`, when given): one outcome per lease, in order."""
+        `leases[i]`, when given): one outcome per lease, in order. Repeated after UNAVAILABLE, an
+        ack answered `not_found` is `ok` unless the job disproves it, as `ack`'s."""
         if results is not None and len(results) != len(leases):
             raise ValueError("results: give one per lease")
         encoded = [encode_result(r) for r in results] if results is not None else [None] * len(leases)
         request = work_pb2.AckBatchRequest(acks=[
             work_pb2.AckRequest(job_id=l.id, attempt=l.attempt, result=r) for l, r in zip(leases, encoded)
         ])
-        response = self._conn.invoke(self._conn.stub.AckBatch, request, deadline_ms=deadline_ms, retry_safe=True)
+        repeated = [False]
+        response = self._conn.invoke(self._conn.stub.AckBatch, request, deadline_ms=deadline_ms, retry_safe=True,
+                                     on_repeat=lambda: repeated.__setitem__(0, True))
+        if repeated[0]:
+            for lease, answer in zip(leases, response.results):
+                if answer.outcome == work_pb2.SETTLE_OUTCOME_NOT_FOUND and ack_applied(self._conn, lease):
+                    answer.outcome = work_pb2.SETTLE_OUTCOME_OK
         return [AckResult(_SETTLE_OUTCOMES.get(r.outcome, "not_found"), r.message) for r in response.results]
 
     def nack(
