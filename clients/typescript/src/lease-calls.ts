@@ -11,6 +11,7 @@
 import { optionalInt32, optionalMs } from './arguments.ts';
 import type { Connection } from './connection.ts';
 import { nackDirective, nackResultFromProto } from './convert.ts';
+import type { LeaseLostError } from './errors.ts';
 import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { SettleOutcome } from './gen/sepp/v1/work.js';
 import { ackApplied, ackAppliedOr, nackAppliedOr, notLeased } from './repeated-settlement.ts';
@@ -64,24 +65,42 @@ export async function ackCall(
   options: CallOptions = {},
   repeated = false,
 ): Promise<void> {
+  await settlement(
+    repeated,
+    (onRepeat) =>
+      conn.invoke(
+        conn.rpc.ack,
+        { jobId: lease.id, attempt: lease.attempt, result },
+        {
+          deadlineMs: options.deadlineMs,
+          signal: options.signal,
+          retrySafe: true,
+          leaseCall: true,
+          onRepeat,
+        },
+      ),
+    (refusal) => ackAppliedOr(conn, lease, refusal).then(() => ({})),
+  );
+}
+
+/**
+ * A settlement `send` makes (telling `onRepeat` when it sends it again after UNAVAILABLE):
+ * `repeated` or so sent again, an answer "not leased" goes to `refused`, which finds out what
+ * the first send did (repeated-settlement.ts).
+ */
+async function settlement<T>(
+  repeated: boolean,
+  send: (onRepeat: () => void) => Promise<T>,
+  refused: (refusal: LeaseLostError) => Promise<T>,
+): Promise<T> {
   let repeat = repeated;
   try {
-    await conn.invoke(
-      conn.rpc.ack,
-      { jobId: lease.id, attempt: lease.attempt, result },
-      {
-        deadlineMs: options.deadlineMs,
-        signal: options.signal,
-        retrySafe: true,
-        leaseCall: true,
-        onRepeat: () => {
-          repeat = true;
-        },
-      },
-    );
+    return await send(() => {
+      repeat = true;
+    });
   } catch (error) {
     if (!repeat || !notLeased(error)) throw error;
-    await ackAppliedOr(conn, lease, error);
+    return refused(error);
   }
 }
 
@@ -168,26 +187,24 @@ export async function nackCall(
   repeated = false,
 ): Promise<NackResult> {
   const fields = errorFields(options.error);
-  let repeat = repeated;
-  try {
-    const response = await conn.invoke(
-      conn.rpc.nack,
-      { jobId: lease.id, attempt: lease.attempt, ...fields, directive: nackDirective(options) },
-      {
-        deadlineMs: options.deadlineMs,
-        signal: options.signal,
-        retrySafe: true,
-        leaseCall: true,
-        onRepeat: () => {
-          repeat = true;
-        },
-      },
-    );
-    return nackResultFromProto(response);
-  } catch (error) {
-    if (!repeat || !notLeased(error)) throw error;
-    return nackAppliedOr(conn, lease, fields, error);
-  }
+  return settlement(
+    repeated,
+    (onRepeat) =>
+      conn
+        .invoke(
+          conn.rpc.nack,
+          { jobId: lease.id, attempt: lease.attempt, ...fields, directive: nackDirective(options) },
+          {
+            deadlineMs: options.deadlineMs,
+            signal: options.signal,
+            retrySafe: true,
+            leaseCall: true,
+            onRepeat,
+          },
+        )
+        .then(nackResultFromProto),
+    (refusal) => nackAppliedOr(conn, lease, fields, refusal),
+  );
 }
 
 /** Reports progress of a lease: fenced like extend, so LeaseLostError when the lease is gone. */

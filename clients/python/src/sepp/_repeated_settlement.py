@@ -25,13 +25,15 @@ SDK's repeated-settlement.ts does the same.
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Callable, Literal, TypeVar
 
 from ._connection import Connection
 from ._convert import nack_result_from_proto
 from .errors import LeaseLostError, SeppError
 from .models import LeaseRef, NackResult
 from .v1 import admin_pb2, job_pb2, work_pb2
+
+T = TypeVar("T")
 
 _CUT_MARK = "… [truncated]"
 """The mark the server appends to an error message it cut to `max_error_bytes`."""
@@ -110,14 +112,12 @@ def ack_call(conn: Connection, lease: LeaseRef, request: work_pb2.AckRequest, *,
     """Acks a lease by a unary call. `repeated`: an earlier send of this ack may have been applied
     (its answer was lost); so may a send this call repeats after UNAVAILABLE. A repeat answered "not
     leased" is a lost lease only where the job disproves the ack (see the top)."""
-    repeat = [repeated]
-    try:
+
+    def send(on_repeat: Callable[[], None]) -> None:
         conn.invoke(conn.stub.Ack, request, deadline_ms=deadline_ms, retry_safe=True, lease_call=True,
-                    on_repeat=lambda: repeat.__setitem__(0, True))
-    except LeaseLostError as error:
-        if not (repeat[0] and not_leased(error)):
-            raise
-        ack_applied_or(conn, lease, error)
+                    on_repeat=on_repeat)
+
+    _settlement(repeated, send, lambda refusal: ack_applied_or(conn, lease, refusal))
 
 
 def nack_applied_or(conn: Connection, lease: LeaseRef, request: work_pb2.NackRequest,
@@ -135,12 +135,21 @@ def nack_call(conn: Connection, lease: LeaseRef, request: work_pb2.NackRequest, 
     """Nacks a lease by a unary call. `repeated`: an earlier send of this nack may have been applied
     (its answer was lost); so may a send this call repeats after UNAVAILABLE. A repeat answered "not
     leased" is taken as applied only where the job proves it (see the top)."""
+    return _settlement(
+        repeated,
+        lambda on_repeat: nack_result_from_proto(conn.invoke(conn.stub.Nack, request, deadline_ms=deadline_ms,
+                                                             retry_safe=True, lease_call=True, on_repeat=on_repeat)),
+        lambda refusal: nack_applied_or(conn, lease, request, refusal))
+
+
+def _settlement(repeated: bool, send: Callable[[Callable[[], None]], T], refused: Callable[[LeaseLostError], T]) -> T:
+    """A settlement `send` makes (telling its argument when it sends it again after UNAVAILABLE):
+    `repeated` or so sent again, an answer "not leased" goes to `refused`, which finds out what the
+    first send did (see the top)."""
     repeat = [repeated]
     try:
-        response = conn.invoke(conn.stub.Nack, request, deadline_ms=deadline_ms, retry_safe=True, lease_call=True,
-                               on_repeat=lambda: repeat.__setitem__(0, True))
+        return send(lambda: repeat.__setitem__(0, True))
     except LeaseLostError as error:
         if not (repeat[0] and not_leased(error)):
             raise
-        return nack_applied_or(conn, lease, request, error)
-    return nack_result_from_proto(response)
+        return refused(error)
