@@ -70,8 +70,10 @@ export interface RpcServer {
    * every open stream and waiting Reserve with `refusal` at once, the health service answers
    * NOT_SERVING, and every connection open now is asked to close (a GOAWAY, then closed after
    * `shutOutGraceMs`), so that clients connect again — through a load balancer that no longer
-   * sends them here (`/readyz` answers 503), to another server. It still takes connections:
-   * new calls get their refusal where they meet it (the store's, for most).
+   * sends them here (`/readyz` answers 503), to another server. Its gRPC port stops taking
+   * connections (logged once, `rpc.listener_closed`): a client given several servers in one
+   * address (pick_first) reconnects to the next rather than to this one. A call that meets the
+   * refusal before its connection closes gets it (the store's, for most).
    */
   shutOut(refusal: SeppError): void;
 }
@@ -259,6 +261,9 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
       health.setStatus('', 'NOT_SERVING');
       health.setStatus(serviceName, 'NOT_SERVING');
       for (const stream of [...ctx.streams]) stream.endWith(refusal);
+      // Before the GOAWAY: a client that reconnects at once must find the port closed, not this server.
+      connections.stopAccepting();
+      options.log?.warn('rpc.listener_closed', { reason: refusal.message });
       // After the statuses above, which the connections' GOAWAY lets through.
       injector?.drain(shutOutGraceMs);
     },
