@@ -16,6 +16,7 @@ import { type EventsResponse, JobEventKind } from '../../clients/typescript/src/
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { EnqueueBatchRequest } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { ReserveRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { createLogger } from '../../src/telemetry/logger.ts';
 import { apiKeyToml } from '../helpers/access-table.ts';
 import { sampleValue, scrape } from '../helpers/prometheus.ts';
 import { grpcFrame } from '../helpers/raw-grpc.ts';
@@ -29,9 +30,11 @@ const perConnection = 640 * KiB;
 const perKey = 1024 * KiB;
 let t: TestServer;
 let jobId = '';
+const lines: string[] = [];
 
 before(async () => {
   t = await startTestServer({
+    logger: createLogger({ level: 'warn', format: 'json', write: (line) => lines.push(line) }),
     toml: `${apiKeyToml('reader', 'producer', key)}${apiKeyToml('worker', 'worker', workerKey)}
 [queue_defaults]
 max_payload_bytes = "200KiB"
@@ -236,6 +239,13 @@ test(
       assert.equal(sampleValue(samples, 'sepp_jobs_reserved_total', { sepp_queue: queue }), 2);
       await waitFor(() => seen.length === 4, 'four events', 10_000);
       assert.deepEqual(seen, ['enqueued:0', 'leased:1', 'lease_undone:1', 'leased:1']);
+      // The log names the key (never its secret): the refusal and the give-back in one WARN line.
+      const told = lines.filter((line) => line.includes('"rpc.answers_refused"'));
+      assert.deepEqual(
+        told.map((line) => JSON.parse(line)).map((l) => [l.level, l.key, l.refused, l.given_back]),
+        [['warn', 'worker', 1, 1]],
+      );
+      assert.ok(!told.some((line) => line.includes(workerKey)), 'no secret in the line');
     } finally {
       events.cancel();
       session.destroy();
