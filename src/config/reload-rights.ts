@@ -13,9 +13,11 @@
  *
  * What every producer would gain: `engine.strict_queues` turned off (any queue name, not only
  * the declared ones), a queue's `allowed_types` removed or given a type it did not list (the
- * queue's own, or — for a queue the file no longer declares — `[queue_defaults]`'s), and
- * `[queue_defaults]`'s `allowed_types` widened while undeclared queues take jobs. A queue
- * the file adds is a new one, as a key added is.
+ * queue's own, or — for a queue the file no longer declares — `[queue_defaults]`'s),
+ * `[queue_defaults]`'s `allowed_types` widened while undeclared queues take jobs, and — while
+ * they do (`strict_queues` off) — a queue the file adds whose `allowed_types` admit a type
+ * `[queue_defaults]`' did not: producers could use it before, undeclared, with those. Under
+ * `strict_queues` a queue the file adds is a new one, as a key added is.
  *
  * What a client of the admin UI would gain: `admin.trusted_proxies` given a range it did not
  * list, whose peers may then name any client address (login throttling, client-address.ts).
@@ -118,13 +120,19 @@ function producersGained(running: SeppConfig, next: SeppConfig): RightsGained[] 
         'not only the declared ones',
     });
   }
-  const types = (setting: string, queue: string, from: readonly string[], to: readonly string[]) => {
+  const types = (
+    setting: string,
+    queue: string,
+    from: readonly string[],
+    to: readonly string[],
+    was = '',
+  ) => {
     if (!typesWiden(from, to)) return;
     const what = `${shownTypes(from)} to ${shownTypes(to)}`;
     gained.push({
       setting,
       shown: `${setting} (from ${what})`,
-      message: `${setting} would go from ${what}: a producer could enqueue to ${queue} a job type it may not now`,
+      message: `${setting} would go from ${what}${was}: a producer could enqueue to ${queue} a job type it may not now`,
     });
   };
   for (const [queue, settings] of Object.entries(was.queues)) {
@@ -133,6 +141,20 @@ function producersGained(running: SeppConfig, next: SeppConfig): RightsGained[] 
     if (declared === undefined && is.strictQueues) continue;
     const to = declared?.allowedTypes ?? is.queueDefaults.allowedTypes;
     types(`queues.${queue}.allowed_types`, `queue ${queue}`, settings.allowedTypes, to);
+  }
+  // A queue the file adds took jobs undeclared, with [queue_defaults]' types, while strict_queues was off.
+  if (!was.strictQueues) {
+    for (const [queue, declared] of Object.entries(is.queues)) {
+      if (was.queues[queue] !== undefined) continue;
+      const undeclared = " (undeclared, it takes [queue_defaults]' types, strict_queues being off)";
+      types(
+        `queues.${queue}.allowed_types`,
+        `queue ${queue}`,
+        was.queueDefaults.allowedTypes,
+        declared.allowedTypes,
+        undeclared,
+      );
+    }
   }
   // Undeclared queues take jobs, and take [queue_defaults]' types (strict_queues turned off is above).
   if (!was.strictQueues && !is.strictQueues) {

@@ -68,6 +68,11 @@ export interface EnqueueRequest {
    */
   createdBy?: string;
   /**
+   * Set with `createdBy` when that key has the admin role (a trusted operator): the edges it
+   * makes count as the creator's of each job they name, not against othersShare.
+   */
+  createdByAdmin?: boolean;
+  /**
    * The job's own lease length: a reserve that asks for a shorter lease (or
    * none) gives this job `leaseMs` instead, up to the queue's max_lease_ms.
    * For long jobs run by workers that do not extend their leases.

@@ -15,6 +15,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { SeppError } from '../engine/errors.ts';
+import type { KeyRefusalLines } from '../platform/key-refusal-lines.ts';
 import type { OnRequestEnd } from '../platform/pipelined-requests.ts';
 import { type EncodedJson, sendJson } from './json-answer.ts';
 import type { AnswerRoom, UnsentAnswers } from './unsent-answers.ts';
@@ -26,11 +27,15 @@ export class AnswerDelivery {
   private room: AnswerRoom | undefined;
   /** The answer's last byte was handed to the kernel. */
   private delivered = false;
+  /** The caller's key, once let in (the log's lines name it). */
+  private key: string | undefined;
 
   constructor(
     private readonly onEnd: OnRequestEnd,
     /** Told of an undo that failed: the undo answers its expected failures itself, so a bug. */
     private readonly onBug: (error: unknown) => void,
+    /** Told of each refusal and each answer given back, by key (`http.answers_refused`). */
+    private readonly refusals?: KeyRefusalLines,
   ) {}
 
   /**
@@ -38,8 +43,9 @@ export class AnswerDelivery {
    * until the request ends; throws the refusal when a budget is full.
    */
   admit(answers: UnsentAnswers, key: string, operation: string, longPoll: boolean): void {
+    this.key = key;
     const room = answers.admit(key, operation, longPoll);
-    if (room instanceof SeppError) throw room;
+    if (room instanceof SeppError) throw this.refused(room);
     this.room = room;
     this.onEnd(room.end);
   }
@@ -53,7 +59,9 @@ export class AnswerDelivery {
   lost(partlySent: boolean): void {
     const undo = this.undo;
     this.undo = undefined;
-    undo?.(partlySent).catch(this.onBug);
+    if (undo === undefined) return;
+    if (this.key !== undefined) this.refusals?.givenBack(this.key);
+    undo(partlySent).catch(this.onBug);
   }
 
   /**
@@ -62,7 +70,7 @@ export class AnswerDelivery {
    */
   reserve(bytes: number): void {
     const refused = this.room?.reserve(bytes) ?? null;
-    if (refused !== null) throw refused;
+    if (refused !== null) throw this.refused(refused);
   }
 
   /** An error is answered instead: what the handler did is undone, its room given back now. */
@@ -71,10 +79,16 @@ export class AnswerDelivery {
     this.room?.end();
   }
 
+  /** Tells the log's lines of `refusal` (a budget full), which is then thrown. */
+  private refused(refusal: SeppError): SeppError {
+    if (this.key !== undefined) this.refusals?.refused(this.key);
+    return refusal;
+  }
+
   /** Sends `encoded` as the 200 answer, or throws why it is refused (not a write's: a read's, a reserve's). */
   send(res: ServerResponse, encoded: EncodedJson, closing: boolean): void {
     const refused = this.room?.hold(encoded.byteLength);
-    if (refused instanceof SeppError) throw refused;
+    if (refused instanceof SeppError) throw this.refused(refused);
     res.once('finish', () => {
       this.delivered = true;
     });

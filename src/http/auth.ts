@@ -15,6 +15,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type ApiKey, type ApiKeyRole, QueueScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
+import type { JobCreator } from '../engine/jobs/index.ts';
 
 /** What an operation needs. `read` is open to every role; `public` to anyone, without a key. */
 export type Permission = 'public' | 'read' | 'enqueue' | 'work' | 'admin';
@@ -42,8 +43,8 @@ export function rolesWith(permission: Permission): string {
 export const anonymous: Caller = { name: 'anonymous', role: 'admin', scope: null };
 
 /** The key a job records as the one that enqueued it (EnqueueRequest.createdBy): none when no keys are configured. */
-export function creatorOf(caller: Caller): string | undefined {
-  return caller === anonymous ? undefined : caller.name;
+export function creatorOf(caller: Caller): JobCreator | undefined {
+  return caller === anonymous ? undefined : { name: caller.name, admin: caller.role === 'admin' };
 }
 
 interface Key {

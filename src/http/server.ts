@@ -64,6 +64,7 @@ import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
 import { answerClientError, type ClientError, clientErrorWords } from '../platform/client-error-answer.ts';
+import { KeyRefusalLines } from '../platform/key-refusal-lines.ts';
 import { admitRequest, type OnRequestEnd } from '../platform/pipelined-requests.ts';
 import { WriteDeadline } from '../platform/write-deadline.ts';
 import { AnswerDelivery } from './answer-delivery.ts';
@@ -190,6 +191,20 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const keys = new KeyTable(options.apiKeys);
   const bodies = new BodyReader(limits);
   let beyondReservationTold = false;
+  // Only a key's own clients see its 429s: the log names the key too, once a minute at most.
+  const answerRefusals = new KeyRefusalLines(
+    (key, { refused, givenBack }) =>
+      options.log?.warn('http.answers_refused', {
+        key,
+        refused,
+        given_back: givenBack,
+        detail:
+          `${refused} requests of API key ${key} were refused 429 since the last line, and ${givenBack} reserve ` +
+          'answers not sent (or not whole) had their jobs given back: its clients do not read their answers ' +
+          '(http.max_in_flight_bytes_per_key, http.max_in_flight_bytes, http.write_timeout_ms; docs/configuration.md, "Answers not yet sent")',
+      }),
+    () => options.clock.nowMs(),
+  );
   const answers = new UnsentAnswers(limits, (operation, bytes, reservedBytes) => {
     // A bound of answer-bounds.ts is wrong: told once. Those that overdrew a full budget are
     // counted (unreadAnswersOverdrawn(), the metric sepp_answers_beyond_room_total{sepp_door="http"}).
@@ -281,11 +296,14 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       : null;
     let names: ApiNames | undefined;
     // Its answer's room in the budgets, and the handler's undo if the answer is lost.
-    const answer = new AnswerDelivery(onEnd, (error) =>
-      options.log?.error('http.internal_error', {
-        operation,
-        error: error instanceof Error ? error.message : String(error),
-      }),
+    const answer = new AnswerDelivery(
+      onEnd,
+      (error) =>
+        options.log?.error('http.internal_error', {
+          operation,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      answerRefusals,
     );
     try {
       const target = req.url ?? '';

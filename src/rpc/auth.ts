@@ -9,6 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Metadata } from '@grpc/grpc-js';
 import type { QueueScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
+import type { JobCreator } from '../engine/jobs/index.ts';
 
 export type ApiRole = 'producer' | 'worker' | 'admin';
 
@@ -33,8 +34,8 @@ export interface Caller {
 const anonymous: Caller = { name: 'anonymous', role: 'admin', scope: null };
 
 /** The key a job records as the one that enqueued it (EnqueueRequest.createdBy): none when no keys are configured. */
-export function creatorOf(caller: Caller): string | undefined {
-  return caller === anonymous ? undefined : caller.name;
+export function creatorOf(caller: Caller): JobCreator | undefined {
+  return caller === anonymous ? undefined : { name: caller.name, admin: caller.role === 'admin' };
 }
 
 /** What each RPC needs. `read` is open to every role. */

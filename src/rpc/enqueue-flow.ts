@@ -11,7 +11,7 @@ import type {
 } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
 import { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { Engine } from '../engine/engine.ts';
-import { enqueuedBy } from '../engine/jobs/index.ts';
+import { enqueuedBy, type JobCreator } from '../engine/jobs/index.ts';
 import { atomicRejectionToProto, enqueueRequestFromProto } from './convert.ts';
 import { type TraceContext, withTraceContext } from './observer.ts';
 
@@ -23,7 +23,7 @@ export async function enqueueFlowFromProto(
   engine: Engine,
   request: EnqueueFlowRequest,
   fallback: TraceContext | undefined,
-  createdBy: string | undefined,
+  createdBy: JobCreator | undefined,
 ): Promise<EnqueueFlowResponse> {
   const jobs = request.jobs.map((flowJob) => {
     const job = withTraceContext(enqueueRequestFromProto(flowJob.job ?? EnqueueJob.create()), fallback);

@@ -1,8 +1,10 @@
 /** What every gRPC handler shares: the engine, the authenticator, server facts, the observer and the drain flag. */
+
 import type { Metadata } from '@grpc/grpc-js';
 import type { QueueScope, SettingChange } from '../config/index.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
+import type { KeyRefusalLines } from '../platform/key-refusal-lines.ts';
 import type { Authenticator, Caller, Permission } from './auth.ts';
 import type { RpcObserver } from './observer.ts';
 import type { RefusedAnswers } from './refused-answers.ts';
@@ -65,6 +67,8 @@ export interface RpcContext {
   draining: boolean;
   /** Unary answers refused after their handler ran (refused-answers.ts): the code they ended with, what to undo. */
   readonly refusedAnswers: RefusedAnswers;
+  /** The log's lines naming the keys whose answers were refused or given back (`rpc.answers_refused`). */
+  readonly answerRefusals: KeyRefusalLines;
   /** Open Work, Produce and Events streams and waiting Reserve calls, so shutdown can end them and a change of API keys can check them again. */
   readonly streams: Set<OpenStream>;
   /** Rereads the config file (ReloadConfig); undefined when the server cannot. */

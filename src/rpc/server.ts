@@ -7,6 +7,7 @@ import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/qu
 import { nulRefusal } from '../engine/checks.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
+import { KeyRefusalLines } from '../platform/key-refusal-lines.ts';
 import { admissionInterceptor } from './admission.ts';
 import { answerBytesMaxOf } from './answer-bounds.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
@@ -70,8 +71,10 @@ export interface RpcServer {
    * every open stream and waiting Reserve with `refusal` at once, the health service answers
    * NOT_SERVING, and every connection open now is asked to close (a GOAWAY, then closed after
    * `shutOutGraceMs`), so that clients connect again — through a load balancer that no longer
-   * sends them here (`/readyz` answers 503), to another server. It still takes connections:
-   * new calls get their refusal where they meet it (the store's, for most).
+   * sends them here (`/readyz` answers 503), to another server. Its gRPC port stops taking
+   * connections (logged once, `rpc.listener_closed`): a client given several servers in one
+   * address (pick_first) reconnects to the next rather than to this one. A call that meets the
+   * refusal before its connection closes gets it (the store's, for most).
    */
   shutOut(refusal: SeppError): void;
 }
@@ -159,7 +162,24 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   let injector: grpc.ConnectionInjector | undefined;
   const connections = new Connections(grpcLimits, (socket) => injector?.injectConnection(socket));
   const bytesInFlight = new BytesInFlight(grpcLimits);
-  const unsentAnswers = new UnsentAnswers({ ...grpcLimits, maxMessageBytes: facts.maxMessageBytes });
+  // Only a key's own clients see its refusals: the log names the key too, once a minute at most.
+  const answerRefusals = new KeyRefusalLines(
+    (key, { refused, givenBack }) =>
+      options.log?.warn('rpc.answers_refused', {
+        key,
+        refused,
+        given_back: givenBack,
+        detail:
+          `${refused} calls of API key ${key} were refused RESOURCE_EXHAUSTED since the last line (${givenBack} ` +
+          'Reserve answers among them, whose jobs were given back): its clients do not read their answers ' +
+          '(grpc.max_bytes_in_flight_per_key, grpc.max_bytes_in_flight_per_connection; docs/configuration.md, "Answers not yet sent")',
+      }),
+    facts.nowMs,
+  );
+  const unsentAnswers = new UnsentAnswers(
+    { ...grpcLimits, maxMessageBytes: facts.maxMessageBytes },
+    (caller) => answerRefusals.refused(caller),
+  );
   const refusedAnswers = new RefusedAnswers();
   const server = new grpc.Server({
     'grpc.max_receive_message_length': facts.maxMessageBytes,
@@ -198,6 +218,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     observer: options.observer,
     draining: false,
     refusedAnswers,
+    answerRefusals,
     streams: new Set(),
     reloadConfig: options.reloadConfig,
   };
@@ -259,6 +280,9 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
       health.setStatus('', 'NOT_SERVING');
       health.setStatus(serviceName, 'NOT_SERVING');
       for (const stream of [...ctx.streams]) stream.endWith(refusal);
+      // Before the GOAWAY: a client that reconnects at once must find the port closed, not this server.
+      connections.stopAccepting();
+      options.log?.warn('rpc.listener_closed', { reason: refusal.message });
       // After the statuses above, which the connections' GOAWAY lets through.
       injector?.drain(shutOutGraceMs);
     },

@@ -110,7 +110,8 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
    * is ready again at its place with its attempt given back and no failure recorded (a job on
    * its last attempt runs again, it is not dead-lettered).
    */
-  const giveBackUnsent = (jobs: readonly LeasedJob[]) => {
+  const giveBackUnsent = (jobs: readonly LeasedJob[], callerName: string) => {
+    ctx.answerRefusals.givenBack(callerName);
     engine
       .undoLeases(jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })))
       // Ended meanwhile (shutting down): the leases run out instead. Only a bug is told.
@@ -225,7 +226,8 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       // Listed once the request proved valid (the engine checked the queues and the worker id).
       engine.workers.touch({ workerId: req.workerId, address: call.getPeer(), queues: req.queues });
       observation.leased(jobs);
-      if (jobs.length > 0) ctx.refusedAnswers.onRefused(call.metadata, () => giveBackUnsent(jobs));
+      if (jobs.length > 0)
+        ctx.refusedAnswers.onRefused(call.metadata, () => giveBackUnsent(jobs, caller.name));
       return { jobs: jobs.map(leasedJobToProto) };
     }),
 

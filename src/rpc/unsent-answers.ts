@@ -141,7 +141,11 @@ export class UnsentAnswers {
   private refused = 0;
   private overdrawn = 0;
 
-  constructor(private readonly limits: UnsentAnswersLimits) {}
+  constructor(
+    private readonly limits: UnsentAnswersLimits,
+    /** Told of each answer not sent, by the caller's name (the log's `rpc.answers_refused`). */
+    private readonly onRefused: (caller: string) => void = () => {},
+  ) {}
 
   /** Follows a call of `method` (its path) on `connection` by `caller`. */
   follow(connection: Connection | undefined, caller: string, method: string): FollowedAnswer {
@@ -260,6 +264,7 @@ export class UnsentAnswers {
         if (full !== undefined && mustSend) this.overdrawn++;
         else if (full !== undefined) {
           this.refused++;
+          this.onRefused(caller);
           letInAll();
           return new SeppError(
             'resource_exhausted',

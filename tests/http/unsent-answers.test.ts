@@ -197,6 +197,15 @@ write_timeout_ms = "${writeTimeout}"
       [told.kind, told.jobId, told.queue, told.attempt, told.state],
       ['lease_undone', lateJobId, 'late', 1, 'ready'],
     );
+    // The log named the key at its first refusal; this one, within the minute, waits for the next line.
+    const refusalLines = lines
+      .filter((line) => line.includes('"http.answers_refused"'))
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      refusalLines.map((l) => [l.level, l.key, l.refused, l.given_back]),
+      [['warn', 'slow', 1, 0]],
+    );
+    assert.ok(!JSON.stringify(refusalLines).includes(keys.slow), 'no secret in the line');
     const [again] = await leaseAgain(1, 'late');
     assert.ok(again !== undefined);
     assert.equal(again.jobId, lateJobId);

@@ -524,6 +524,24 @@ describe('API keys scoped to queues', () => {
     assert.equal((await apiCall(t.httpUrl, '/v1/jobs', { key: keys.root, body })).status, 200);
     assert.equal((await t.server.engine.getJob(gate)).dependents?.length, 4);
   });
+
+  test("an admin key's edges count as a job's creator's: it makes all of another key's job's dependents", async () => {
+    const { jobId: gate } = await call(
+      t.client,
+      t.client.enqueue,
+      { job: testJob('billing-eu') },
+      md(keys.partner),
+    );
+    const waiting = testJob('billing-eu', { dependsOn: [gate] });
+    for (let i = 0; i < 3; i++) await call(t.client, t.client.enqueue, { job: waiting }, md(keys.root));
+    const body = { queue: 'billing-eu', type: 't', dependsOn: [gate] };
+    assert.equal((await apiCall(t.httpUrl, '/v1/jobs', { key: keys.root, body })).status, 200);
+    assert.equal((await t.server.engine.getJob(gate)).dependents?.length, 4);
+    // The limit still holds, and none of the four counts as another key's.
+    const refused = await failure(call(t.client, t.client.enqueue, { job: waiting }, md(keys.root)));
+    assert.equal(refused.code, status.INVALID_ARGUMENT);
+    assert.match(refused.details, /has 4 jobs depending on it, the limit is 4/);
+  });
 });
 
 describe('queues in [[grpc.api_keys]]: what the config refuses', () => {

@@ -183,7 +183,7 @@ describe('a reload never widens what producers may enqueue silently', () => {
     assert.equal(await enqueue('undeclared', 'ping'), status.OK);
   });
 
-  test('with undeclared queues open, [queue_defaults]’ allowed_types widened and a proxy trusted are refused', async () => {
+  test('with undeclared queues open, [queue_defaults]’ allowed_types widened, a proxy trusted, a wider queue added are refused', async () => {
     t.writeConfig(queues({ strict: false, mailTypes: '[]', defaultTypes: '[]', proxies: '["10.0.0.0/8"]' }));
     const report = await t.server.reload({ actor: 'signal:SIGHUP' });
     assert.equal(report.applied, false);
@@ -197,6 +197,31 @@ describe('a reload never widens what producers may enqueue silently', () => {
     );
     // Fewer proxies trusted narrows: it applies.
     t.writeConfig(queues({ strict: false, mailTypes: '[]', proxies: '[]' }));
+    assert.equal((await t.server.reload({ actor: 'signal:SIGHUP' })).applied, true);
+
+    // A queue the file adds took jobs undeclared, with [queue_defaults]' types: wider ones are refused.
+    const adding = (types: string) =>
+      `${queues({ strict: false, mailTypes: '[]', proxies: '[]' })}[queues.extra]\nallowed_types = ${types}\n`;
+    for (const types of ['["ping", "send"]', '[]']) {
+      t.writeConfig(adding(types));
+      const added = await t.server.reload({ actor: 'signal:SIGHUP' });
+      assert.equal(added.applied, false, types);
+      assert.deepEqual(
+        added.problems.map((p) => p.key),
+        ['queues.extra.allowed_types'],
+      );
+    }
+    assert.deepEqual((await t.server.reload({ actor: 'test', dryRun: true })).securityDowngrades, [
+      'queues.extra.allowed_types (from ["ping"] to any type)',
+    ]);
+    t.writeConfig(adding('["ping", "send"]'));
+    assert.match(
+      (await t.server.reload({ actor: 'signal:SIGHUP' })).problems[0]?.message ?? '',
+      /from \["ping"\] to \["ping","send"\] \(undeclared, it takes \[queue_defaults\]' types, strict_queues being off\): a producer could enqueue to queue extra a job type/,
+    );
+    assert.equal(await enqueue('extra', 'send'), status.FAILED_PRECONDITION, 'still only "ping"');
+    // Within them it applies.
+    t.writeConfig(adding('["ping"]'));
     assert.equal((await t.server.reload({ actor: 'signal:SIGHUP' })).applied, true);
   });
 });

@@ -729,29 +729,29 @@ test('a server whose schema a newer sepp migrates while it runs refuses every ca
     );
     assert.equal(answer.status, 503);
     assert.match(answer.body.reason ?? '', why);
-    // Writes and reads answer UNAVAILABLE with it, marked `sepp-retry: operator`: a repeat helps
-    // once someone restarts this server on the newer sepp, or a newer server behind the same
-    // address takes the call, so Workers keep backing off; the CLI does not advise repeating.
+    const logged = (event: string) => lines.map((line) => JSON.parse(line)).filter((l) => l.event === event);
+    const told = logged('store.schema_newer');
+    assert.equal(told.length, 1, 'one ERROR line');
+    assert.equal(told[0]?.level, 'error');
+    assert.match(told[0]?.detail, why);
+    // Its gRPC port takes no more connections (one WARN line says why), and the connection open
+    // was asked to close: calls answer UNAVAILABLE, a refused connection, so that a client with
+    // another address goes there (the calls that meet the refusal itself: the next test).
+    const closed = logged('rpc.listener_closed');
+    assert.equal(closed.length, 1, 'one WARN line');
+    assert.equal(closed[0]?.level, 'warn');
+    assert.match(closed[0]?.reason, why);
     const refused = (what: string, attempt: Promise<unknown>) =>
       assert.rejects(answered(attempt, what), (error: ServiceError) => {
         assert.equal(error.code, status.UNAVAILABLE, what);
-        assert.match(error.details, why);
-        assert.deepEqual(error.metadata.get('sepp-retry'), ['operator'], what);
+        assert.match(error.details, /ECONNREFUSED/, what);
         return true;
       });
     await refused('an enqueue', call(c, c.enqueue, { job: testJob('emails') }));
     await refused('ListQueues', call(c, c.listQueues, { pageSize: 0, pageToken: '' }));
-    // The CLI says it, and (by the trailer) nothing about repeating the call.
     const queues = await sepp(['queues'], { SEPP_SERVER: t.address });
     assert.equal(queues.code, 3, queues.stderr);
-    assert.match(
-      queues.stderr,
-      /^sepp: sepp at \S+ runs, but its store is unavailable: storage unavailable, nothing was written: the PostgreSQL schema "overtaken" was migrated .*\(docs\/upgrading\.md, "On PostgreSQL"\)$/m,
-    );
-    const told = lines.map((line) => JSON.parse(line)).filter((l) => l.event === 'store.schema_newer');
-    assert.equal(told.length, 1, 'one ERROR line');
-    assert.equal(told[0]?.level, 'error');
-    assert.match(told[0]?.detail, why);
+    assert.match(queues.stderr, /^sepp: cannot reach sepp at \S+: connection refused/m);
   } finally {
     await within(t.dispose(), 'the server stopped', 60_000);
   }
@@ -764,14 +764,17 @@ test('a server whose schema a newer sepp migrates while it runs refuses every ca
  * long-poll — ends with UNAVAILABLE and the words of its `store.schema_newer` line, within
  * the store's next look (once a second), not when the wait would have ended. The server's
  * clock is a FakeClock that never moves, so no wait here can end by itself. Its connections
- * are asked to close: a TypeScript Worker behind a load balancer that follows /readyz goes on
- * through the other server (docs/postgres.md).
+ * are asked to close and its gRPC port takes no more: a TypeScript Worker behind a load balancer
+ * that follows /readyz goes on through the other server, and so does a client given both servers
+ * in one address, A first (docs/postgres.md).
  */
 test('a server shut out by a newer schema ends its waits at once; a Worker behind a load balancer goes on', async () => {
   // The shut-out server's waits are timed by a clock that never moves.
   const clock = new FakeClock();
+  const lines: string[] = [];
+  const logger = createLogger({ level: 'warn', format: 'json', write: (line) => lines.push(line) });
   const a = await within(
-    startTestServer({ toml: postgres.storeToml('shut_a'), clock, http: true }),
+    startTestServer({ toml: postgres.storeToml('shut_a'), clock, http: true, logger }),
     'server A started',
     60_000,
   );
@@ -799,7 +802,11 @@ test('a server shut out by a newer schema ends its waits at once; a Worker behin
   const client = SeppClient.connect(`127.0.0.1:${(balancer.address() as AddressInfo).port}`, {
     apiKey: null,
   });
+  // Both servers in one address, A first (pick_first): it stays with A while A takes connections.
+  const both = SeppClient.connect(`ipv4:${a.address},${b.address}`, { apiKey: null });
   try {
+    const onA = await both.enqueue('letters', 'welcome', 'hi');
+    assert.equal((await a.server.engine.getJob(onA.id)).state, 'ready');
     const c = a.client;
     // A Work stream with credit and no jobs, a unary Reserve and an HTTP long-poll, an Events stream.
     const work = c.work() as WorkStream;
@@ -872,6 +879,9 @@ test('a server shut out by a newer schema ends its waits at once; a Worker behin
       10_000,
     );
     const [workEnd, reserveEnd, eventsEnd, pollEnd] = ended;
+    // Each with the words of the `store.schema_newer` line; marked `sepp-retry: operator` (the
+    // Reserve shows it): a repeat helps once someone restarts this server on the newer sepp, or
+    // another server takes the call, so Workers keep backing off; the CLI does not advise repeating.
     for (const [what, end] of [
       ['the Work stream', workEnd],
       ['the Reserve', reserveEnd],
@@ -880,9 +890,43 @@ test('a server shut out by a newer schema ends its waits at once; a Worker behin
       assert.equal(end?.code, status.UNAVAILABLE, what);
       assert.match(end?.details ?? '', why, what);
     }
+    assert.deepEqual(reserveEnd?.metadata.get('sepp-retry'), ['operator']);
     assert.equal(pollEnd.status, 503);
     assert.match((pollEnd.json as { error?: { message?: string } }).error?.message ?? '', why);
     assert.equal(clock.nowMs(), new FakeClock().nowMs(), 'no wait was timed out');
+
+    // A's gRPC port takes no new connection, and says so once.
+    const [, aPort] = a.address.split(':');
+    await assert.rejects(
+      within(
+        new Promise<void>((resolve, reject) => {
+          const socket = new Socket().connect(Number(aPort), '127.0.0.1', () => {
+            socket.destroy();
+            resolve();
+          });
+          socket.once('error', reject);
+        }),
+        "a connection to A's gRPC port",
+      ),
+      { code: 'ECONNREFUSED' },
+    );
+    const closed = lines.map((line) => JSON.parse(line)).filter((l) => l.event === 'rpc.listener_closed');
+    assert.equal(closed.length, 1);
+    assert.match(closed[0].reason, why);
+    // The two-address client reconnects past A, to B (a call that met A's GOAWAY first may fail).
+    const onB = await within(
+      (async () => {
+        for (;;) {
+          try {
+            return await both.enqueue('letters', 'welcome', 'hi');
+          } catch {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        }
+      })(),
+      'an enqueue through the second address',
+    );
+    assert.equal((await b.server.engine.getJob(onB.id)).state, 'ready');
 
     // The Worker's connection was asked to close: it connects again, and the balancer sends it to B.
     const second = await answered(
@@ -898,6 +942,7 @@ test('a server shut out by a newer schema ends its waits at once; a Worker behin
     await worker.close();
   } finally {
     await client.close();
+    await both.close();
     balancer.close();
     await within(Promise.all([a.dispose(), b.dispose()]), 'the servers stopped', 60_000);
   }

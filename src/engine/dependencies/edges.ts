@@ -67,19 +67,23 @@ const none: DependentsAdded = { added: 0, others: 0 };
  * How the enqueue bounds a job's dependents: at most `limit` (limits.max_dependents_per_job),
  * counting the edges the operation made to it before (`earlier`) beyond those the store counts;
  * `caller`, the API key's name that enqueues (null: none), makes at most othersShare of them when
- * it is not the one that made the job.
+ * it is not the one that made the job — unless it has the admin role (`callerAdmin`): a trusted
+ * operator's edges count as the creator's.
  */
 export interface DependentsBound {
   limit: number;
   earlier: (parentId: string) => DependentsAdded;
   caller: string | null;
+  callerAdmin: boolean;
 }
 
 /**
  * How many of a job's dependents the keys other than the one that made it may make together:
  * half of limits.max_dependents_per_job, so that another key that learns a job's id cannot use
  * them all up (attack7): the job's own creator keeps room for the other half. A caller without a
- * key counts as one key, as does the server's own (a job it made has no creator).
+ * key counts as one key, as does the server's own (a job it made has no creator). A key with the
+ * admin role is not one of them: it may do anything to any job anyway, and its edges count as the
+ * creator's.
  */
 export const othersShare = (limit: number): number => Math.floor(limit / 2);
 
@@ -140,7 +144,7 @@ export function* dependencyEdges(
     const others = Number(target.other_dependents) + earlier.others;
     const held = { dependents, others, limit: bound.limit };
     if (dependents >= bound.limit) return tooManyDependents(`depends_on[${i}]`, id, held, false);
-    const byOther = (target.created_by ?? null) !== bound.caller;
+    const byOther = !bound.callerAdmin && (target.created_by ?? null) !== bound.caller;
     if (byOther && others >= othersShare(bound.limit))
       return tooManyDependents(`depends_on[${i}]`, id, held, true);
     let edge: EdgeState = 'pending';

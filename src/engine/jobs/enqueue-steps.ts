@@ -111,7 +111,7 @@ export class EnqueueSteps {
   ): Op<Admission> {
     let edges: DependencyEdges | null = null;
     if (job.dependencies !== null) {
-      const bound = this.bound(earlier, job.createdBy);
+      const bound = this.bound(earlier, job.createdBy, job.createdByAdmin);
       const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies, bound);
       if ('reason' in checked) return { ok: false, ...checked };
       edges = checked;
@@ -125,9 +125,12 @@ export class EnqueueSteps {
     return { ok: true, edges };
   }
 
-  /** limits.max_dependents_per_job, with the operation's uncounted edges (`earlier`), for `caller`'s job. */
-  bound(earlier: DependentsBound['earlier'], caller: string | null): DependentsBound {
-    return { limit: this.ctx.limits.maxDependentsPerJob, earlier, caller };
+  /**
+   * limits.max_dependents_per_job, with the operation's uncounted edges (`earlier`), for the job
+   * of `caller` (`callerAdmin`: a key with the admin role).
+   */
+  bound(earlier: DependentsBound['earlier'], caller: string | null, callerAdmin: boolean): DependentsBound {
+    return { limit: this.ctx.limits.maxDependentsPerJob, earlier, caller, callerAdmin };
   }
 
   /** Creates `queue` if this is its first job (after `admit` counted it). */

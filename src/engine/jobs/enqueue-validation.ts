@@ -34,6 +34,8 @@ export interface ValidJob {
   group: string | null;
   /** The API key's name that enqueues it; null: none (EnqueueRequest.createdBy). */
   createdBy: string | null;
+  /** That key has the admin role: its edges count as each named job's creator's (EnqueueRequest.createdByAdmin). */
+  createdByAdmin: boolean;
   /** The ids it waits for (distinct), and what a failed one does; null: none. */
   dependencies: { ids: readonly string[]; policy: DependencyPolicy } | null;
   /** Its debounce key, quiet period and cap (null: no cap); null: not debounced. */
@@ -271,6 +273,7 @@ export function validateJob(
     tracestate,
     group: job.group ?? null,
     createdBy: job.createdBy ?? null,
+    createdByAdmin: job.createdByAdmin === true,
     dependencies,
     debounce,
     settings,

@@ -271,7 +271,8 @@ export class FlowEnqueuer {
     }
     const unique = [...new Set(originals)].filter((id) => !named.has(id));
     if (unique.length > 0) {
-      const bound = this.steps.bound(earlier, jobs[index]!.createdBy ?? null);
+      const { createdBy, createdByAdmin } = jobs[index]!;
+      const bound = this.steps.bound(earlier, createdBy ?? null, createdByAdmin === true);
       const checked = yield* dependencyEdges(tx, this.steps.ctx.store.kind, { ids: unique, policy }, bound);
       if ('reason' in checked) {
         throw SeppError.rejected({

@@ -13,7 +13,7 @@ export {
   topErrors,
 } from './error-groups.ts';
 export { FlowEnqueuer } from './flow-enqueue.ts';
-export { enqueuedBy } from './job-creator.ts';
+export { enqueuedBy, type JobCreator } from './job-creator.ts';
 export { JobIdGenerator, normalizeJobId, type RandomBytes, systemRandomBytes } from './job-id.ts';
 export { type DeadLetterSummaryQuery, JobQueries, summariesInOrder } from './job-queries.ts';
 export {

@@ -344,3 +344,35 @@ dependentsCases.push({
     await refusedEnqueue(engine, keyless, 4);
   },
 });
+
+dependentsCases.push({
+  name: "dependents: an admin key's edges count as the job's creator's, not against other keys' share",
+  async run(h) {
+    let { engine } = await h.engine(limits(4));
+    /** A request of the admin key `ops` (EnqueueRequest.createdByAdmin, as the handlers mark it). */
+    const admin = (dependsOn: readonly string[]): EnqueueRequest => ({
+      ...by('ops', dependsOn),
+      createdByAdmin: true,
+    });
+    const gate = (await engine.enqueue(by('alice'))).jobId;
+    await engine.enqueue(by('mallory', [gate]));
+    await engine.enqueue(by('mallory', [gate]));
+    // Other keys made their share: mallory is refused, the admin key is not, one job or a flow.
+    await assert.rejects(engine.enqueue(by('mallory', [gate])), (error) => {
+      assert.ok(error instanceof SeppError && error.rejection !== undefined, String(error));
+      assertOthersFull(error.rejection, gate, 2);
+      return true;
+    });
+    await engine.enqueue(admin([gate]));
+    const flow = await engine.enqueueFlow([{ name: 'a', ...admin([gate]) }]);
+    assert.equal(flow.committed, true, JSON.stringify(flow));
+    // The limit holds for it: 4 dependents, 2 of them by other keys (the admin's are not counted so).
+    ({ engine } = await h.engine(limits(4)));
+    await assert.rejects(engine.enqueue(admin([gate])), (error) => {
+      assert.ok(error instanceof SeppError && error.rejection !== undefined, String(error));
+      assertTooMany(error.rejection, gate, 4);
+      assert.match(error.rejection.message, /\(2 of them made by keys other than the one that enqueued it\)/);
+      return true;
+    });
+  },
+});
