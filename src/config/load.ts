@@ -111,21 +111,41 @@ interface Source {
 
 /**
  * TOML keys whose values are secrets (or hashes of them, or URLs that may carry
- * credentials), followed by the value as far as the line shows it.
+ * credentials), written bare or quoted (`"key" = …`), followed by the value as far as
+ * the text holds it: a multi-line string up to its closing quotes, a string cut short
+ * to the end of its line.
  */
 const secretAssignmentRe =
-  /\b(key|key_sha256|password|password_hash|secret|token|metrics_token|metrics_token_sha256|otlp_endpoint|url)(\s*=\s*)(?:"""[\s\S]*|'''[\s\S]*|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s,}]+)/g;
+  /\b(key|key_sha256|password|password_hash|secret|token|metrics_token|metrics_token_sha256|otlp_endpoint|url)(["']?\s*=\s*)(?:"""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s,}]+)/g;
 
 /**
- * A syntax error quotes the lines around it, and a file cut short (or a
- * missing quote) puts a secret there: its value is replaced before the
- * message reaches a log line or the terminal.
+ * `text` with the value of every secret assignment replaced. A multi-line value keeps its
+ * line breaks (each of its lines shown as `<redacted>`), so every line keeps its number.
  */
-export function redactSecretAssignments(excerpt: string): string {
-  return excerpt.replace(
+export function redactSecretAssignments(text: string): string {
+  return text.replace(
     secretAssignmentRe,
-    (_match, name: string, equals: string) => `${name}${equals}<redacted>`,
+    (match: string, name: string, equals: string) =>
+      `${name}${equals}<redacted>${(match.match(/\r?\n/g) ?? []).map((lineBreak) => `${lineBreak}<redacted>`).join('')}`,
   );
+}
+
+/**
+ * The lines around a syntax error (line and column from 1), numbered, with a caret under the
+ * column: taken from the file with its secrets redacted first, so that neither a cut-short
+ * value nor a line inside a multi-line secret (its `key = """` out of the excerpt) is shown.
+ */
+function syntaxErrorExcerpt(text: string, line: number, column: number): string {
+  const lines = redactSecretAssignments(text).split(/\r?\n/);
+  const numberWidth = String(line + 1).length;
+  const shown: string[] = [];
+  for (let at = line - 1; at <= line + 1; at++) {
+    const shownLine = lines[at - 1];
+    if (shownLine === undefined || shownLine === '') continue;
+    shown.push(`${String(at).padEnd(numberWidth)}:  ${shownLine}`);
+    if (at === line) shown.push(`${' '.repeat(numberWidth + column + 2)}^`);
+  }
+  return shown.join('\n');
 }
 
 /** Parses TOML, turning a syntax error into a problem that points at the line and column. */
@@ -138,7 +158,7 @@ function parseToml(
   } catch (error) {
     if (error instanceof TomlError) {
       const reason = (error.message.split('\n')[0] ?? '').replace(/^Invalid TOML document: /, '');
-      const excerpt = redactSecretAssignments(error.codeblock.trimEnd());
+      const excerpt = syntaxErrorExcerpt(text, error.line, error.column);
       return {
         ok: false,
         problem: {

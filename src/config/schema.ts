@@ -141,9 +141,13 @@ export const serverSpec: SectionSpec<ServerConfig> = {
   },
 };
 
-/** An environment variable's name, for settings that name one holding a secret. */
+/**
+ * An environment variable's name, for settings that name one holding a secret: a value that is
+ * not a name is not repeated in the problem (it may be the secret itself, written here by mistake).
+ */
 const envVarName = stringField({
   maxLength: 128,
+  secret: true,
   pattern: {
     re: /^[A-Za-z_][A-Za-z0-9_]*$/,
     help: 'the name of an environment variable, e.g. "SEPP_PUSH_SECRET"',

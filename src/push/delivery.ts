@@ -79,6 +79,15 @@ export function retryAfterMs(value: string | undefined, nowMs: number): number |
   return Math.min(Math.max(0, ms), maxRetryAfterMs);
 }
 
+/**
+ * A tracestate as a header may carry it: printable ASCII, as W3C Trace Context writes it. A job
+ * carries what its producer sent (any text up to 512 characters, over any door, sepp.enqueue
+ * too), and Node refuses a header with a line break, a control character or one beyond Latin-1
+ * by throwing: such a job was never delivered, each attempt's lease running out (attack8).
+ * It goes without it, as a job whose producer sent none.
+ */
+const tracestateHeaderRe = /^[\x20-\x7e]*$/;
+
 export function deliver(req: DeliveryRequest): Promise<DeliveryOutcome> {
   const url = new URL(req.target.url);
   const shown = shownUrl(url);
@@ -98,7 +107,8 @@ export function deliver(req: DeliveryRequest): Promise<DeliveryOutcome> {
     [signatureHeader]: signatureOf(req.target.secret.reveal(), timestampS, body),
   };
   if (req.job.traceparent !== null) headers.traceparent = req.job.traceparent;
-  if (req.job.tracestate !== null) headers.tracestate = req.job.tracestate;
+  if (req.job.tracestate !== null && tracestateHeaderRe.test(req.job.tracestate))
+    headers.tracestate = req.job.tracestate;
   if (url.username !== '' || url.password !== '') {
     headers.Authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
   }

@@ -268,11 +268,19 @@ test('malformed TOML never shows a secret of the lines it quotes', () => {
     `[[grpc.api_keys]]\nname = "ci"\nkey_sha256 = '${secrets.digest}'\nrole = = "admin"\n`,
     `[telemetry]\nmetrics_token = "${secrets.token}"\nservice_name = = "x"\n`,
     `[[grpc.api_keys]]\nname = "ci"\nkey = """${secrets.key}\n`,
+    // Keys may be quoted (attack8).
+    `[[grpc.api_keys]]\nname = "ci"\n"key" = "${secrets.key}"\nrole = admin\n`,
+    `[[grpc.api_keys]]\nname = "ci"\n'key' = '${secrets.key}'\nrole = admin\n`,
+    `[telemetry]\n"metrics_token"= "${secrets.token}" x\n`,
+    `grpc.api_keys = [{ name = "ci", "key" = "${secrets.key}", role = admin }]\n`,
+    // A multi-line value whose line with `key = """` is above the lines quoted (attack8).
+    `[[grpc.api_keys]]\nname = "ci"\nkey = """\n${secrets.key}""" x\n`,
+    `[[grpc.api_keys]]\nname = "ci"\nkey = '''\n\n${secrets.key}'''\nrole = = "admin"\n`,
   ];
   for (const text of cases) {
     const [problem] = problemsOf(text);
     assert.match(problem?.message ?? '', /^invalid TOML: /, text);
-    assert.match(problem?.message ?? '', /= <redacted>/, text);
+    assert.match(problem?.message ?? '', /<redacted>/, text);
     for (const secret of Object.values(secrets))
       assert.ok(!problem?.message.includes(secret.slice(0, 12)), `${text}\n${problem?.message}`);
   }

@@ -152,6 +152,21 @@ test('the password comes from exactly one place, and a missing one is a problem 
   );
 });
 
+test('a password written where the name of its variable goes is not repeated (attack8)', () => {
+  const cases = [
+    { toml: pgToml(`password_env = "${password}"\n`), key: 'store.password_env' },
+    {
+      toml: `[queues.q.push]\nurl = "https://h.example/"\nsecret_env = "${password}"\n`,
+      key: 'queues.q.push.secret_env',
+    },
+  ];
+  for (const { toml, key } of cases) {
+    const problems = problemsOf(toml);
+    assertProblem(problems, key, /not repeated here.*the name of an environment variable/);
+    assert.ok(!JSON.stringify(problems).includes(password), JSON.stringify(problems));
+  }
+});
+
 test('PostgreSQL settings on the SQLite store are refused, not ignored', () => {
   const problems = problemsOf('[store]\nurl = "postgres://db/sepp"\npool_size = 3\nmax_waiting_reads = 9\n');
   assertProblem(problems, 'store.url', /store\.kind is "sqlite"; set kind = "postgres"/);

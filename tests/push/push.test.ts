@@ -87,6 +87,30 @@ describe('push delivery', () => {
     assert.match(String(delivery.headers['sepp-signature']), /^t=\d+,v1=[0-9a-f]{64}$/);
   });
 
+  test("a producer's tracestate that is no header value is left out of the request, not its delivery (attack8)", async () => {
+    receiver.answer = ok;
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const delivered = async (tracestate: string) => {
+      const { jobId } = await t.server.engine.enqueue({
+        queue: 'hooks',
+        type: 'notify',
+        payload: Buffer.from('{}'),
+        traceparent,
+        tracestate,
+      });
+      await jobUntil(t, jobId, (j) => j.state === 'completed');
+      return receiver.deliveries.find((d) => d.json.jobId === jobId)?.headers;
+    };
+    // A line break, a control character, a character beyond Latin-1: Node refuses each in a header.
+    for (const tracestate of ['vendor=a\r\nx-injected: 1', 'vendor=a\u0001', 'vendor=\u20ac']) {
+      const headers = await delivered(tracestate);
+      assert.equal(headers?.traceparent, traceparent, JSON.stringify(tracestate));
+      assert.equal(headers?.tracestate, undefined, JSON.stringify(tracestate));
+      assert.equal(headers?.['x-injected'], undefined);
+    }
+    assert.equal((await delivered('vendor=opaque,other=1'))?.tracestate, 'vendor=opaque,other=1');
+  });
+
   test("a batch member is delivered with its batch id and its lease's token, which adds to its sealed batch", async () => {
     const notify = {
       queue: 'hooks',
