@@ -60,7 +60,7 @@ before(async () => {
     name,
     after,
     queue,
-    type: name,
+    type: queue,
     payload: enc('{}'),
     ...extra,
   });
@@ -104,6 +104,8 @@ test('the flow page draws every job by state; a click goes to the job', async ()
   assert.equal(await nodes.count(), 6);
   const states = await Promise.all((await nodes.all()).map((n) => n.getAttribute('data-state')));
   assert.deepEqual(states, ['completed', 'completed', 'dead', 'ready', 'waiting', 'waiting']);
+  // The three transforms share a type: each box is titled by its name in the flow.
+  assert.equal(await nodes.nth(2).textContent(), 'transform-btransform · dead');
   const counts = (await page.getByRole('list', { name: 'jobs by state' }).textContent()) ?? '';
   assert.match(counts, /waiting 2.*ready 1.*completed 2.*dead 1/);
   const table = page.getByRole('table', { name: "the flow's jobs" });
