@@ -83,6 +83,18 @@ before(async () => {
 });
 after(() => ui?.dispose());
 
+test('the dashboard and the queue page count the jobs waiting on dependencies', async () => {
+  await visit(page, url('/'));
+  // load and report wait; the dashboard's per-queue column of reserves is named apart.
+  await page.getByTestId('total-waiting').filter({ hasText: /^2$/ }).waitFor({ timeout: 5000 });
+  await page.getByRole('columnheader', { name: 'Reserves waiting' }).waitFor();
+  await visit(page, url('/queues/load'));
+  const waiting = page.locator('a.total-waiting');
+  await waiting.filter({ hasText: /^1waiting$/ }).waitFor({ timeout: 5000 });
+  assert.equal(await waiting.getAttribute('href'), '/jobs?queue=load&state=waiting');
+  assert.deepEqual(problems, []);
+});
+
 test("a job's page links what it waits on, what waits on it, and its flow", async () => {
   await visit(page, url(`/jobs/${ids.load}`));
   const card = page.locator('section').filter({ has: page.getByRole('heading', { name: 'Workflow' }) });
