@@ -88,6 +88,15 @@ test('the dashboard and the queue page count the jobs waiting on dependencies', 
   // load and report wait; the dashboard's per-queue column of reserves is named apart.
   await page.getByTestId('total-waiting').filter({ hasText: /^2$/ }).waitFor({ timeout: 5000 });
   await page.getByRole('columnheader', { name: 'Reserves waiting' }).waitFor();
+  await visit(page, url('/queues'));
+  const loadRow = page
+    .getByRole('row')
+    .filter({ has: page.getByRole('link', { name: 'load', exact: true }) });
+  assert.equal(
+    await loadRow.locator('[data-label="Waiting"]').textContent(),
+    '1',
+    'the Queues page counts the waiting job of load',
+  );
   await visit(page, url('/queues/load'));
   const waiting = page.locator('a.total-waiting');
   await waiting.filter({ hasText: /^1waiting$/ }).waitFor({ timeout: 5000 });
