@@ -60,7 +60,7 @@ before(async () => {
     name,
     after,
     queue,
-    type: name,
+    type: queue,
     payload: enc('{}'),
     ...extra,
   });
@@ -83,6 +83,27 @@ before(async () => {
 });
 after(() => ui?.dispose());
 
+test('the dashboard and the queue page count the jobs waiting on dependencies', async () => {
+  await visit(page, url('/'));
+  // load and report wait; the dashboard's per-queue column of reserves is named apart.
+  await page.getByTestId('total-waiting').filter({ hasText: /^2$/ }).waitFor({ timeout: 5000 });
+  await page.getByRole('columnheader', { name: 'Reserves waiting' }).waitFor();
+  await visit(page, url('/queues'));
+  const loadRow = page
+    .getByRole('row')
+    .filter({ has: page.getByRole('link', { name: 'load', exact: true }) });
+  assert.equal(
+    await loadRow.locator('[data-label="Waiting"]').textContent(),
+    '1',
+    'the Queues page counts the waiting job of load',
+  );
+  await visit(page, url('/queues/load'));
+  const waiting = page.locator('a.total-waiting');
+  await waiting.filter({ hasText: /^1waiting$/ }).waitFor({ timeout: 5000 });
+  assert.equal(await waiting.getAttribute('href'), '/jobs?queue=load&state=waiting');
+  assert.deepEqual(problems, []);
+});
+
 test("a job's page links what it waits on, what waits on it, and its flow", async () => {
   await visit(page, url(`/jobs/${ids.load}`));
   const card = page.locator('section').filter({ has: page.getByRole('heading', { name: 'Workflow' }) });
@@ -104,6 +125,8 @@ test('the flow page draws every job by state; a click goes to the job', async ()
   assert.equal(await nodes.count(), 6);
   const states = await Promise.all((await nodes.all()).map((n) => n.getAttribute('data-state')));
   assert.deepEqual(states, ['completed', 'completed', 'dead', 'ready', 'waiting', 'waiting']);
+  // The three transforms share a type: each box is titled by its name in the flow.
+  assert.equal(await nodes.nth(2).textContent(), 'transform-btransform · dead');
   const counts = (await page.getByRole('list', { name: 'jobs by state' }).textContent()) ?? '';
   assert.match(counts, /waiting 2.*ready 1.*completed 2.*dead 1/);
   const table = page.getByRole('table', { name: "the flow's jobs" });

@@ -146,6 +146,8 @@ describe('sepp admin', { timeout: 300_000 }, () => {
     assert.equal(human.code, 0, human.stderr);
     const key = /^ {4}(sepp_\S+)$/m.exec(human.stdout)?.[1];
     assert.ok(key, human.stdout);
+    // A reload takes a new key (docs/configuration.md): no restart is needed.
+    assert.match(human.stdout, /then reload sepp \(`sepp config reload`, or SIGHUP\) or restart it:\n/);
     const toml = human.stdout.slice(human.stdout.indexOf('[[grpc.api_keys]]'));
     assert.match(
       toml,

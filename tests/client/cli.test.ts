@@ -137,25 +137,32 @@ describe('operator CLI', () => {
   });
 
   test('queues: a table for people, JSON for scripts', async () => {
+    const first = await client.enqueue('listed', 't');
     await client.enqueue('listed', 't');
-    await client.enqueue('listed', 't');
+    // A job waiting on a dependency is counted, in a column of its own (issue: it was in none).
+    await client.enqueue('held', 't', '', { dependsOn: [first.id] });
     const table = await sepp(['queues'], env);
     assert.equal(table.code, 0, table.stderr);
     const [header, ...rows] = table.stdout.trim().split('\n');
     assert.match(
       header ?? '',
-      /^QUEUE\s+PAUSED\s+SCHEDULED\s+READY\s+LEASED\s+DEAD\s+COMPLETED\s+CANCELLED\s+OLDEST READY\s+WAITING$/,
+      /^QUEUE\s+PAUSED\s+WAITING\s+SCHEDULED\s+READY\s+LEASED\s+DEAD\s+COMPLETED\s+CANCELLED\s+OLDEST READY\s+RESERVES WAITING$/,
     );
     assert.ok(
-      rows.some((r) => /^listed\s+no\s+0\s+2\s+0\s+0\s+0\s+0\s+\S+\s+0$/.test(r)),
+      rows.some((r) => /^listed\s+no\s+0\s+0\s+2\s+0\s+0\s+0\s+0\s+\S+\s+0$/.test(r)),
+      table.stdout,
+    );
+    assert.ok(
+      rows.some((r) => /^held\s+no\s+1\s+0\s+0\s+0\s+0\s+0\s+0\s+-\s+0$/.test(r)),
       table.stdout,
     );
     await client.enqueue('later', 't', '', { delayMs: 3_600_000 });
-    const queues = json<{ name: string; counts: { ready: number }; oldestReadyAgeMs: number | null }[]>(
-      await sepp(['queues', '--json'], env),
-    );
+    const queues = json<
+      { name: string; counts: { ready: number; waiting: number }; oldestReadyAgeMs: number | null }[]
+    >(await sepp(['queues', '--json'], env));
     const listed = queues.find((q) => q.name === 'listed');
     assert.equal(listed?.counts.ready, 2);
+    assert.equal(queues.find((q) => q.name === 'held')?.counts.waiting, 1);
     assert.equal(typeof listed?.oldestReadyAgeMs, 'number');
     // No ready job: no age (0 would read as "a job became due just now").
     assert.equal(queues.find((q) => q.name === 'later')?.oldestReadyAgeMs, null);

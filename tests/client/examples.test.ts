@@ -256,8 +256,8 @@ describe('the quickstart, followed in a fresh directory outside the repository',
       );
       await sent;
 
-      // Both jobs acked: nothing scheduled, ready, leased or dead (the acks may still be in flight).
-      const row = /^emails\s+no\s+0\s+0\s+0\s+0\s/m;
+      // Both jobs acked: nothing waiting, scheduled, ready, leased or dead (the acks may still be in flight).
+      const row = /^emails\s+no\s+0\s+0\s+0\s+0\s+0\s/m;
       let queues = await run('sh', ['-c', queuesCommand.replace('dist/sepp', `"${exe}"`)], app, env());
       for (let i = 0; i < 50 && queues.code === 0 && !row.test(queues.stdout); i++) {
         await new Promise((r) => setTimeout(r, 100));

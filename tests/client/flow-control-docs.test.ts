@@ -29,7 +29,7 @@ function normalize(output: string): string[][] {
     .map((line) =>
       line
         .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID')
-        .replace(/^(\S+\s+(?:\S+\s+){7})\d+(?:\.\d+)?(?:ms|s|m|h|d)\b/, '$1AGE')
+        .replace(/^(\S+\s+(?:\S+\s+){8})\d+(?:\.\d+)?(?:ms|s|m|h|d)\b/, '$1AGE')
         .split(/\s{2,}/),
     );
 }

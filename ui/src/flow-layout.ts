@@ -19,7 +19,7 @@ export interface PlacedNode {
   x: number;
   y: number;
   /** The job drawn, or null for a "+N more" box. */
-  job: { id: string; queue: string; type: string; state: JobState } | null;
+  job: { id: string; queue: string; type: string; state: JobState; name: string | null } | null;
   /** For a "+N more" box: how many jobs it stands for, per state. */
   hidden: { count: number; states: Partial<Record<JobState, number>> } | null;
 }

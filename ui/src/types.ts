@@ -47,6 +47,7 @@ export type Role = AdminRole;
 export const jobStates: readonly JobState[] = [
   'ready',
   'scheduled',
+  'waiting',
   'leased',
   'dead',
   'completed',
@@ -55,6 +56,7 @@ export const jobStates: readonly JobState[] = [
 export const browseStates: readonly BrowseState[] = [
   'ready',
   'scheduled',
+  'waiting',
   'retrying',
   'leased',
   'dead',

@@ -27,6 +27,8 @@ def test_depends_on_waits_and_the_results_are_passed_on(client: sepp.Client, que
     waiting = client.get_job(second.id)
     assert waiting.state == "waiting"
     assert [(d.id, d.state, d.edge) for d in waiting.dependencies] == [(first.id, "ready", "pending")]
+    [held] = [q for q in client.list_queues() if q.name == f"{queue}-b"]
+    assert (held.counts.waiting, held.counts.ready) == (1, 0)
     assert client.reserve([f"{queue}-b"]) == []
     counted = lease_one(client, f"{queue}-a")
     assert counted.dependency_results == ()

@@ -277,7 +277,15 @@ function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSetti
 }
 
 export function queueInfoFromProto(queue: ProtoQueueInfo): QueueInfo {
-  const counts = queue.counts ?? { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0 };
+  const counts = queue.counts ?? {
+    scheduled: 0,
+    ready: 0,
+    leased: 0,
+    completed: 0,
+    dead: 0,
+    cancelled: 0,
+    waiting: 0,
+  };
   return {
     name: queue.name,
     paused: queue.paused,

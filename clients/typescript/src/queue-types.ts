@@ -86,6 +86,8 @@ export interface StateCounts {
   dead: number;
   /** Cancelled and kept for the queue's cancelled retention. */
   cancelled: number;
+  /** Waiting for the jobs they depend on to end (workflows); 0 from a server older than this count. */
+  waiting: number;
 }
 
 /** Which page of queues `client.queues.listPage` reads. */

@@ -94,7 +94,8 @@ export function registerAdminCommands(parser: Argv, io: CliIo): void {
             `API key "${args.name}" (role ${args.role}), shown only this once; give it to the client now ` +
               '(e.g. as SEPP_API_KEY):\n\n' +
               `    ${key}\n\n` +
-              "Add these lines to sepp.toml (they hold only the key's SHA-256) and restart sepp:\n\n" +
+              "Add these lines to sepp.toml (they hold only the key's SHA-256), then reload sepp " +
+              '(`sepp config reload`, or SIGHUP) or restart it:\n\n' +
               toml,
           );
         },

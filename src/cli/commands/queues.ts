@@ -56,6 +56,7 @@ export function registerQueuesCommand(parser: Argv, io: CliIo): void {
         const header = [
           'QUEUE',
           'PAUSED',
+          'WAITING',
           'SCHEDULED',
           'READY',
           'LEASED',
@@ -63,7 +64,7 @@ export function registerQueuesCommand(parser: Argv, io: CliIo): void {
           'COMPLETED',
           'CANCELLED',
           'OLDEST READY',
-          'WAITING',
+          'RESERVES WAITING',
         ];
         if (flow) header.push('RATE', 'GROUPS', 'THROTTLED');
         print(
@@ -74,6 +75,7 @@ export function registerQueuesCommand(parser: Argv, io: CliIo): void {
               const row = [
                 q.name,
                 q.paused ? 'yes' : 'no',
+                String(q.counts.waiting),
                 String(q.counts.scheduled),
                 String(q.counts.ready),
                 // In use out of the limit, when there is one.

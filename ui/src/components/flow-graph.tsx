@@ -1,5 +1,6 @@
 /**
- * A flow drawn as a graph (issue 33): a box per job, coloured by its state, and an arrow
+ * A flow drawn as a graph (issue 33): a box per job, coloured by its state and titled by
+ * its name in the flow (its type when no flow named it), and an arrow
  * from each job to the jobs that wait on it (solid once that dependency completed, dashed
  * while pending, red where it failed). Each box links to its job; the job the page was
  * opened from is outlined. Scrolls sideways inside its card on a narrow screen.
@@ -14,10 +15,17 @@ const clip = (text: string, max: number): string => (text.length > max ? `${text
 function JobBox({ node, current }: { node: PlacedNode; current: boolean }) {
   const job = node.job!;
   const href = `/jobs/${job.id}`;
+  // A job is titled by its name in the flow, which tells apart the jobs of one type (a
+  // fan-out's four `transform` jobs); a job no flow named, by its type.
+  const title = job.name ?? job.type;
+  const sub =
+    job.name !== null && job.name !== job.type
+      ? `${job.type} · ${job.state}`
+      : `${job.state} · ${shortId(job.id)}`;
   return (
     <a
       href={href}
-      aria-label={`${job.type} ${job.state} job ${job.id}`}
+      aria-label={`${title} ${job.state} job ${job.id}`}
       data-testid="flow-node"
       data-state={job.state}
       onClick={(event: MouseEvent) => {
@@ -35,10 +43,10 @@ function JobBox({ node, current }: { node: PlacedNode; current: boolean }) {
         rx={6}
       />
       <text class="flow-node-type" x={node.x + 10} y={node.y + 19}>
-        {clip(job.type, 22)}
+        {clip(title, 22)}
       </text>
       <text class="flow-node-sub" x={node.x + 10} y={node.y + 36}>
-        {job.state} · {shortId(job.id)}
+        {clip(sub, 26)}
       </text>
     </a>
   );

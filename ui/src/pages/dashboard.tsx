@@ -82,7 +82,7 @@ function queueColumns(rates: Record<string, QueueRates>): Column<QueueInfo>[] {
       cell: (q) => `${wait(r(q)?.avgWaitMs ?? null)} / ${wait(r(q)?.maxWaitMs ?? null)}`,
     },
     {
-      header: 'Waiting',
+      header: 'Reserves waiting',
       num: true,
       title: () => 'reserves waiting for a job of this queue (one waiting on several queues counts in each)',
       cell: (q) => fmtNum(q.waitingWorkers),

@@ -65,6 +65,7 @@ const columns: Column<QueueInfo>[] = [
   },
   { header: 'Ready', num: true, cell: (q) => fmtNum(q.counts.ready) },
   { header: 'Scheduled', num: true, cell: (q) => fmtNum(q.counts.scheduled) },
+  { header: 'Waiting', num: true, hideNarrow: true, cell: (q) => fmtNum(q.counts.waiting) },
   { header: 'Leased', num: true, cell: (q) => leasedText(q) },
   { header: 'Dead', num: true, cell: (q) => fmtNum(q.counts.dead) },
   { header: 'Completed', num: true, hideNarrow: true, cell: (q) => fmtNum(q.counts.completed) },

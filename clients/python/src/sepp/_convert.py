@@ -287,7 +287,7 @@ def queue_info_from_proto(queue: queue_pb2.QueueInfo) -> QueueInfo:
     return QueueInfo(
         name=queue.name,
         paused=queue.paused,
-        counts=StateCounts(c.scheduled, c.ready, c.leased, c.completed, c.dead, c.cancelled),
+        counts=StateCounts(c.scheduled, c.ready, c.leased, c.completed, c.dead, c.cancelled, c.waiting),
         oldest_ready_age_ms=queue.oldest_ready_age_ms,
         waiting_workers=queue.waiting_workers,
         settings=_settings(queue.settings),

@@ -285,6 +285,9 @@ class StateCounts:
     completed: int
     dead: int
     cancelled: int = 0
+    waiting: int = 0
+    """Jobs waiting for the jobs they depend on to end (workflows); 0 from a server older
+    than this count."""
 
 
 SettingSource = Literal["default", "queue_defaults", "queue", "override"]

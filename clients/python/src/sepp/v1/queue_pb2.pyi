@@ -115,20 +115,22 @@ class RateLimit(_message.Message):
     def __init__(self, leases: _Optional[int] = ..., period_ms: _Optional[int] = ..., burst: _Optional[int] = ...) -> None: ...
 
 class StateCounts(_message.Message):
-    __slots__ = ["cancelled", "completed", "dead", "leased", "ready", "scheduled"]
+    __slots__ = ["cancelled", "completed", "dead", "leased", "ready", "scheduled", "waiting"]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
     DEAD_FIELD_NUMBER: _ClassVar[int]
     LEASED_FIELD_NUMBER: _ClassVar[int]
     READY_FIELD_NUMBER: _ClassVar[int]
     SCHEDULED_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
     cancelled: int
     completed: int
     dead: int
     leased: int
     ready: int
     scheduled: int
-    def __init__(self, scheduled: _Optional[int] = ..., ready: _Optional[int] = ..., leased: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ..., cancelled: _Optional[int] = ...) -> None: ...
+    waiting: int
+    def __init__(self, scheduled: _Optional[int] = ..., ready: _Optional[int] = ..., leased: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ..., cancelled: _Optional[int] = ..., waiting: _Optional[int] = ...) -> None: ...
 
 class ExpiredAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

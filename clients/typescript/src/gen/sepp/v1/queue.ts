@@ -249,6 +249,11 @@ export interface StateCounts {
   dead: number;
   /** Jobs in state CANCELLED. */
   cancelled: number;
+  /**
+   * Jobs in state WAITING: held back until the jobs they depend on end
+   * (workflows). A server older than this field sends 0.
+   */
+  waiting: number;
 }
 
 /** One queue as ListQueues reports it. */
@@ -994,7 +999,7 @@ export const QueueSettings: MessageFns<QueueSettings> = {
 };
 
 function createBaseStateCounts(): StateCounts {
-  return { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0 };
+  return { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0, waiting: 0 };
 }
 
 export const StateCounts: MessageFns<StateCounts> = {
@@ -1016,6 +1021,9 @@ export const StateCounts: MessageFns<StateCounts> = {
     }
     if (message.cancelled !== 0) {
       writer.uint32(48).int64(message.cancelled);
+    }
+    if (message.waiting !== 0) {
+      writer.uint32(56).int64(message.waiting);
     }
     return writer;
   },
@@ -1081,6 +1089,14 @@ export const StateCounts: MessageFns<StateCounts> = {
             message.cancelled = longToNumber(reader.int64());
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.waiting = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1101,6 +1117,7 @@ export const StateCounts: MessageFns<StateCounts> = {
       completed: isSet(object.completed) ? globalThis.Number(object.completed) : 0,
       dead: isSet(object.dead) ? globalThis.Number(object.dead) : 0,
       cancelled: isSet(object.cancelled) ? globalThis.Number(object.cancelled) : 0,
+      waiting: isSet(object.waiting) ? globalThis.Number(object.waiting) : 0,
     };
   },
 
@@ -1124,6 +1141,9 @@ export const StateCounts: MessageFns<StateCounts> = {
     if (message.cancelled !== 0) {
       obj.cancelled = Math.round(message.cancelled);
     }
+    if (message.waiting !== 0) {
+      obj.waiting = Math.round(message.waiting);
+    }
     return obj;
   },
 
@@ -1138,6 +1158,7 @@ export const StateCounts: MessageFns<StateCounts> = {
     message.completed = object.completed ?? 0;
     message.dead = object.dead ?? 0;
     message.cancelled = object.cancelled ?? 0;
+    message.waiting = object.waiting ?? 0;
     return message;
   },
 };
