@@ -5,7 +5,9 @@
  * A list is a merge of index ranges: one per (queue, state, type) in enqueue
  * order (index jobs_by_state_type), or one per queue in due order for
  * scheduled jobs and retries (jobs_scheduled_due, jobs_retrying_due). A type
- * prefix picks the types by a loose index scan (one seek per type). Filters
+ * prefix picks the types by a loose index scan (one seek per type). A state
+ * the store keeps in no index by type (`Browse.unindexedByType`: PostgreSQL's
+ * leased jobs) is one range per queue, every type of the prefix in it. Filters
  * the indexes cannot answer — error text, a metadata value, a group, an age
  * (enqueued before), a dead letter's reason, the schedule that made the job
  * (its idempotency key) — are checked row
@@ -46,7 +48,9 @@ interface Range {
   kind: Kind;
   queue: string;
   state: string;
-  type: string;
+  /** Null: every type of `typePrefix` (a state of `unindexedByType`). */
+  type: string | null;
+  typePrefix: string;
 }
 
 const pageSizeDefault = 50;
@@ -208,14 +212,16 @@ export class JobBrowser {
     const queues = queue === undefined || queue === '' ? this.ctx.queues.names() : [queue];
     if (state === 'scheduled' || state === 'retrying') {
       const kind: Kind = state === 'scheduled' ? 'due' : 'retry';
-      return queues.map((q) => ({ kind, queue: q, state: 'scheduled', type: '' }));
+      return queues.map((q) => ({ kind, queue: q, state: 'scheduled', type: '', typePrefix: '' }));
     }
     const states = state === undefined ? jobStates : [state];
+    const typePrefix = prefix ?? '';
     const ranges: Range[] = [];
     for (const q of queues) {
       for (const s of states) {
-        for (const type of yield* this.types(view, q, s, prefix ?? '')) {
-          ranges.push({ kind: 'seq', queue: q, state: s, type });
+        const types = view.browse.unindexedByType.has(s) ? [null] : yield* this.types(view, q, s, typePrefix);
+        for (const type of types) {
+          ranges.push({ kind: 'seq', queue: q, state: s, type, typePrefix });
           if (ranges.length > maxRanges) {
             throw new SeppError(
               'invalid_argument',
@@ -243,14 +249,12 @@ export class JobBrowser {
 
   private *read(view: StoreView, range: Range, from: Key, up: boolean, scan: number): Op<Key[]> {
     if (range.kind === 'seq') {
-      const seqs = yield* view.browse.scanSeqs({
-        queue: range.queue,
-        state: range.state,
-        type: range.type,
-        fromSeq: from[1],
-        descending: !up,
-        scan,
-      });
+      const { queue, state, type, typePrefix } = range;
+      const at = { queue, state, fromSeq: from[1], descending: !up, scan };
+      const seqs =
+        type === null
+          ? yield* view.browse.scanSeqsAcrossTypes({ ...at, type, typePrefix })
+          : yield* view.browse.scanSeqs({ ...at, type });
       return seqs.map((seq) => [seq, seq] as const);
     }
     const rows = yield* view.browse.scanDue({
