@@ -97,7 +97,7 @@ export class RangeCursor {
   private *acrossTypes(view: StoreView, queue: string, state: JobState, scan: number): Op<ScanStep> {
     const { type, typePrefix } = this.plan;
     const read = yield* view.browse.scanSeqsAcrossTypes({
-      queue,
+      queues: [queue],
       state,
       type,
       typePrefix,

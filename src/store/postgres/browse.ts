@@ -4,10 +4,10 @@
  * examine, so a filter no index answers costs at most that many row probes.
  * Those of leased jobs are the exception: each reads every job leased at that
  * moment, in every queue (`byState`), whatever `scan` says. So a list reads a
- * queue's leased jobs as one range (`scanSeqsAcrossTypes`, `unindexedByType`):
- * one such read per queue and page, every type in it, filtered, sorted and cut to
- * the page by PostgreSQL (only the page's seqs come back), instead of one read
- * per type and per type seek.
+ * list's leased jobs as one range (`scanSeqsAcrossTypes`, `unindexedByType`):
+ * one such read per page, every queue and type of the list in it, filtered,
+ * sorted and cut to the page by PostgreSQL (only the page's seqs come back),
+ * instead of one read per queue, type and type seek.
  */
 
 import type { Browse, KeyShapes, SeqRange } from '../browse.ts';
@@ -15,9 +15,9 @@ import type { DueRow } from '../rows.ts';
 import { type Connection, rows, type Statement, statement, value } from './sql.ts';
 
 /**
- * A statement on the jobs of one queue (`$1`) and state (`$2`), in two versions (`inState`
- * picks one); `text` is given where those rows come from, a FROM clause with its WHERE, to
- * which it adds its own conditions with AND. Every state but `leased` is read in
+ * A statement on the jobs of one queue (`$1`, or as `queueIs` says) and state (`$2`), in two
+ * versions (`inState` picks one); `text` is given where those rows come from, a FROM clause
+ * with its WHERE, to which it adds its own conditions with AND. Every state but `leased` is read in
  * `jobs_by_state_type`, which holds no leased job (schema/postgres/0026): the text says
  * `state <> 'leased'` as well, so that the generic plan, made without knowing `$2`, may use
  * that partial index. The jobs of a queue that are leased are read first, all of them, from
@@ -29,11 +29,11 @@ interface ByState {
   readonly others: Statement;
   readonly leased: Statement;
 }
-export const byState = (text: (from: string) => string): ByState => ({
-  others: statement(text("jobs WHERE queue = $1 AND state = $2 AND state <> 'leased'")),
+export const byState = (text: (from: string) => string, queueIs = 'queue = $1'): ByState => ({
+  others: statement(text(`jobs WHERE ${queueIs} AND state = $2 AND state <> 'leased'`)),
   leased: statement(
     text(
-      "(SELECT seq, type FROM jobs WHERE queue = $1 AND state = $2 AND state = 'leased' OFFSET 0) AS leased WHERE true",
+      `(SELECT seq, type FROM jobs WHERE ${queueIs} AND state = $2 AND state = 'leased' OFFSET 0) AS leased WHERE true`,
     ),
   ),
 });
@@ -114,16 +114,20 @@ function* seqList(c: Connection, s: Statement, values: readonly unknown[]) {
 
 const rangeOf = (p: Omit<SeqRange, 'type'>, bound: number) => [p.queue, p.state, p.fromSeq, bound];
 
-/** Seqs of a queue and state in seq order, of one type (`$5`) or any, whose type is in [`$6`, `$7`). */
+/**
+ * Seqs of the queues `$1` (an array: every queue of a list in one read) in state `$2`, in seq
+ * order, of one type (`$5`) or any, whose type is in [`$6`, `$7`).
+ */
 const acrossTypes = (op: '>' | '<', dir: 'ASC' | 'DESC') =>
   byState(
     (from) =>
       `SELECT seq FROM ${from} AND ($5::text IS NULL OR type = $5) AND type >= $6 AND type < $7
         AND seq ${op} $3 ORDER BY seq ${dir} LIMIT $4`,
+    'queue = ANY($1::text[])',
   );
 const acrossTypesAsc = acrossTypes('>', 'ASC');
 const acrossTypesDesc = acrossTypes('<', 'DESC');
-/** The states read as one range per queue: leased jobs are in no index by type (schema/postgres/0026). */
+/** The states a list reads as one range: leased jobs are in no index by type (schema/postgres/0026). */
 const unindexedByType: ReadonlySet<string> = new Set(['leased']);
 
 export function browseOps(c: Connection): Browse {
@@ -162,7 +166,10 @@ export function browseOps(c: Connection): Browse {
     },
     scanSeqsAcrossTypes(p) {
       return seqList(c, inState(p.descending ? acrossTypesDesc : acrossTypesAsc, p.state), [
-        ...rangeOf(p, p.scan),
+        p.queues,
+        p.state,
+        p.fromSeq,
+        p.scan,
         p.type,
         p.typePrefix,
         `${p.typePrefix}\u{10ffff}`,

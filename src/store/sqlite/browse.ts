@@ -23,7 +23,8 @@ interface SeqRange {
 }
 
 interface AcrossTypes {
-  queue: string;
+  /** The queues, a JSON array. */
+  queuesJson: string;
   state: string;
   type: string | null;
   typeLo: string;
@@ -96,7 +97,8 @@ export function prepareBrowseStatements(db: Preparer) {
   const acrossTypes = (op: '>' | '<', dir: 'ASC' | 'DESC') =>
     db
       .prepare<[AcrossTypes], number>(
-        `SELECT seq FROM jobs WHERE queue = @queue AND state = @state AND (@type IS NULL OR type = @type)
+        `SELECT seq FROM jobs WHERE queue IN (SELECT value FROM json_each(@queuesJson)) AND state = @state
+          AND (@type IS NULL OR type = @type)
           AND type >= @typeLo AND type < @typeHi AND seq ${op} @fromSeq ORDER BY seq ${dir} LIMIT @scan`,
       )
       .pluck();
@@ -128,7 +130,7 @@ export function prepareBrowseStatements(db: Preparer) {
     seqsAnyTypeDesc: seqs('<', 'DESC', false, false, '@limit'),
 
     /**
-     * Seqs of a queue and state in enqueue order, of @type (or any) among those in [@typeLo,
+     * Seqs of some queues' jobs in a state in enqueue order, of @type (or any) among those in [@typeLo,
      * @typeHi): the one range of a state of `unindexedByType`, none on this store (its
      * jobs_by_state_type holds every state), so no list reads it; it sorts the state's rows.
      */
@@ -210,7 +212,7 @@ export function browseOps(sql: BrowseStatements): Browse {
     },
     *scanSeqsAcrossTypes(p) {
       return (p.descending ? sql.acrossTypesDesc : sql.acrossTypesAsc).all({
-        queue: p.queue,
+        queuesJson: JSON.stringify(p.queues),
         state: p.state,
         type: p.type,
         typeLo: p.typePrefix,

@@ -53,14 +53,31 @@ function statementsFor(state: string): Sent[] {
     run(browse.seqsAnyType({ ...range, limit: 51 }));
     run(browse.seqsAnyType({ ...range, ...newest, limit: 51 }));
     // The one range of a state in no index by type (the lists' read of leased jobs).
-    const across = { ...range, type: null, typePrefix: '', scan: 51 };
+    const across = {
+      state,
+      fromSeq: -1,
+      descending: false,
+      queues: [queue],
+      type: null,
+      typePrefix: '',
+      scan: 51,
+    };
     run(browse.scanSeqsAcrossTypes(across));
-    run(browse.scanSeqsAcrossTypes({ ...across, ...newest, type: 't5', typePrefix: 't' }));
+    run(
+      browse.scanSeqsAcrossTypes({ ...across, ...newest, queues: ['q1', 'q2'], type: 't5', typePrefix: 't' }),
+    );
   }
   return sent;
 }
 
-const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
+const literal = (v: unknown): string =>
+  Array.isArray(v)
+    ? `ARRAY[${v.map(literal).join(', ')}]::text[]`
+    : typeof v === 'number'
+      ? String(v)
+      : v === null
+        ? 'NULL'
+        : `'${String(v).replaceAll("'", "''")}'`;
 
 export function testBrowsePlans(postgres: FileCluster): void {
   test("the store's reads by queue, state and type use jobs_by_state_type, or jobs_leased for leased jobs, in their generic plans", async () => {

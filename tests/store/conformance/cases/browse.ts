@@ -188,6 +188,7 @@ export const browseCases: StoreCase[] = [
       // the store keeps in no index by type (PostgreSQL's leased jobs).
       const unindexedByType: string[] = [];
       const across = (p: {
+        queues?: string[];
         state?: string;
         type?: string;
         typePrefix?: string;
@@ -197,7 +198,7 @@ export const browseCases: StoreCase[] = [
         h.store.read((view) => {
           unindexedByType.push(...view.browse.unindexedByType);
           return view.browse.scanSeqsAcrossTypes({
-            queue: 'q',
+            queues: p.queues ?? ['q'],
             state: p.state ?? 'leased',
             type: p.type ?? null,
             typePrefix: p.typePrefix ?? '',
@@ -210,6 +211,10 @@ export const browseCases: StoreCase[] = [
       assert.deepEqual(await across({ newest: true }), [a2, b1, a1]);
       assert.deepEqual(await across({ type: 'a', newest: true }), [a2, a1]);
       assert.deepEqual(await across({ typePrefix: 'b' }), [b1]);
+      const r1 = seqs.get(jobs[5]!.id)!;
+      assert.deepEqual(await across({ queues: ['q', 'r'], newest: true }), [r1, a2, b1, a1]);
+      assert.deepEqual(await across({ queues: ['r', 'nowhere'], type: 'a' }), [r1]);
+      assert.deepEqual(await across({ queues: [] }), []);
       assert.deepEqual(await across({ typePrefix: 'c' }), [], 'the c job is ready, not leased');
       assert.deepEqual(await across({ state: 'ready' }), [seqs.get(jobs[3]!.id), seqs.get(jobs[4]!.id)]);
       assert.ok(
@@ -236,19 +241,23 @@ export const browseCases: StoreCase[] = [
       // stored and leased through the store, not 10,000 calls.
       const total = 10_050;
       const jobs = Array.from({ length: total }, (_, i) => newJob('big', { type: ['c', 'a', 'b'][i % 3]! }));
-      await h.write((tx) => storeJobs(tx, jobs));
+      // And one leased job of another queue, stored between the first and the rest of them.
+      const other = newJob('other', { type: 'a' });
+      await h.write((tx) => storeJobs(tx, [jobs[0]!, other, ...jobs.slice(1)]));
       const farMs = Date.UTC(2100, 0, 1);
       await h.write(function* (tx) {
-        const rows = yield* tx.leases.leaseReady({
-          queue: 'big',
-          limit: total,
-          nowMs: 2000,
-          leaseDeadlineMs: farMs,
-          maxLeaseDeadlineMs: farMs,
-          workerId: 'w',
-          timeoutMs: null,
-        });
-        yield* tx.counts.adjust({ queue: 'big', from: 'ready', to: 'leased', jobs: rows.length });
+        for (const queue of ['big', 'other']) {
+          const rows = yield* tx.leases.leaseReady({
+            queue,
+            limit: total,
+            nowMs: 2000,
+            leaseDeadlineMs: farMs,
+            maxLeaseDeadlineMs: farMs,
+            workerId: 'w',
+            timeoutMs: null,
+          });
+          yield* tx.counts.adjust({ queue, from: 'ready', to: 'leased', jobs: rows.length });
+        }
       });
       const { engine } = await h.engine();
       const ids = jobs.map((j) => j.id);
@@ -288,6 +297,13 @@ export const browseCases: StoreCase[] = [
       );
       const ofB = jobs.filter((j) => j.type === 'b').map((j) => j.id);
       assert.deepEqual(await browse({ typePrefix: 'b' }), ofB);
+      // Every queue's leased jobs, merged in enqueue order.
+      const everyQueue = await engine.browseJobs({ state: 'leased', pageSize: 3 });
+      assert.deepEqual(
+        everyQueue.items.map((j) => j.id),
+        [ids[0], other.id, ids[1]],
+      );
+      assert.equal(everyQueue.total, total + 1);
       const listed = await pages((cursor) =>
         engine.listJobs({ queue: 'big', state: 'leased', pageSize, ...(cursor ? { cursor } : {}) }),
       );
