@@ -228,12 +228,12 @@ export class JobBrowser {
         );
       }
     };
-    for (const s of states) {
-      if (view.browse.unindexedByType.has(s)) {
-        add({ kind: 'seq', queues, state: s, type: null, typePrefix });
-        continue;
-      }
-      for (const q of queues) {
+    const unindexed = states.filter((s) => view.browse.unindexedByType.has(s));
+    for (const s of unindexed) add({ kind: 'seq', queues, state: s, type: null, typePrefix });
+    // Queue by queue, as the index is ordered.
+    for (const q of queues) {
+      for (const s of states) {
+        if (unindexed.includes(s)) continue;
         for (const type of yield* this.types(view, q, s, typePrefix)) {
           add({ kind: 'seq', queues: [q], state: s, type, typePrefix });
         }
