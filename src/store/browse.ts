@@ -26,6 +26,14 @@ export interface KeyShape {
 export type KeyShapes = readonly [KeyShape, KeyShape];
 
 export interface Browse {
+  /**
+   * The states whose jobs this store keeps in no index by type (PostgreSQL: `leased`,
+   * schema/postgres/0026). A list reads each of them as one range (`scanSeqsAcrossTypes`),
+   * every type and queue of the list in it: a read of such a state costs as many rows as
+   * are in it, in every queue, so one read per queue, type and type seek would cost that
+   * many times over.
+   */
+  readonly unindexedByType: ReadonlySet<string>;
   /** The next job type after `afterType` present in a queue and state: one seek (a loose index scan step). */
   typeAfter(p: { queue: string; state: string; afterType: string }): Op<string | undefined>;
   /** The first job type in [`fromType`, `belowType`) present in a queue and state. */
@@ -36,6 +44,19 @@ export interface Browse {
   seqsAnyType(p: Omit<SeqRange, 'type'> & { limit: number }): Op<number[]>;
   /** Seqs of a range as the browse list reads it: at most `scan` index entries. */
   scanSeqs(p: SeqRange & { scan: number }): Op<number[]>;
+  /**
+   * Seqs of some queues' jobs in one state, in enqueue order, of every type that starts
+   * with `typePrefix` (or of `type` alone), at most `scan`: the one range of a state of
+   * `unindexedByType`.
+   */
+  scanSeqsAcrossTypes(
+    p: Omit<SeqRange, 'type' | 'queue'> & {
+      queues: readonly string[];
+      type: string | null;
+      typePrefix: string;
+      scan: number;
+    },
+  ): Op<number[]>;
   /** A queue's scheduled jobs (`retries`: only those scheduled after a delivery) by due time, from a position. */
   scanDue(p: {
     queue: string;

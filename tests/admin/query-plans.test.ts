@@ -66,6 +66,10 @@ const allowedScans = new Set([
   'countsFromRows',
   'seqsAnyTypeAsc',
   'seqsAnyTypeDesc',
+  // A state's one range across types, for a store that keeps the state in no index by type:
+  // none on SQLite, so no list reads it (src/store/browse.ts unindexedByType).
+  'acrossTypesAsc',
+  'acrossTypesDesc',
   'queuesWithGroups',
   'idsContaining',
   'leasesByWorker',

@@ -2,8 +2,11 @@
  * Where a bulk operation is in the jobs it reads: a cursor over index ranges
  * — every queue of the plan, every state, every type present (or the one
  * type), each range in enqueue order (jobs_by_state_type: queue, state, type,
- * seq). Each step reads at most `scan` index entries of one range and hands
- * back their seqs, so a slice's cost is bounded however many jobs match, and
+ * seq); a state the store keeps in no index by type (`Browse.unindexedByType`:
+ * PostgreSQL's leased jobs, each read of which reads them all) is one range per
+ * queue, every type of the plan in it. Each step reads at most `scan` index
+ * entries of one range and hands back their seqs, so a slice's cost is bounded
+ * however many jobs match (for such a state: by how many are in it), and
  * the cursor only moves forward: nothing is read twice, and a filter the
  * indexes cannot answer never rescans what earlier slices passed over. Jobs
  * enqueued after the operation began (seq above `lastSeq`) are left alone, so
@@ -57,6 +60,7 @@ export class RangeCursor {
     while (!this.done) {
       const queue = this.plan.queues[this.queueIndex]!;
       const state = this.plan.states[this.stateIndex]!;
+      if (view.browse.unindexedByType.has(state)) return yield* this.acrossTypes(view, queue, state, scan);
       if (this.type === undefined) {
         if (seeks++ >= maxSeeksPerStep) return { queue, state, seqs: [] };
         const type = yield* this.nextType(view, queue, state);
@@ -89,6 +93,25 @@ export class RangeCursor {
     return null;
   }
 
+  /** The next at most `scan` seqs of the queue and state's one range, every type of the plan in it. */
+  private *acrossTypes(view: StoreView, queue: string, state: JobState, scan: number): Op<ScanStep> {
+    const { type, typePrefix } = this.plan;
+    const read = yield* view.browse.scanSeqsAcrossTypes({
+      queues: [queue],
+      state,
+      type,
+      typePrefix,
+      fromSeq: this.afterSeq,
+      descending: false,
+      scan,
+    });
+    this.examined += read.length;
+    const seqs = read.filter((seq) => seq <= this.lastSeq);
+    if (read.length < scan || seqs.length < read.length) this.nextRange();
+    else this.afterSeq = read.at(-1)!;
+    return { queue, state, seqs };
+  }
+
   private *nextType(view: StoreView, queue: string, state: JobState): Op<string | undefined> {
     if (this.plan.type !== null) return this.plan.type;
     const prefix = this.plan.typePrefix;
@@ -103,6 +126,7 @@ export class RangeCursor {
   /** On to the next state, or the next queue's first state. */
   private nextRange(): void {
     this.type = undefined;
+    this.afterSeq = -1;
     this.typeFrom = this.plan.typePrefix;
     this.stateIndex++;
     if (this.stateIndex >= this.plan.states.length) {

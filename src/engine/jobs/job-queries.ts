@@ -7,7 +7,9 @@
  * (queue, state, type, seq) so that a type filter is one range read; without a
  * filter the page is merged from one range read per type present, found by a
  * loose index scan (one seek per type). Queues have a handful of types; past
- * `mergeTypeLimit` the query falls back to sorting the state's rows.
+ * `mergeTypeLimit` the query falls back to sorting the state's rows, as it does
+ * for a state the store keeps in no index by type (`Browse.unindexedByType`:
+ * PostgreSQL's leased jobs, whose every read reads them all).
  */
 import { type DependencyReads, dependedOn, inBatch, waitsOnOthers } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
@@ -52,7 +54,11 @@ export class JobQueries {
     const want = pageSize + 1;
     const base = { queue: query.queue, state: query.state, fromSeq, descending, limit: want };
     const types =
-      query.type === undefined ? yield* this.typesIn(view, query.queue, query.state) : [query.type];
+      query.type !== undefined
+        ? [query.type]
+        : view.browse.unindexedByType.has(query.state)
+          ? null
+          : yield* this.typesIn(view, query.queue, query.state);
     let seqs: number[];
     if (types === null) {
       seqs = yield* view.browse.seqsAnyType(base);

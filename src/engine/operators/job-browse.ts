@@ -5,7 +5,10 @@
  * A list is a merge of index ranges: one per (queue, state, type) in enqueue
  * order (index jobs_by_state_type), or one per queue in due order for
  * scheduled jobs and retries (jobs_scheduled_due, jobs_retrying_due). A type
- * prefix picks the types by a loose index scan (one seek per type). Filters
+ * prefix picks the types by a loose index scan (one seek per type). A state
+ * the store keeps in no index by type (`Browse.unindexedByType`: PostgreSQL's
+ * leased jobs, every read of which reads them all) is one range, every queue
+ * of the list and type of the prefix in it. Filters
  * the indexes cannot answer — error text, a metadata value, a group, an age
  * (enqueued before), a dead letter's reason, the schedule that made the job
  * (its idempotency key) — are checked row
@@ -44,9 +47,12 @@ interface Residual {
 }
 interface Range {
   kind: Kind;
-  queue: string;
+  /** One queue, or every queue of the list for a range across types. */
+  queues: readonly string[];
   state: string;
-  type: string;
+  /** Null: every type of `typePrefix` (a state of `unindexedByType`). */
+  type: string | null;
+  typePrefix: string;
 }
 
 const pageSizeDefault = 50;
@@ -208,20 +214,28 @@ export class JobBrowser {
     const queues = queue === undefined || queue === '' ? this.ctx.queues.names() : [queue];
     if (state === 'scheduled' || state === 'retrying') {
       const kind: Kind = state === 'scheduled' ? 'due' : 'retry';
-      return queues.map((q) => ({ kind, queue: q, state: 'scheduled', type: '' }));
+      return queues.map((q) => ({ kind, queues: [q], state: 'scheduled', type: '', typePrefix: '' }));
     }
     const states = state === undefined ? jobStates : [state];
+    const typePrefix = prefix ?? '';
     const ranges: Range[] = [];
+    const add = (range: Range) => {
+      ranges.push(range);
+      if (ranges.length > maxRanges) {
+        throw new SeppError(
+          'invalid_argument',
+          `this list would merge more than ${maxRanges} queue, state and type combinations; choose a queue, a state or a type prefix`,
+        );
+      }
+    };
+    const unindexed = states.filter((s) => view.browse.unindexedByType.has(s));
+    for (const s of unindexed) add({ kind: 'seq', queues, state: s, type: null, typePrefix });
+    // Queue by queue, as the index is ordered.
     for (const q of queues) {
       for (const s of states) {
-        for (const type of yield* this.types(view, q, s, prefix ?? '')) {
-          ranges.push({ kind: 'seq', queue: q, state: s, type });
-          if (ranges.length > maxRanges) {
-            throw new SeppError(
-              'invalid_argument',
-              `this list would merge more than ${maxRanges} queue, state and type combinations; choose a queue, a state or a type prefix`,
-            );
-          }
+        if (unindexed.includes(s)) continue;
+        for (const type of yield* this.types(view, q, s, typePrefix)) {
+          add({ kind: 'seq', queues: [q], state: s, type, typePrefix });
         }
       }
     }
@@ -243,18 +257,16 @@ export class JobBrowser {
 
   private *read(view: StoreView, range: Range, from: Key, up: boolean, scan: number): Op<Key[]> {
     if (range.kind === 'seq') {
-      const seqs = yield* view.browse.scanSeqs({
-        queue: range.queue,
-        state: range.state,
-        type: range.type,
-        fromSeq: from[1],
-        descending: !up,
-        scan,
-      });
+      const { queues, state, type, typePrefix } = range;
+      const at = { state, fromSeq: from[1], descending: !up, scan };
+      const seqs =
+        type === null
+          ? yield* view.browse.scanSeqsAcrossTypes({ ...at, queues, type, typePrefix })
+          : yield* view.browse.scanSeqs({ ...at, queue: queues[0]!, type });
       return seqs.map((seq) => [seq, seq] as const);
     }
     const rows = yield* view.browse.scanDue({
-      queue: range.queue,
+      queue: range.queues[0]!,
       retries: range.kind === 'retry',
       fromDueMs: from[0],
       fromSeq: from[1],

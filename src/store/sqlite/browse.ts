@@ -22,6 +22,17 @@ interface SeqRange {
   scan?: number;
 }
 
+interface AcrossTypes {
+  /** The queues, a JSON array. */
+  queuesJson: string;
+  state: string;
+  type: string | null;
+  typeLo: string;
+  typeHi: string;
+  fromSeq: number;
+  scan: number;
+}
+
 interface DueScan {
   queue: string;
   /** Exclusive bound on (run_at_ms, seq). */
@@ -83,6 +94,14 @@ export function prepareBrowseStatements(db: Preparer) {
           ORDER BY seq ${dir} LIMIT ${bound}`,
       )
       .pluck();
+  const acrossTypes = (op: '>' | '<', dir: 'ASC' | 'DESC') =>
+    db
+      .prepare<[AcrossTypes], number>(
+        `SELECT seq FROM jobs WHERE queue IN (SELECT value FROM json_each(@queuesJson)) AND state = @state
+          AND (@type IS NULL OR type = @type)
+          AND type >= @typeLo AND type < @typeHi AND seq ${op} @fromSeq ORDER BY seq ${dir} LIMIT @scan`,
+      )
+      .pluck();
   const dueScan = (index: string, extra: string, op: '>' | '<', dir: 'ASC' | 'DESC') =>
     db.prepare<[DueScan], DueRow>(
       `SELECT seq, run_at_ms FROM jobs INDEXED BY ${index}
@@ -109,6 +128,14 @@ export function prepareBrowseStatements(db: Preparer) {
      */
     seqsAnyTypeAsc: seqs('>', 'ASC', false, false, '@limit'),
     seqsAnyTypeDesc: seqs('<', 'DESC', false, false, '@limit'),
+
+    /**
+     * Seqs of some queues' jobs in a state in enqueue order, of @type (or any) among those in [@typeLo,
+     * @typeHi): the one range of a state of `unindexedByType`, none on this store (its
+     * jobs_by_state_type holds every state), so no list reads it; it sorts the state's rows.
+     */
+    acrossTypesAsc: acrossTypes('>', 'ASC'),
+    acrossTypesDesc: acrossTypes('<', 'DESC'),
 
     // ---- lists across queues and states
     /** The first job type at or after @fromType (and before @belowType) in a queue and state: one index seek. */
@@ -162,8 +189,12 @@ export function prepareBrowseStatements(db: Preparer) {
 
 type BrowseStatements = ReturnType<typeof prepareBrowseStatements>;
 
+/** Every state is in jobs_by_state_type here: a list reads each type's range. */
+const unindexedByType: ReadonlySet<string> = new Set();
+
 export function browseOps(sql: BrowseStatements): Browse {
   return {
+    unindexedByType,
     *typeAfter(p) {
       return sql.nextTypeInState.get(p);
     },
@@ -178,6 +209,17 @@ export function browseOps(sql: BrowseStatements): Browse {
     },
     *scanSeqs(p) {
       return (p.descending ? sql.seqScanDesc : sql.seqScanAsc).all(p);
+    },
+    *scanSeqsAcrossTypes(p) {
+      return (p.descending ? sql.acrossTypesDesc : sql.acrossTypesAsc).all({
+        queuesJson: JSON.stringify(p.queues),
+        state: p.state,
+        type: p.type,
+        typeLo: p.typePrefix,
+        typeHi: `${p.typePrefix}\u{10ffff}`,
+        fromSeq: p.fromSeq,
+        scan: p.scan,
+      });
     },
     *scanDue(p) {
       const statement = p.retries

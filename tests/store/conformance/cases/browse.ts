@@ -184,6 +184,43 @@ export const browseCases: StoreCase[] = [
         ),
         [b1, a1],
       );
+      // The one range of a state across its types, in enqueue order: how a list reads the states
+      // the store keeps in no index by type (PostgreSQL's leased jobs).
+      const unindexedByType: string[] = [];
+      const across = (p: {
+        queues?: string[];
+        state?: string;
+        type?: string;
+        typePrefix?: string;
+        scan?: number;
+        newest?: boolean;
+      }) =>
+        h.store.read((view) => {
+          unindexedByType.push(...view.browse.unindexedByType);
+          return view.browse.scanSeqsAcrossTypes({
+            queues: p.queues ?? ['q'],
+            state: p.state ?? 'leased',
+            type: p.type ?? null,
+            typePrefix: p.typePrefix ?? '',
+            ...(p.newest === true ? newest : { fromSeq: 0, descending: false }),
+            scan: p.scan ?? 10,
+          });
+        });
+      assert.deepEqual(await across({}), [a1, b1, a2]);
+      assert.deepEqual(await across({ scan: 2 }), [a1, b1]);
+      assert.deepEqual(await across({ newest: true }), [a2, b1, a1]);
+      assert.deepEqual(await across({ type: 'a', newest: true }), [a2, a1]);
+      assert.deepEqual(await across({ typePrefix: 'b' }), [b1]);
+      const r1 = seqs.get(jobs[5]!.id)!;
+      assert.deepEqual(await across({ queues: ['q', 'r'], newest: true }), [r1, a2, b1, a1]);
+      assert.deepEqual(await across({ queues: ['r', 'nowhere'], type: 'a' }), [r1]);
+      assert.deepEqual(await across({ queues: [] }), []);
+      assert.deepEqual(await across({ typePrefix: 'c' }), [], 'the c job is ready, not leased');
+      assert.deepEqual(await across({ state: 'ready' }), [seqs.get(jobs[3]!.id), seqs.get(jobs[4]!.id)]);
+      assert.ok(
+        unindexedByType.every((state) => state === 'leased'),
+        'only leased jobs may be left out of the index',
+      );
       const count = (state: string, type: string) =>
         h.store.read((view) => view.bulk.countOfType({ queue: 'q', state, type }));
       assert.deepEqual(
@@ -195,6 +232,100 @@ export const browseCases: StoreCase[] = [
         ],
         [2, 1, 1, 0],
       );
+    },
+  },
+  {
+    name: 'engine: a queue with over 10,000 leased jobs of several types lists them all in order, and a bulk cancel reaches them',
+    async run(h) {
+      // More leased jobs than PostgreSQL's reads once kept per snapshot (10,000), of three types,
+      // stored and leased through the store, not 10,000 calls.
+      const total = 10_050;
+      const jobs = Array.from({ length: total }, (_, i) => newJob('big', { type: ['c', 'a', 'b'][i % 3]! }));
+      // And one leased job of another queue, stored between the first and the rest of them.
+      const other = newJob('other', { type: 'a' });
+      await h.write((tx) => storeJobs(tx, [jobs[0]!, other, ...jobs.slice(1)]));
+      const farMs = Date.UTC(2100, 0, 1);
+      await h.write(function* (tx) {
+        for (const queue of ['big', 'other']) {
+          const rows = yield* tx.leases.leaseReady({
+            queue,
+            limit: total,
+            nowMs: 2000,
+            leaseDeadlineMs: farMs,
+            maxLeaseDeadlineMs: farMs,
+            workerId: 'w',
+            timeoutMs: null,
+          });
+          yield* tx.counts.adjust({ queue, from: 'ready', to: 'leased', jobs: rows.length });
+        }
+      });
+      const { engine } = await h.engine();
+      const ids = jobs.map((j) => j.id);
+      const pages = async (
+        page: (cursor: string | undefined) => Promise<{ items: { id: string }[]; nextCursor: string | null }>,
+      ) => {
+        const listed: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const got = await page(cursor);
+          listed.push(...got.items.map((j) => j.id));
+          cursor = got.nextCursor ?? undefined;
+        } while (cursor !== undefined);
+        return listed;
+      };
+      const pageSize = 1000;
+      const browse = (query: { typePrefix?: string }) =>
+        pages((cursor) =>
+          engine.browseJobs({
+            queue: 'big',
+            state: 'leased',
+            pageSize,
+            ...query,
+            ...(cursor ? { cursor } : {}),
+          }),
+        );
+      assert.deepEqual(await browse({}), ids, 'every leased job, oldest first, across the pages');
+      const newest = await engine.browseJobs({
+        queue: 'big',
+        state: 'leased',
+        pageSize,
+        order: 'newest_first',
+      });
+      assert.deepEqual(
+        newest.items.map((j) => j.id),
+        ids.slice(-pageSize).reverse(),
+      );
+      const ofB = jobs.filter((j) => j.type === 'b').map((j) => j.id);
+      assert.deepEqual(await browse({ typePrefix: 'b' }), ofB);
+      // Every queue's leased jobs, merged in enqueue order.
+      const everyQueue = await engine.browseJobs({ state: 'leased', pageSize: 3 });
+      assert.deepEqual(
+        everyQueue.items.map((j) => j.id),
+        [ids[0], other.id, ids[1]],
+      );
+      assert.equal(everyQueue.total, total + 1);
+      const listed = await pages((cursor) =>
+        engine.listJobs({ queue: 'big', state: 'leased', pageSize, ...(cursor ? { cursor } : {}) }),
+      );
+      assert.deepEqual(listed, ids);
+      const firstPage = await engine.listJobs({ queue: 'big', state: 'leased', type: 'a', pageSize: 2 });
+      assert.deepEqual(
+        firstPage.items.map((j) => j.id),
+        [ids[1], ids[4]],
+      );
+      // A bulk cancel of the leased jobs of one type asks each to stop (they stay leased).
+      const filter = { queue: 'big', states: ['leased' as const], type: 'b' };
+      assert.deepEqual(await engine.countJobs(filter), {
+        matched: ofB.length,
+        exact: true,
+        examined: ofB.length,
+      });
+      assert.deepEqual(await engine.cancelJobs(filter), { cancelled: 0, cancelRequested: ofB.length });
+      assert.deepEqual(await engine.countJobs({ queue: 'big', states: ['leased'], typePrefix: '' }), {
+        matched: total - ofB.length,
+        exact: true,
+        examined: total,
+      });
     },
   },
   {
