@@ -85,7 +85,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
             ? lane.capacity + lane.prefetch - lane.busy - this.runner.heldIn(lane)
             : 0,
         idleSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
-        refillJobs: Math.max(1, Math.ceil(lane.prefetch / 2)),
+        // Read at each grant: `prefetch: 'auto'` moves the lane's prefetch.
+        get refillJobs() {
+          return Math.max(1, Math.ceil(lane.prefetch / 2));
+        },
         deliver: (job) => this.runner.deliver(lane, job),
         report: (error) => this.unavailable(lane, error),
         connected: () => this.connected(lane),
