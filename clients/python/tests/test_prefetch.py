@@ -240,8 +240,8 @@ def test_held_jobs_are_refilled_in_chunks_of_half_the_prefetch(client: sepp.Clie
 
 
 def test_prefetch_is_checked(client: sepp.Client) -> None:
-    for prefetch in (-1, 1.5, 1001, True):
-        with pytest.raises(ValueError, match="prefetch must be an integer from 0 to 1000"):
+    for prefetch in (-1, 1.5, 1001, True, "AUTO", None):
+        with pytest.raises(ValueError, match="prefetch must be \"auto\" or an integer from 0 to 1000"):
             client.worker(["q"], prefetch=prefetch, fallback=print)
     with pytest.raises(ValueError, match=r"concurrency \+ prefetch is 1100.*limits\.max_reserve_jobs"):
         client.worker(["q"], concurrency=600, prefetch=500, fallback=print)

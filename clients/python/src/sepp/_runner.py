@@ -185,6 +185,7 @@ class JobRunner:
         worker = self._worker
         job = active.job
         worker.emit(WorkerEvent("started", job))
+        started = worker.run_started()
         failure: BaseException | None = None
         try:
             if active.decode_error is not None:
@@ -218,6 +219,8 @@ class JobRunner:
             except SeppError as error:
                 # A return value with no JSON form is the handler's bug: fail the attempt and say so.
                 failure = error
+        # Its settlement is queued next: `prefetch="auto"` learns the run time before the slot's credit is asked.
+        worker.ran(started)
         if active.lost or active.abandoned:
             worker.finish_job(active)
             return
