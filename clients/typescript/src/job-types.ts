@@ -208,6 +208,12 @@ export interface NackOptions extends CallOptions {
   retryAfterMs?: number;
   /** Dead-letter the job now, whatever attempts it has left. */
   deadLetter?: boolean;
+  /**
+   * The job never started: give its lease back. It is ready again on the attempt it had
+   * before, no failure counted (even on its last attempt), its rate-limit tokens returned;
+   * `error`, `retryAfterMs` and `deadLetter` are ignored.
+   */
+  giveBack?: boolean;
 }
 
 /** Where a nacked job went. */

@@ -228,6 +228,7 @@ export class Settler {
     const problem = settleProblem(row, request.jobId, request.attempt);
     if (problem) throw new SeppError(problem.code, problem.message);
     const directive = request.directive ?? { kind: 'backoff' };
+    if (directive.kind === 'give_back') return yield* this.giveBackIn(tx, row!);
     checkDirective(directive, this.ctx.limits.maxScheduleAheadMs);
     const error = truncate(request.error, this.ctx.limits.maxErrorBytes);
     const detail = errorDetail(request, this.ctx.limits.maxErrorBytes);
@@ -237,6 +238,22 @@ export class Settler {
     }
     this.ctx.emit(tx, { kind: 'nacked', queue: row!.queue, count: 1 });
     return yield* this.failAttempt(tx, row!, error, directive, undefined, detail);
+  }
+
+  /**
+   * A lease its worker never started, given back (a nack's `give_back`): undone as a lease
+   * whose answer never reached its worker (undone-lease.ts), the error ignored. A job asked
+   * to stop ends cancelled, as any nack ends it. `row` is leased under the request's attempt.
+   */
+  private *giveBackIn(tx: StoreTx, row: AttemptRow): Op<NackResult> {
+    if (row.cancelled_at_ms !== null) {
+      yield* finishCancelled(this.ctx, tx, row, null);
+      return { state: 'cancelled', runAtMs: null };
+    }
+    const undone = yield* undoLeasesIn(this.ctx, this.flow, tx, [{ jobId: row.id, attempt: row.attempt }]);
+    if (undone !== 1)
+      throw new Error(`bug: give-back of ${row.id} attempt ${row.attempt} undid ${undone} leases`);
+    return { state: 'ready', runAtMs: this.ctx.clock.nowMs() };
   }
 
   private *extendIn(
