@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import counts, eventually
+from conftest import ADMIN_KEY, ServerProcess, counts, eventually, reconfigured
 from test_worker import TRANSPORTS, Events
 
 import sepp
@@ -39,6 +39,9 @@ def test_the_auto_limit_holds_about_a_second_of_the_slots_work() -> None:
     assert auto_held_limit(600, 30_000, 1) == 400, "slots plus held at most 1000"
     assert auto_held_limit(1000, 30_000, 1) == 0
     assert auto_held_limit(2, 20, 0.01) == 80, "a 20 ms lease: 2 ms of budget, runs of at least 0.05 ms"
+    assert auto_held_limit(2, 30_000, 1, max_reserve_jobs=4) == 2, "slots plus held within the server's limit"
+    assert auto_held_limit(4, 30_000, 1, max_reserve_jobs=4) == 0
+    assert auto_held_limit(2, 30_000, 1, max_reserve_jobs=5000) == 500, "never above the rule's own cap"
 
 
 def test_the_auto_limit_waits_for_the_first_runs_and_follows_a_moving_average() -> None:
@@ -119,3 +122,31 @@ def test_a_worker_of_jobs_longer_than_its_budget_never_holds_one(client: sepp.Cl
         worker.close()
     assert seen == [(0, 1)] * 4, "one job leased at a time, none held"
     assert worker.prefetch_limit == 0
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_auto_stays_under_a_lower_max_reserve_jobs(server: ServerProcess, queue: str, transport: str) -> None:
+    """Asking for more than `limits.max_reserve_jobs` at once would stop the worker: auto asks for
+    slots plus held jobs up to the server's limit, never past it."""
+    clock = FakeClock()
+    gate = threading.Event()
+    with reconfigured(server, "\n[limits]\nmax_reserve_jobs = 4\n"), \
+            sepp.Client(server.address, api_key=ADMIN_KEY) as client:
+        client.enqueue_batch([sepp.JobSpec(queue, "j", json=i) for i in range(10)])
+
+        def work(job: sepp.WorkerJob) -> None:
+            clock.advance(1)
+            if job.data >= 2:
+                gate.wait(30)
+
+        worker, events = made(client, queue, transport, clock, concurrency=2, fallback=work)
+        worker.start()
+        try:
+            eventually(lambda: worker.held == 2 or None, "two held beside the two running")
+            assert worker.prefetch_limit == 2 and worker.state == "running"
+            gate.set()
+            events.wait("completed", 10)
+        finally:
+            gate.set()
+            worker.close()
+        assert not events.of("error"), [e.error for e in events.of("error")]

@@ -31,11 +31,13 @@ MIN_RUN_MS = 0.05
 division by zero."""
 
 
-def auto_held_limit(concurrency: int, lease_ms: int, avg_run_ms: float) -> int:
+def auto_held_limit(concurrency: int, lease_ms: int, avg_run_ms: float,
+                    max_reserve_jobs: int = MAX_PREFETCH) -> int:
     """The most jobs held ahead by `prefetch="auto"`, for handlers that run `avg_run_ms` on average:
     as many as `concurrency` slots finish in the held budget (`min(1000, lease_ms / 10)` ms), at
-    most `min(500, 1000 - concurrency)`."""
-    cap = min(AUTO_CAP, MAX_PREFETCH - concurrency)
+    most `min(500, 1000 - concurrency)`. A server whose `limits.max_reserve_jobs` is below 1000
+    lowers that 1000 to its limit: slots plus held jobs asked for beyond it would stop the worker."""
+    cap = min(AUTO_CAP, min(MAX_PREFETCH, max_reserve_jobs) - concurrency)
     if cap <= 0:
         return 0
     budget_ms = min(HELD_BUDGET_MAX_MS, lease_ms / 10)
@@ -44,7 +46,8 @@ def auto_held_limit(concurrency: int, lease_ms: int, avg_run_ms: float) -> int:
 
 class Prefetch:
     """A Worker's held-ahead limit (`limit`), fixed or automatic. `ran` is told each handler's run
-    time, from its start to its settlement being queued; it is called under the worker's lock."""
+    time, from its start to its settlement being queued, and the server's `max_reserve_jobs` as
+    the client knows it; it is called under the worker's lock."""
 
     def __init__(self, setting: int | Literal["auto"], concurrency: int, lease_ms: int) -> None:
         self.auto = setting == "auto"
@@ -56,7 +59,7 @@ class Prefetch:
         self.avg_run_ms: float | None = None
         """The moving average of handler run time (auto only; None before the first run)."""
 
-    def ran(self, run_ms: float) -> None:
+    def ran(self, run_ms: float, max_reserve_jobs: int = MAX_PREFETCH) -> None:
         if not self.auto:
             return
         avg = self.avg_run_ms
@@ -64,4 +67,4 @@ class Prefetch:
         self.avg_run_ms = run_ms if avg is None else avg + RUN_WEIGHT * (run_ms - avg)
         self._runs += 1
         if self._runs >= self._concurrency:
-            self.limit = auto_held_limit(self._concurrency, self._lease_ms, self.avg_run_ms)
+            self.limit = auto_held_limit(self._concurrency, self._lease_ms, self.avg_run_ms, max_reserve_jobs)

@@ -276,13 +276,13 @@ class JobRunner:
         self._worker.finish_job(active)
 
     def give_back(self, active: Active) -> None:
-        """Gives a held job back to the queue at once (at shutdown) with a nack for an immediate
-        retry. The protocol has no release that leaves the attempt uncounted (the attempt is the
-        lease's fencing token), so the nack counts one, as the lease's expiry would, only sooner."""
+        """Gives a held job back to the queue at once (at shutdown) with a nack's `give_back`: its
+        lease is undone, the job ready again at its old place on the attempt it had (no failure
+        counted, even on its last attempt), for another worker now rather than at its lease's end."""
         self.unkeep(active)
         job = active.job
         message = f"given back unstarted: worker {self._worker.worker_id} is closing"
-        request = nack_request(job.id, job.attempt, message, 0, False)
+        request = nack_request(job.id, job.attempt, message, 0, False, give_back=True)
         try:
             self._settle(active, lambda repeated: self._transport.nack(job, request, _no_slot, repeated))
         except LeaseLostError:

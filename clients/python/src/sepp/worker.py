@@ -20,8 +20,7 @@ times: `_prefetch.py`), a job delivered while every slot is busy is held (leased
 lease extended by the timer thread like a running one's, its handler not
 started) until a slot frees (`_held.py`); a held job cancelled, timed out or lost is
 dropped without running (so is one whose lease ran out unextended: see `free_slot`), and
-`close()` gives held jobs back to the queue at once (a nack for an immediate retry) except those
-on their last attempt, which run.
+`close()` gives held jobs back to the queue at once (a nack's `give_back`: no attempt counted).
 """
 from __future__ import annotations
 
@@ -351,7 +350,7 @@ class Worker:
         `prefetch="auto"`, the held-ahead limit is set again (before the slot's credit is asked)."""
         run_ms = (self._run_clock() - started) * 1000
         with self._lock:
-            self._prefetch.ran(run_ms)
+            self._prefetch.ran(run_ms, self.client.connection.max_reserve_jobs)
 
     def free_slot(self, active: Active) -> None:
         """Frees the job's slot, once, for the oldest held job whose lease is still ours, and asks for
@@ -402,9 +401,10 @@ class Worker:
             self._state = "closing"
         self._stop.set()
         self._transport.stop_taking()
-        # Held jobs go back to the queue for other workers now, not when their leases end.
+        # Held jobs go back to the queue for other workers now, not when their leases end; none is
+        # held from here on (`deliver` gives back a job that arrives while the worker closes).
         with self._lock:
-            given = self._held.take_to_give_back()
+            given = self._held.take_all()
         if given:
             self._held.settle_in_background(self._runner.give_back, given)
         if was_running:
@@ -412,12 +412,6 @@ class Worker:
             if not self._wait_drained(timeout_s, forceable=True):
                 reason = SeppError(grpc.StatusCode.CANCELLED,
                                    f"the worker is shutting down (waited {timeout_s * 1000:.0f} ms)", "cancelled")
-                with self._lock:
-                    # Held jobs left (on their last attempt) will not start now: their leases run out.
-                    left = self._held.take_all()
-                for active in left:
-                    active.abandoned = True
-                    self.finish_job(active)
                 with self._lock:
                     running = list(self._active)
                 self.log.warning("sepp worker %s: cancelling %d jobs still running after %.0f ms", self.worker_id,
