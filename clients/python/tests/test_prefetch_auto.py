@@ -42,6 +42,7 @@ def test_the_auto_limit_holds_about_a_second_of_the_slots_work() -> None:
     assert auto_held_limit(2, 30_000, 1, max_reserve_jobs=4) == 2, "slots plus held within the server's limit"
     assert auto_held_limit(4, 30_000, 1, max_reserve_jobs=4) == 0
     assert auto_held_limit(2, 30_000, 1, max_reserve_jobs=5000) == 500, "never above the rule's own cap"
+    assert auto_held_limit(2, 30_000, 1, max_reserve_jobs=0) == 0, "nothing held while the server's limit is unknown"
 
 
 def test_the_auto_limit_waits_for_the_first_runs_and_follows_a_moving_average() -> None:

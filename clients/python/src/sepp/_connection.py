@@ -42,8 +42,6 @@ class TlsOptions:
 SERVER_BOUNDS_DEADLINE_MS = 5000
 """How long the first batch waits for the server's bounds at most (Connection.learn_server_bounds)."""
 SERVER_BOUNDS_AGAIN_S = 30.0
-SERVER_MAX_RESERVE_JOBS = 1000
-"""The server's default `limits.max_reserve_jobs`, assumed until it says otherwise."""
 """When a server could not say its bounds, how long until they are asked again."""
 
 
@@ -136,9 +134,10 @@ class Connection:
         self.max_message_bytes = int(_positive(max_message_bytes, "max_message_bytes"))
         # As given: the server's bounds may only lower them (learn_server_bounds).
         self._given_bounds = (self.max_batch_jobs, self.max_message_bytes)
-        self.max_reserve_jobs = SERVER_MAX_RESERVE_JOBS
-        """The server's `limits.max_reserve_jobs` once learnt (learn_server_bounds): the most jobs a
-        Worker asks for at once, so `prefetch="auto"` stays under it."""
+        self.max_reserve_jobs = 0
+        """The server's `limits.max_reserve_jobs` (the most jobs a Reserve asks for, and the most
+        unused credit a Work stream holds) once learnt (learn_server_bounds); 0 until then, or from
+        a server older than the field. `prefetch="auto"` holds jobs only within it."""
         # Jobs may be as large as a queue allows (up to 64 MiB); the server enforces its own limit.
         options: list[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", -1),
@@ -228,8 +227,7 @@ class Connection:
             self.max_batch_jobs = min(self._given_bounds[0], limits.max_batch_jobs)
         if limits.max_message_bytes > 0:
             self.max_message_bytes = min(self._given_bounds[1], limits.max_message_bytes)
-        if limits.max_reserve_jobs > 0:
-            self.max_reserve_jobs = limits.max_reserve_jobs
+        self.max_reserve_jobs = limits.max_reserve_jobs
 
     def timeout_s(self, deadline_ms: float | None, name: str = "deadline_ms") -> float:
         """A call's timeout in seconds, from its own deadline or the default; INVALID_ARGUMENT

@@ -6,6 +6,8 @@ its slots finish in about one second (or a tenth of the lease, if shorter), and 
 first `concurrency` jobs have run. So long jobs are never held, and a worker never hoards more than
 about a second of other workers' work. The limit is recomputed each time a handler finishes (no
 timers); when it drops, jobs already held beyond it stay and run, and credit just stops being asked.
+Slots plus held jobs also stay within the server's `limits.max_reserve_jobs`, as the TypeScript SDK's
+worker-auto-prefetch.ts does.
 """
 from __future__ import annotations
 
@@ -35,8 +37,9 @@ def auto_held_limit(concurrency: int, lease_ms: int, avg_run_ms: float,
                     max_reserve_jobs: int = MAX_PREFETCH) -> int:
     """The most jobs held ahead by `prefetch="auto"`, for handlers that run `avg_run_ms` on average:
     as many as `concurrency` slots finish in the held budget (`min(1000, lease_ms / 10)` ms), at
-    most `min(500, 1000 - concurrency)`. A server whose `limits.max_reserve_jobs` is below 1000
-    lowers that 1000 to its limit: slots plus held jobs asked for beyond it would stop the worker."""
+    most `min(500, 1000 - concurrency)`; and slots plus held jobs at most the server's
+    `limits.max_reserve_jobs` (credit beyond it is refused, which stops the worker), nothing held
+    while that is not known (0)."""
     cap = min(AUTO_CAP, min(MAX_PREFETCH, max_reserve_jobs) - concurrency)
     if cap <= 0:
         return 0
