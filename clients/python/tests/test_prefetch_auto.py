@@ -72,11 +72,11 @@ def made(client: sepp.Client, queue: str, transport: str, clock: FakeClock,
     return worker, events
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-def test_a_worker_of_short_jobs_leases_ahead_by_itself(client: sepp.Client, queue: str, transport: str) -> None:
-    ids = [client.enqueue(queue, "j", json=i).id for i in range(20)]
+def two_short_then_gated(client: sepp.Client, queue: str, transport: str,
+                         gate: threading.Event) -> tuple[sepp.Worker, Events, dict[int, int]]:
+    """A started worker of 2 slots whose jobs each run 1 ms by its fake clock; those whose `data` is
+    2 or more then wait for `gate`. Also answers how many jobs were held as each job started."""
     clock = FakeClock()
-    gate = threading.Event()
     held_at_start: dict[int, int] = {}
 
     def work(job: sepp.WorkerJob) -> None:
@@ -86,7 +86,14 @@ def test_a_worker_of_short_jobs_leases_ahead_by_itself(client: sepp.Client, queu
             gate.wait(30)
 
     worker, events = made(client, queue, transport, clock, concurrency=2, fallback=work)
-    worker.start()
+    return worker.start(), events, held_at_start
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_worker_of_short_jobs_leases_ahead_by_itself(client: sepp.Client, queue: str, transport: str) -> None:
+    ids = [client.enqueue(queue, "j", json=i).id for i in range(20)]
+    gate = threading.Event()
+    worker, events, held_at_start = two_short_then_gated(client, queue, transport, gate)
     try:
         # The first two ran 1 ms each: two slots finish 2,000 of them a second, capped at 500.
         eventually(lambda: worker.held == 16 or None, "every other job leased ahead (2 running, 16 held)")
@@ -129,19 +136,11 @@ def test_a_worker_of_jobs_longer_than_its_budget_never_holds_one(client: sepp.Cl
 def test_auto_stays_under_a_lower_max_reserve_jobs(server: ServerProcess, queue: str, transport: str) -> None:
     """Asking for more than `limits.max_reserve_jobs` at once would stop the worker: auto asks for
     slots plus held jobs up to the server's limit, never past it."""
-    clock = FakeClock()
     gate = threading.Event()
     with reconfigured(server, "\n[limits]\nmax_reserve_jobs = 4\n"), \
             sepp.Client(server.address, api_key=ADMIN_KEY) as client:
         client.enqueue_batch([sepp.JobSpec(queue, "j", json=i) for i in range(10)])
-
-        def work(job: sepp.WorkerJob) -> None:
-            clock.advance(1)
-            if job.data >= 2:
-                gate.wait(30)
-
-        worker, events = made(client, queue, transport, clock, concurrency=2, fallback=work)
-        worker.start()
+        worker, events, _ = two_short_then_gated(client, queue, transport, gate)
         try:
             eventually(lambda: worker.held == 2 or None, "two held beside the two running")
             assert worker.prefetch_limit == 2 and worker.state == "running"
