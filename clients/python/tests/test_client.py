@@ -129,6 +129,20 @@ def test_leases_and_lost_leases(client: sepp.Client, queue: str) -> None:
     assert client.nack(sepp.Lease(again.id, again.attempt), dead_letter=True, error="give up").state == "dead"
 
 
+def test_a_lease_given_back_counts_no_attempt(client: sepp.Client, queue: str) -> None:
+    job_id = client.enqueue(queue, "t", max_attempts=1).id
+    [job] = client.reserve([queue], worker_id="py-test")
+    result = client.nack(job, give_back=True, error="ignored", dead_letter=True)
+    assert result.state == "ready", "give_back wins over dead_letter: not dead, though on its last attempt"
+    info = client.get_job(job_id)
+    assert (info.state, info.attempt, info.last_error, info.worker_id) == ("ready", 0, None, None)
+    with pytest.raises(sepp.LeaseLostError):
+        client.nack(job, give_back=True)
+    [again] = client.reserve([queue])
+    assert (again.id, again.attempt) == (job_id, 1), "the same attempt leased again"
+    client.ack(again)
+
+
 def test_dead_letters_inspect_requeue_delete(client: sepp.Client, queue: str) -> None:
     ids = [client.enqueue(queue, "t", str(i), max_attempts=1).id for i in range(3)]
     for job in client.reserve([queue], max_jobs=3):
