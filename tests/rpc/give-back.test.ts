@@ -1,14 +1,17 @@
 /**
  * A nack's `give_back` (work.proto): a worker hands back a lease it never started. Over the
  * unary Nack, a Work stream's nack and the HTTP API's nack route alike: the job is ready again
- * on the attempt it had before (no failure counted, even on its last attempt: every queue here
- * allows one), a `lease_undone` event is told, the queue's rate-limit token comes back, and a
- * stale attempt gets the answer a stale nack gets. Real server on port 0, fake clock (the
- * buckets refill only when it moves); runs on PostgreSQL too (SEPP_TEST_STORE=postgres).
+ * with no attempt counted (even on its last attempt: every queue here allows one), a
+ * `lease_undone` event is told, the queue's rate-limit token comes back, and a stale attempt
+ * gets the answer a stale nack gets. The given-back attempt is never leased again (its budget
+ * grows by one instead), so a late settlement of it is refused once the job is leased anew.
+ * Real server on port 0, fake clock (the buckets refill only when it moves); runs on
+ * PostgreSQL too (SEPP_TEST_STORE=postgres).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { ClientDuplexStream, ServiceError } from '@grpc/grpc-js';
+import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
+import { JobState, type LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type {
   NackRequest,
   WorkRequest,
@@ -34,7 +37,8 @@ rate_limit_burst = 1
 max_attempts = 1
 `,
   )
-  .join('\n');
+  .join('\n')
+  .concat('\n[queues.plain]\nmax_attempts = 1\n');
 
 interface Lease {
   jobId: string;
@@ -65,7 +69,7 @@ describe('give_back: a lease handed back unstarted', () => {
     directive: directiveOf(directive),
   });
 
-  const unaryReserve = async (queue: string): Promise<Lease[]> =>
+  const unaryReserve = async (queue: string): Promise<LeasedJob[]> =>
     (
       await call(t.client, t.client.reserve, {
         maxResponseBytes: 0,
@@ -156,7 +160,7 @@ describe('give_back: a lease handed back unstarted', () => {
   }
 
   for (const via of vias) {
-    test(`over ${via}: ready on its old attempt, lease_undone, token back; a stale attempt refused as a nack is`, async () => {
+    test(`over ${via}: ready, no attempt counted, lease_undone, token back; the given-back attempt stale after`, async () => {
       const queue = `once-${via}`;
       const engine = t.server.engine;
       const events = collect(engine, { queues: [queue], kinds: ['lease_undone'] });
@@ -176,19 +180,71 @@ describe('give_back: a lease handed back unstarted', () => {
       assert.ok('state' in given, JSON.stringify(given));
       const stored = await engine.getJob(jobId);
       assert.equal(stored.state, 'ready', 'ready, not dead: no attempt was counted (max_attempts = 1)');
-      assert.equal(stored.attempt, 0, 'the attempt it had before its lease');
+      assert.deepEqual(
+        [stored.attempt, stored.maxAttempts],
+        [1, 2],
+        'its attempt kept (the worker holds it), its budget one larger',
+      );
       assert.deepEqual(stored.errors, [], 'the error sent with it is ignored');
       await until(() => events.summary().includes(`lease_undone:${jobId}`), 'the lease_undone event');
       assert.deepEqual(await nack(lease, 'giveBack'), await nack(lease, 'backoff'), 'given back once');
 
       const again = await unaryReserve(queue);
       assert.deepEqual(
-        again.map((j) => [j.jobId, j.attempt]),
-        [[jobId, 1]],
-        'its token back (one: the other job still waits), the same attempt leased again',
+        again.map((j) => [j.jobId, j.attempt, j.maxAttempts]),
+        [[jobId, 2, 2]],
+        'its token back (one: the other job still waits), leased on the next attempt, its last',
       );
       assert.notEqual(other, jobId);
+
+      // The given-back lease's late settlements are stale now, as a lease that ran out is.
+      assert.deepEqual(await nack(lease, 'backoff'), staleNack, 'a late nack of the given-back attempt');
+      assert.deepEqual(await nack(lease, 'giveBack'), staleNack, 'a late give-back');
+      const codeOf = (e: ServiceError) => e.code;
+      const lateAck = await call(t.client, t.client.ack, { ...lease, result: undefined }).catch(codeOf);
+      const lateExtend = await call(t.client, t.client.extend, { ...lease, leaseDurationMs: 60_000 }).catch(
+        codeOf,
+      );
+      assert.deepEqual([lateAck, lateExtend], [status.FAILED_PRECONDITION, status.FAILED_PRECONDITION]);
+      assert.equal((await engine.getJob(jobId)).state, 'leased', 'the new holder still holds it');
+      await call(t.client, t.client.ack, { jobId, attempt: 2, result: undefined });
+      assert.equal((await engine.getJob(jobId)).state, 'completed', "the new holder's ack");
       events.subscription.close();
     });
   }
+
+  test('a job given back again and again never goes dead by it; a failure after backs off as a first', async () => {
+    const engine = t.server.engine;
+    const { jobId } = await engine.enqueue(job('plain', { maxAttempts: 2 }));
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const [lease] = await unaryReserve('plain');
+      assert.deepEqual([lease?.jobId, lease?.attempt, lease?.maxAttempts], [jobId, attempt, attempt + 1]);
+      await call(t.client, t.client.nack, nackRequest({ jobId, attempt }, 'giveBack'));
+      const back = await engine.getJob(jobId);
+      assert.deepEqual(
+        [back.state, back.attempt, back.maxAttempts - back.attempt],
+        ['ready', attempt, 2],
+        `given back ${attempt} times: two attempts left, as before the first lease`,
+      );
+    }
+    const fail = async (attempt: number) => {
+      const [lease] = await unaryReserve('plain');
+      assert.deepEqual([lease?.attempt, lease?.maxAttempts], [attempt, 5]);
+      return call(t.client, t.client.nack, {
+        ...nackRequest({ jobId, attempt }, 'backoff'),
+        directive: undefined,
+      });
+    };
+    const nowMs = clock.nowMs();
+    const retry = await fail(4);
+    assert.equal(retry.state, JobState.SCHEDULED);
+    // The queue's backoff: 1 s ± 20 % after a first failure (8 s after a fourth).
+    const delayMs = retry.runAtMs - nowMs;
+    assert.ok(delayMs >= 800 && delayMs <= 1200, `backs off as after a first failure: ${delayMs} ms`);
+    clock.advance(delayMs);
+    await until(async () => (await engine.getJob(jobId)).state === 'ready', 'the retry due');
+    const last = await fail(5);
+    assert.equal(last.state, JobState.DEAD, 'its second attempt failed: dead');
+    assert.equal((await engine.getJob(jobId)).deadReason, 'attempts_exhausted');
+  });
 });

@@ -78,7 +78,7 @@ export class Settler {
     // One key per job (the last named): the store takes distinct ids.
     const distinct = [...new Map(keys.map((key) => [key.jobId, key])).values()];
     if (distinct.length === 0) return Promise.resolve(0);
-    return this.ctx.write((tx) => undoLeasesIn(this.ctx, this.flow, tx, distinct));
+    return this.ctx.write((tx) => undoLeasesIn(this.ctx, this.flow, tx, distinct, 'unsent'));
   }
 
   /**
@@ -241,16 +241,25 @@ export class Settler {
   }
 
   /**
-   * A lease its worker never started, given back (a nack's `give_back`): undone as a lease
-   * whose answer never reached its worker (undone-lease.ts), the error ignored. A job asked
-   * to stop ends cancelled, as any nack ends it. `row` is leased under the request's attempt.
+   * A lease its worker never started, given back (a nack's `give_back`): undone
+   * (undone-lease.ts), the error ignored, but unlike a lease whose answer was never sent the
+   * attempt stays, since this worker holds it: the next lease is attempt + 1, so a late
+   * settlement of this one is refused as stale, and the job's budget grows by one so that no
+   * attempt is counted. A job asked to stop ends cancelled, as any nack ends it. `row` is
+   * leased under the request's attempt.
    */
   private *giveBackIn(tx: StoreTx, row: AttemptRow): Op<NackResult> {
     if (row.cancelled_at_ms !== null) {
       yield* finishCancelled(this.ctx, tx, row, null);
       return { state: 'cancelled', runAtMs: null };
     }
-    const undone = yield* undoLeasesIn(this.ctx, this.flow, tx, [{ jobId: row.id, attempt: row.attempt }]);
+    const undone = yield* undoLeasesIn(
+      this.ctx,
+      this.flow,
+      tx,
+      [{ jobId: row.id, attempt: row.attempt }],
+      'given_back',
+    );
     if (undone !== 1)
       throw new Error(`bug: give-back of ${row.id} attempt ${row.attempt} undid ${undone} leases`);
     return { state: 'ready', runAtMs: this.ctx.clock.nowMs() };

@@ -276,11 +276,15 @@ export interface NackRequest {
     | //
     /**
      * True: give the lease back — the job never started. The lease is undone:
-     * the job is READY again at its old place, on the attempt it had before,
-     * no failure is counted (even on its last attempt), the queue's rate-limit
-     * tokens are given back; event LEASE_UNDONE. `error_message`,
-     * `error_class` and `error_stack` are ignored. Fenced by `attempt` like
-     * every settlement. False means the same as `backoff`.
+     * the job is READY again at its old place, no attempt counted (even on its
+     * last attempt), the queue's rate-limit tokens are given back; event
+     * LEASE_UNDONE. The attempt is not reused, so a late Ack, Nack or Extend
+     * of the given-back lease stays stale: the job keeps its attempt number
+     * and its budget grows by one instead (GetJob: attempt 1 of 6 after a
+     * give-back of attempt 1 of 5; the next lease is attempt 2 of 6, with the
+     * backoff of a first attempt). `error_message`, `error_class` and
+     * `error_stack` are ignored. Fenced by `attempt` like every settlement.
+     * False means the same as `backoff`.
      */
     { $case: "giveBack"; value: boolean }
     | undefined;
