@@ -321,15 +321,22 @@ for (const transport of ['stream', 'unary'] as const) {
     test('close() gives every held job back at once, its attempt not counted, the last attempt too', async () => {
       const queue = `prefetch-close-${transport}`;
       const running = await client.enqueueJson(queue, 'j', {});
-      const given = await client.enqueueJson(queue, 'j', {});
+      const given = await client.enqueueJson(queue, 'j', {}, { maxAttempts: 3 });
       const last = await client.enqueueJson(queue, 'j', {}, { maxAttempts: 1 });
       const { worker, started, gate } = start(queue);
       await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
       const closed = worker.close();
-      for (const { id } of [given, last]) {
+      for (const [{ id }, maxAttempts] of [
+        [given, 3],
+        [last, 1],
+      ] as const) {
         await until(async () => (await client.getJob(id)).state === 'ready', 'the held job given back');
         const back = await client.getJob(id);
-        assert.equal(back.attempt, 0, 'the attempt it had before its lease: a give-back counts none');
+        assert.deepEqual(
+          [back.attempt, back.maxAttempts - back.attempt],
+          [1, maxAttempts],
+          'a give-back counts no attempt: its number stays (never reused), its budget grows by one',
+        );
         assert.equal(back.lastError, null, 'no failure kept');
       }
       assert.equal(worker.held, 0);

@@ -135,11 +135,14 @@ def test_a_lease_given_back_counts_no_attempt(client: sepp.Client, queue: str) -
     result = client.nack(job, give_back=True, error="ignored", dead_letter=True)
     assert result.state == "ready", "give_back wins over dead_letter: not dead, though on its last attempt"
     info = client.get_job(job_id)
-    assert (info.state, info.attempt, info.last_error, info.worker_id) == ("ready", 0, None, None)
+    assert (info.state, info.attempt, info.max_attempts, info.last_error, info.worker_id) == \
+        ("ready", 1, 2, None, None), "its attempt kept (never leased again), its budget one larger"
     with pytest.raises(sepp.LeaseLostError):
         client.nack(job, give_back=True)
     [again] = client.reserve([queue])
-    assert (again.id, again.attempt) == (job_id, 1), "the same attempt leased again"
+    assert (again.id, again.attempt, again.max_attempts) == (job_id, 2, 2), "the next attempt, its last"
+    with pytest.raises(sepp.LeaseLostError):
+        client.ack(job)  # The given-back lease is stale: its attempt is not the live one.
     client.ack(again)
 
 

@@ -173,7 +173,7 @@ def test_a_mass_cancel_of_held_jobs_settles_them_on_a_bounded_set_of_threads(cli
 def test_close_gives_every_held_job_back_without_counting_an_attempt(client: sepp.Client, queue: str,
                                                                       transport: str) -> None:
     running = client.enqueue(queue, "j", json=0).id
-    given = client.enqueue(queue, "j", json=1).id
+    given = client.enqueue(queue, "j", json=1, max_attempts=3).id
     last = client.enqueue(queue, "j", json=2, max_attempts=1).id
     worker, events, started, gate = gated(client, queue, transport)
     closer = threading.Thread(target=worker.close)
@@ -182,11 +182,12 @@ def test_close_gives_every_held_job_back_without_counting_an_attempt(client: sep
         eventually(lambda: worker.running == 1 and worker.held == 2 and len(started) == 1 or None,
                    "one running (its handler started) and two held")
         closer.start()
-        for job_id in (given, last):
+        for job_id, max_attempts in ((given, 3), (last, 1)):
             back = eventually(lambda: (lambda j: j if j.state == "ready" else None)(client.get_job(job_id)),
                               "the held job given back")
-            assert (back.attempt, back.last_error, back.worker_id) == (0, None, None), \
-                "its lease undone: the attempt it had before, no failure recorded"
+            assert (back.attempt, back.max_attempts - back.attempt) == (1, max_attempts), \
+                "no attempt counted: its number stays (never reused), its budget grows by one"
+            assert (back.last_error, back.worker_id) == (None, None), "its lease undone, no failure recorded"
         assert client.get_job(running).state == "leased", "the running job is still running"
     finally:
         gate.set()
