@@ -263,7 +263,8 @@ export type NackDirective =
   | { kind: 'dead_letter' }
   /**
    * The job never started: its lease is undone (leases/undone-lease.ts) — ready again at its
-   * old place, on the attempt it had before, no failure counted. The error is ignored.
+   * old place, no attempt counted (the attempt kept, the budget one larger). The error is
+   * ignored.
    */
   | { kind: 'give_back' };
 

@@ -78,7 +78,7 @@ export const nackRequest: JsonSchema = {
     giveBack: {
       type: 'boolean',
       description:
-        'true: the job never started — its lease is undone: ready again on the attempt it had before, no failure counted, rate-limit tokens given back; the error fields are ignored',
+        'true: the job never started — its lease is undone: ready again with no attempt counted (its attempt number kept, its maxAttempts one larger, so this lease stays stale), rate-limit tokens given back; the error fields are ignored',
     },
   },
   required: ['attempt'],

@@ -99,8 +99,8 @@ export class Settler {
   }
 
   /**
-   * Gives a job not started back to the queue at once with a give-back: ready again on
-   * the attempt it had, no attempt counted. The error goes along for a server older than
+   * Gives a job not started back to the queue at once with a give-back: ready again, no
+   * attempt counted (its attempt kept, its budget one larger). The error goes along for a server older than
    * `give_back`, which reads the nack as a retry with backoff and keeps it.
    */
   async giveBack(active: Active): Promise<void> {

@@ -277,8 +277,9 @@ class JobRunner:
 
     def give_back(self, active: Active) -> None:
         """Gives a held job back to the queue at once (at shutdown) with a nack's `give_back`: its
-        lease is undone, the job ready again at its old place on the attempt it had (no failure
-        counted, even on its last attempt), for another worker now rather than at its lease's end."""
+        lease is undone, the job ready again at its old place with no attempt counted (its attempt
+        kept, its budget one larger; even on its last attempt), for another worker now rather than
+        at its lease's end."""
         self.unkeep(active)
         job = active.job
         message = f"given back unstarted: worker {self._worker.worker_id} is closing"

@@ -321,8 +321,9 @@ class Client:
         the lease is no longer this one.
 
         `give_back=True` says the job never started here and hands its lease back instead: the
-        job is ready again at its old place on the attempt it had, no failure counted (even on
-        its last attempt), the queue's rate-limit tokens returned; it wins over `error`,
+        job is ready again at its old place, no attempt counted (even on its last attempt: it
+        keeps its attempt number and its `max_attempts` grows by one, so this lease stays stale
+        once the job is leased again), the queue's rate-limit tokens returned; it wins over `error`,
         `retry_after_ms` and `dead_letter`, which are then ignored. A job whose cancel was asked
         for ends cancelled. A Worker gives back the jobs it holds (`prefetch`) when it closes."""
         request = nack_request(lease.id, lease.attempt, error, retry_after_ms, dead_letter, give_back=give_back)
