@@ -211,7 +211,9 @@ export interface NackOptions extends CallOptions {
   /**
    * The job never started: give its lease back. It is ready again on the attempt it had
    * before, no failure counted (even on its last attempt), its rate-limit tokens returned;
-   * `error`, `retryAfterMs` and `deadLetter` are ignored.
+   * `error`, `retryAfterMs` and `deadLetter` are ignored. Sent once (a lost answer is not
+   * retried): the job's next lease has the same attempt, and a repeat of an applied
+   * give-back would undo it.
    */
   giveBack?: boolean;
 }

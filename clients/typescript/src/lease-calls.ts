@@ -136,7 +136,9 @@ export async function nackCall(
       {
         deadlineMs: options.deadlineMs,
         signal: options.signal,
-        retrySafe: true,
+        // Not a give-back: it gives the attempt back, so a repeat after it was applied could undo
+        // the job's next lease, which has the same attempt.
+        retrySafe: options.giveBack !== true,
         leaseCall: true,
         onRepeat: () => {
           repeat = true;

@@ -100,15 +100,15 @@ export class Settler {
 
   /**
    * Gives a job not started back to the queue at once with a give-back: ready again on
-   * the attempt it had, no attempt counted. The error goes along for a server older than
-   * `give_back`, which reads the nack as a retry with backoff and keeps it.
+   * the attempt it had, no attempt counted. Sent once, never retried: the job's next lease
+   * has the same attempt, which a repeat of an applied give-back would undo; one that fails
+   * leaves the lease to run out (an attempt counted, as before give-backs). The error goes
+   * along for a server older than `give_back`, which reads the nack as a retry with backoff.
    */
   async giveBack(active: Active): Promise<void> {
     const error = new Error(`given back unstarted: worker ${this.host.workerId} is closing`);
     try {
-      await this.withRetry(active, (repeated) =>
-        active.lane.transport.nack(active.job, { error, giveBack: true }, repeated),
-      );
+      await active.lane.transport.nack(active.job, { error, giveBack: true });
     } catch (thrown) {
       const e = toSeppError(thrown);
       if (!(e instanceof LeaseLostError)) this.host.report(e);
