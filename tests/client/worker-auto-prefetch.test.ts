@@ -32,10 +32,11 @@ describe('prefetch auto: the rule', () => {
 
   test('the average weighs each run 0.1 after the first; the limit is split over the lanes, each capped', () => {
     const lanes = [
-      { prefetch: 7, prefetchMax: 3 },
-      { prefetch: 7, prefetchMax: 250 },
+      { prefetch: 7, prefetchMax: 3, capacity: 1 },
+      { prefetch: 7, prefetchMax: 250, capacity: 1 },
     ];
-    const auto = new AutoPrefetch(lanes, 2, 30_000);
+    let serverMax = 0;
+    const auto = new AutoPrefetch(lanes, 2, 30_000, () => serverMax);
     assert.deepEqual(
       lanes.map((l) => l.prefetch),
       [0, 0],
@@ -48,8 +49,22 @@ describe('prefetch auto: the rule', () => {
     assert.equal(auto.limit, 18, 'floor(2 × 1000 / 110)');
     assert.deepEqual(
       lanes.map((l) => l.prefetch),
+      [0, 0],
+      "the server's max_reserve_jobs not known yet: none held",
+    );
+    serverMax = 1000;
+    auto.ran(110);
+    assert.deepEqual(
+      lanes.map((l) => l.prefetch),
       [3, 9],
       '9 each, the first capped at its most',
+    );
+    serverMax = 6;
+    auto.ran(110);
+    assert.deepEqual(
+      lanes.map((l) => l.prefetch),
+      [3, 5],
+      'a lane’s slots and held jobs within the server’s max_reserve_jobs',
     );
     for (let i = 0; i < 60; i++) auto.ran(5000);
     assert.equal(auto.limit, 0, 'the jobs grew long: nothing more asked ahead');

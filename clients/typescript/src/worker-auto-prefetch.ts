@@ -9,7 +9,10 @@
  *   exponentially weighted: the first run's time, then `avg += 0.1 × (run − avg)`;
  * - held-ahead limit = min(autoCap, floor(concurrency × heldBudgetMs / max(avgRunMs, 0.05))),
  *   heldBudgetMs = min(1000, leaseMs / 10), autoCap = min(500, 1000 − concurrency) (slots and
- *   held jobs fit one Work stream's credit), or 0 before `concurrency` runs have finished.
+ *   held jobs fit one Work stream's credit), or 0 before `concurrency` runs have finished;
+ * - split over the lanes (Work streams) as the slots are, and on each lane no more than the
+ *   server's `limits.max_reserve_jobs` less the lane's slots (the most credit a stream may hold,
+ *   learned from GetServerInfo; while it is not known, nothing is held).
  *
  * A lower limit gives nothing back: jobs held beyond it are kept and run; credit for them is
  * simply not asked again.
@@ -19,6 +22,8 @@
 interface PrefetchLane {
   prefetch: number;
   readonly prefetchMax: number;
+  /** Its slots. */
+  readonly capacity: number;
 }
 
 /** Weight of each new run in `avgRunMs`. */
@@ -52,13 +57,15 @@ export class AutoPrefetch {
   private runs = 0;
   /** The handlers' weighted average run time, in ms. */
   avgRunMs = 0;
-  /** The held-ahead limit now (all lanes). */
+  /** The held-ahead limit now (all lanes), before each lane's bounds. */
   limit = 0;
 
   constructor(
     private readonly lanes: readonly PrefetchLane[],
     private readonly concurrency: number,
     private readonly leaseMs: number,
+    /** The server's `limits.max_reserve_jobs`; 0 while not known. */
+    private readonly serverMaxReserveJobs: () => number,
   ) {
     for (const lane of lanes) lane.prefetch = 0;
   }
@@ -73,12 +80,13 @@ export class AutoPrefetch {
       runs: this.runs,
       avgRunMs: this.avgRunMs,
     });
-    if (limit === this.limit) return;
     this.limit = limit;
+    const serverMax = this.serverMaxReserveJobs();
     // Split as the slots are (worker-active.ts makeLanes): the first `limit % n` lanes get one more.
     const n = this.lanes.length;
     this.lanes.forEach((lane, i) => {
-      lane.prefetch = Math.min(lane.prefetchMax, Math.floor(limit / n) + (i < limit % n ? 1 : 0));
+      const share = Math.floor(limit / n) + (i < limit % n ? 1 : 0);
+      lane.prefetch = Math.max(0, Math.min(lane.prefetchMax, share, serverMax - lane.capacity));
     });
   }
 }

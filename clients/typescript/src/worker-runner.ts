@@ -46,6 +46,8 @@ import { Settler } from './worker-settler.ts';
 export interface JobRunnerHost {
   /** The connection's target: a batch member's lease token goes only there (running-members.ts). */
   readonly target: string;
+  /** The server's `limits.max_reserve_jobs` as the connection learned it; 0: not known (yet). */
+  serverMaxReserveJobs(): number;
   /** True while the worker takes jobs: a freed place asks for another job only then. */
   taking(): boolean;
   /** Reports an error the worker goes on after (said once per message without 'error' listeners). */
@@ -81,7 +83,7 @@ export class JobRunner {
     });
     this.heldJobs = new HeldJobs(lanes, clock);
     this.autoPrefetch = options.autoPrefetch
-      ? new AutoPrefetch(lanes, options.concurrency, leaseMs)
+      ? new AutoPrefetch(lanes, options.concurrency, leaseMs, () => host.serverMaxReserveJobs())
       : undefined;
     this.keeper = new LeaseKeeper<Active>(clock, Math.max(1, Math.floor(leaseMs / 3)), (a) =>
       this.extendLease(a),
