@@ -11,7 +11,9 @@
  *                                [--profile DIR [--profile-every] [--profile-interval-us 1000]] [--api-key]
  *
  *   W1 enqueue  50 producers, each awaiting one `enqueue` (the SDK coalesces them per turn)
- *   W1 drain    one Worker, concurrency 50
+ *   W1 drain    one Worker, concurrency 50, `prefetch: 0` (pinned: this measures the server's cost
+ *               per job at a fixed shape, not the SDK's default, `auto`; the committed figures were
+ *               taken at 0)
  *   W2 round    one caller: enqueue → the Worker is pushed the job → its durable ack
  *
  * --against takes a git ref (its tree is exported to a temporary directory that uses this
@@ -122,7 +124,7 @@ async function runOnce(tree: Tree, profile: ((phase: string) => string) | undefi
     await client.ready();
     if (warmup > 0) {
       await enqueueJobs(client, 'warmup', warmup, 50);
-      await drainJobs(client, 'warmup', warmup, { concurrency: 50, transport: 'stream' });
+      await drainJobs(client, 'warmup', warmup, { concurrency: 50, transport: 'stream', prefetch: 0 });
     }
     const phase = async (name: string, units: number, work: () => Promise<void>): Promise<PhaseFigures> =>
       measured(server, units, async () => {
@@ -132,7 +134,7 @@ async function runOnce(tree: Tree, profile: ((phase: string) => string) | undefi
       });
     const enqueue = await phase('enqueue', jobs, () => enqueueJobs(client, 'w1', jobs, 50));
     const drain = await phase('drain', jobs, () =>
-      drainJobs(client, 'w1', jobs, { concurrency: 50, transport: 'stream' }),
+      drainJobs(client, 'w1', jobs, { concurrency: 50, transport: 'stream', prefetch: 0 }),
     );
     const w2 = await phase('w2', rounds, () => roundTrips(client, 'w2', rounds));
     return {

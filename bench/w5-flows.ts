@@ -16,7 +16,7 @@
  *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000]
  *                             [--only collector,root-collector,wide,plain] [--no-bullmq] [--prefill]
  *                             [--against main] [--profile DIR] [--store sqlite|postgres]
- *                             [--pg-statements N] [--prefetch 0[,200,500]] [--streams 1[,2]]
+ *                             [--pg-statements N] [--prefetch auto[,0,500]] [--streams 1[,2]]
  *
  * `plain` (not run unless named in --only) is the control: the same jobs, `--flows` batches
  * of `--children` + 1, without edges (enqueueBatch, the same Worker), ended when every job
@@ -33,10 +33,12 @@
  * server's CPU time over the wall time: well under 100 % means the wall time goes elsewhere.
  *
  * --prefetch N sets the Worker's `prefetch` (jobs leased ahead beyond the 50 slots, held until a
- * slot frees; 0, the default, leases one job per free slot) on every sepp Worker, children's and
- * collectors' alike (one Worker runs them all). A list (0,200,500) runs this checkout's server
+ * slot frees; 0 leases one job per free slot; `auto`, the default as it is the SDK's, holds about
+ * a second of work once the first runs finished) on every sepp Worker, children's and
+ * collectors' alike (one Worker runs them all). A list (0,auto,500) runs this checkout's server
  * once per value, as separate systems interleaved with the others; `--against` runs with the
- * first value. BullMQ's Worker has no such setting: it holds at most `concurrency` jobs.
+ * first value (its server only: the Worker is this checkout's SDK either way). BullMQ's Worker
+ * has no such setting: it holds at most `concurrency` jobs.
  *
  * --streams N[,M] sets the Worker's `streams` (the Work streams its slots are spread over; absent:
  * the SDK's default, one per 1,000 slots); a list runs each value as its own system, like --prefetch.
@@ -78,7 +80,7 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     store: { type: 'string', default: 'sqlite' },
     'pg-statements': { type: 'string' },
-    prefetch: { type: 'string', default: '0' },
+    prefetch: { type: 'string', default: 'auto' },
     streams: { type: 'string' },
   },
 });
@@ -88,12 +90,16 @@ const children = Number(args.children);
 const wide = Number(args.wide);
 const producers = Number(args.producers);
 const concurrency = Number(args.concurrency);
-const prefetches = args.prefetch.split(',').map(Number);
+/** A Worker's `prefetch`: a number of jobs, or `auto` (the SDK's default). */
+type Prefetch = number | 'auto';
+const prefetches: Prefetch[] = args.prefetch.split(',').map((p) => (p === 'auto' ? p : Number(p)));
 if (
-  prefetches.some((p) => !Number.isInteger(p) || p < 0 || p > 1000) ||
+  prefetches.some((p) => p !== 'auto' && (!Number.isInteger(p) || p < 0 || p > 1000)) ||
   new Set(prefetches).size !== prefetches.length
 )
-  throw new Error('--prefetch: distinct integers from 0 to 1000, comma-separated (the Worker allows 0–1000)');
+  throw new Error(
+    '--prefetch: distinct values, comma-separated, each auto or an integer from 0 to 1000 (as the Worker allows)',
+  );
 /** --streams: the Worker's Work streams, a list (each value its own system); absent: the SDK's default. */
 const streamCounts: (number | undefined)[] =
   args.streams === undefined ? [undefined] : args.streams.split(',').map(Number);
@@ -199,7 +205,7 @@ async function runSepp(
   shape: Shape,
   dir: string,
   tree: SourceTree | undefined,
-  prefetch: number,
+  prefetch: Prefetch,
   streams: number | undefined,
   profile?: string,
 ): Promise<Figure> {
@@ -394,7 +400,7 @@ interface System {
   key: string;
   kind: 'sepp' | 'base' | 'bullmq';
   /** The sepp Worker's prefetch (BullMQ: none). */
-  prefetch: number;
+  prefetch: Prefetch;
   /** The sepp Worker's Work streams (undefined: the SDK's default). */
   streams?: number;
   label: string;

@@ -81,8 +81,8 @@ export interface DrainOptions {
   concurrency: number;
   transport: 'stream' | 'unary';
   streams?: number;
-  /** The Worker's `prefetch`: jobs leased ahead beyond its slots (default 0: none). */
-  prefetch?: number;
+  /** The Worker's `prefetch`: jobs leased ahead beyond its slots (default: the SDK's, `auto`). */
+  prefetch?: number | 'auto';
 }
 
 /** W1's drain side: one Worker acks `jobs` jobs (each counted once its ack is durable). */

@@ -46,7 +46,8 @@ export class SeppWorkerPool {
     private readonly client: SeppClient,
     private readonly queue: string,
     private readonly report: (message: string) => void,
-    private readonly prefetch = 0,
+    /** The Worker's `prefetch`; default the SDK's. */
+    private readonly prefetch: number | 'auto' = 'auto',
     /** The Worker's Work streams; undefined: the SDK's default (bench/pg-chain.ts tries others). */
     private readonly streams?: number,
   ) {}
@@ -134,7 +135,7 @@ export async function drainThroughPool(
   client: SeppClient,
   queue: string,
   jobs: number,
-  options: { workers: number; prefetch: number; streams?: number },
+  options: { workers: number; prefetch: number | 'auto'; streams?: number },
 ): Promise<void> {
   const pool = new SeppWorkerPool(
     client,

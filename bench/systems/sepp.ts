@@ -50,10 +50,11 @@ import type {
  *               `ack()`, one unary Reserve and one unary Ack per job, the harness's own
  *               reserve → ack loop made literally. per-client needs calls: per-client
  *               Workers would each lease a job ahead that only their own client can take.
- *   prefetch    0 (default) | 50 | 200 | 500 — the Worker's `prefetch`: jobs leased ahead
- *               beyond its slots (as graphile-worker's `localQueue.size`). `sepp.prefetch`
+ *   prefetch    auto (default, the SDK's) | 0 | 50 | 200 | 500 — the Worker's `prefetch`: jobs
+ *               leased ahead beyond its slots (as graphile-worker's `localQueue.size`); `auto`
+ *               holds about a second of work once the first runs finished. `sepp.prefetch`
  *               sets every variant; `<variant>.prefetch` (`sepp-pg.prefetch=500`) one, so a
- *               run can set it on `sepp-pg` and leave it at 0 on `sepp-pg-base`.
+ *               run can set it on `sepp-pg` and leave it at the default on `sepp-pg-base`.
  *   streams     default | 1 | 2 | 4 — the Worker's Work streams (`streams`; default: the SDK's
  *               one per 1,000 slots); `<variant>.streams` one variant, as for prefetch.
  */
@@ -194,10 +195,14 @@ export function seppDriver(
     choice(settings, 'sepp.streams', streamCounts, 'default'),
   );
   const streams = streamsChosen === 'default' ? undefined : Number(streamsChosen);
-  const prefetches = ['0', '50', '200', '500'] as const;
-  const prefetch = Number(
-    choice(settings, `${variant}.prefetch`, prefetches, choice(settings, 'sepp.prefetch', prefetches, '0')),
+  const prefetches = ['auto', '0', '50', '200', '500'] as const;
+  const prefetchChosen = choice(
+    settings,
+    `${variant}.prefetch`,
+    prefetches,
+    choice(settings, 'sepp.prefetch', prefetches, 'auto'),
   );
+  const prefetch = prefetchChosen === 'auto' ? prefetchChosen : Number(prefetchChosen);
   if (connection === 'per-client' && drain === 'worker') {
     throw new Error(
       '--set sepp.connection=per-client needs --set sepp.drain=calls: a Worker per client leases jobs ' +
@@ -218,7 +223,7 @@ export function seppDriver(
     id: variant,
     get label() {
       const on = spec.store === 'postgres' ? ` / PostgreSQL ${postgres.version}` : '';
-      const ahead = `${prefetch === 0 ? '' : `, prefetch ${prefetch}`}${streams === undefined ? '' : `, ${streams} Work stream${streams === 1 ? '' : 's'}`}`;
+      const ahead = `, prefetch ${prefetch}${streams === undefined ? '' : `, ${streams} Work stream${streams === 1 ? '' : 's'}`}`;
       return `${version || 'sepp'} (${spec.path}${ahead})${on}`;
     },
     durability:

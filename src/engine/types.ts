@@ -265,7 +265,13 @@ export type NackDirective =
   /** Retry after exactly this delay (0 = at once). */
   | { kind: 'delay'; delayMs: number }
   /** Dead-letter now, whatever attempts are left. */
-  | { kind: 'dead_letter' };
+  | { kind: 'dead_letter' }
+  /**
+   * The job never started: its lease is undone (leases/undone-lease.ts) — ready again at its
+   * old place, no attempt counted (the attempt kept, the budget one larger). The error is
+   * ignored.
+   */
+  | { kind: 'give_back' };
 
 export interface NackRequest extends Settle {
   error: string;

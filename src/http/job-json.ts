@@ -203,12 +203,16 @@ export function nackDirectiveFromJson(input: JsonInput): NackDirective {
   const backoff = input.boolean('backoff');
   const retryDelayMs = input.integer('retryDelayMs');
   const deadLetter = input.boolean('deadLetter');
-  const given = [backoff !== undefined, retryDelayMs !== undefined, deadLetter !== undefined].filter(Boolean);
+  const giveBack = input.boolean('giveBack');
+  const given = [backoff, retryDelayMs, deadLetter, giveBack].filter((value) => value !== undefined);
   if (given.length > 1) {
-    throw invalid(`${input.name('retryDelayMs')}: give at most one of backoff, retryDelayMs and deadLetter`);
+    throw invalid(
+      `${input.name('retryDelayMs')}: give at most one of backoff, retryDelayMs, deadLetter and giveBack`,
+    );
   }
   if (retryDelayMs !== undefined) return { kind: 'delay', delayMs: Math.max(0, retryDelayMs) };
   if (deadLetter === true) return { kind: 'dead_letter' };
+  if (giveBack === true) return { kind: 'give_back' };
   return { kind: 'backoff' };
 }
 

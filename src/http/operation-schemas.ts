@@ -75,6 +75,11 @@ export const nackRequest: JsonSchema = {
     backoff: { type: 'boolean', description: "retry after the queue's backoff (the default)" },
     retryDelayMs: int64('retry after exactly this delay, in ms'),
     deadLetter: { type: 'boolean', description: 'true: dead-letter now, whatever attempts are left' },
+    giveBack: {
+      type: 'boolean',
+      description:
+        'true: the job never started — its lease is undone: ready again with no attempt counted (its attempt number kept, its maxAttempts one larger, so this lease stays stale), rate-limit tokens given back; the error fields are ignored',
+    },
   },
   required: ['attempt'],
   additionalProperties: false,

@@ -413,6 +413,8 @@ export function nackDirectiveFromProto(request: NackRequest): NackDirective {
       return { kind: 'delay', delayMs: request.directive.value };
     case 'deadLetter':
       return request.directive.value ? { kind: 'dead_letter' } : { kind: 'backoff' };
+    case 'giveBack':
+      return request.directive.value ? { kind: 'give_back' } : { kind: 'backoff' };
     default:
       return { kind: 'backoff' };
   }

@@ -182,6 +182,9 @@ class Reader {
       } else if (tag === 48 && (seen & 8) === 0) {
         seen |= 8;
         directive = { $case: 'deadLetter', value: this.bool(end) };
+      } else if (tag === 56 && (seen & 8) === 0) {
+        seen |= 8;
+        directive = { $case: 'giveBack', value: this.bool(end) };
       } else if (tag === 882 && (seen & 16) === 0) {
         seen |= 16;
         errorClass = this.text(this.length(end));

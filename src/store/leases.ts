@@ -121,10 +121,22 @@ export interface Leases extends LeaseReads {
    * job still leased at the attempt named, with no cancel asked, is ready again where it was in
    * its queue (its due time, priority and group unchanged), on the attempt it had before the
    * lease, with the lease's fields (deadline, start, worker, hard timeout) cleared and no error
-   * recorded. A job leased at another attempt, or no longer leased, is left alone. The job ids
+   * recorded. Giving the attempt number back is safe here only because that lease's attempt
+   * never left the server: no one holds it to settle with (`giveBackLeases` is the act for a
+   * lease a worker did hold). A job leased at another attempt, or no longer leased, is left alone. The job ids
    * must be distinct; returns the jobs it changed, in no order.
    */
   undoLeases(keys: readonly AttemptKey[]): Op<UndoneLeaseRow[]>;
+  /**
+   * Takes back leases their workers hand back unstarted (a nack's `give_back`), as
+   * `undoLeases` undoes them (ready at the old place, the lease's fields cleared, no error, the
+   * same fencing and the same rows returned) but with the attempt kept: the worker holds that
+   * attempt, so the next lease must take a new one (attempt + 1) or a late settlement of the
+   * old lease would pass for the new holder's. Instead the job's attempt budget grows by one
+   * (`attempt_base + 1`, its budget being `attempt_base + max_attempts`): no attempt is counted
+   * against it, and its backoff, which counts from `attempt_base`, is as before the lease.
+   */
+  giveBackLeases(keys: readonly AttemptKey[]): Op<UndoneLeaseRow[]>;
   /** A leased job with a cancel request whose attempt ended → cancelled (null keeps the error history). */
   finishCancelled(p: { seq: number; lastError: string | null; errorsJson: string | null }): Op<void>;
 }

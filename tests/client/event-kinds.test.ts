@@ -81,5 +81,8 @@ test('sepp events: the line of a lease_undone, the newer kind passed over', asyn
   const lines = run.stdout.trim().split('\n');
   assert.equal(lines.length, 2, run.stdout);
   assert.match(lines[0]!, / leased +q\/t {2}j1 {2}attempt 1$/);
-  assert.match(lines[1]!, / lease_undone +q\/t {2}j3 {2}attempt 1 undone \(never reached a worker\), ready$/);
+  assert.match(
+    lines[1]!,
+    / lease_undone +q\/t {2}j3 {2}attempt 1 undone \(never reached a worker, or given back\), ready$/,
+  );
 });

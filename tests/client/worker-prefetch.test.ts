@@ -3,8 +3,8 @@
  * until a slot frees. Their leases are extended like running ones (checked
  * with the injected clock past the first lease's end), a cancel or a hard
  * timeout drops a held job unstarted, credit for held jobs is granted in
- * chunks of half the prefetch, and `close()` gives held jobs back to the queue at once —
- * except one on its last attempt, which runs.
+ * chunks of half the prefetch, and `close()` gives every held job back to the queue at once
+ * (a give-back: no attempt counted).
  *
  * They run on both stores (tests/store/postgres-suites.test.ts imports them on
  * PostgreSQL), so they wait for the server's answers, never for a number of event-loop
@@ -318,44 +318,31 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.deepEqual(timedOut, [late.id], 'its timedOut event, as for a running job');
     });
 
-    test('close() gives held jobs back at once; one on its last attempt runs instead', async () => {
+    test('close() gives every held job back at once, its attempt not counted, the last attempt too', async () => {
       const queue = `prefetch-close-${transport}`;
       const running = await client.enqueueJson(queue, 'j', {});
-      const given = await client.enqueueJson(queue, 'j', {});
+      const given = await client.enqueueJson(queue, 'j', {}, { maxAttempts: 3 });
       const last = await client.enqueueJson(queue, 'j', {}, { maxAttempts: 1 });
       const { worker, started, gate } = start(queue);
       await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
       const closed = worker.close();
-      await until(async () => (await client.getJob(given.id)).state === 'ready', 'the held job given back');
-      const back = await client.getJob(given.id);
-      assert.match(back.lastError ?? '', /given back unstarted/);
-      assert.equal(back.attempt, 1, 'the given-back lease counts as an attempt, as its expiry would');
+      for (const [{ id }, maxAttempts] of [
+        [given, 3],
+        [last, 1],
+      ] as const) {
+        await until(async () => (await client.getJob(id)).state === 'ready', 'the held job given back');
+        const back = await client.getJob(id);
+        assert.deepEqual(
+          [back.attempt, back.maxAttempts - back.attempt],
+          [1, maxAttempts],
+          'a give-back counts no attempt: its number stays (never reused), its budget grows by one',
+        );
+        assert.equal(back.lastError, null, 'no failure kept');
+      }
+      assert.equal(worker.held, 0);
       gate.resolve();
       await closed;
-      assert.deepEqual(started, [running.id, last.id], 'the last-attempt job ran; the other did not');
-      assert.equal((await client.getJob(last.id)).state, 'completed');
-    });
-
-    test('a last-attempt held job that close() times out on goes dead unstarted', async () => {
-      const queue = `prefetch-close-timeout-${transport}`;
-      await client.enqueueJson(queue, 'j', {});
-      const last = await client.enqueueJson(queue, 'j', {}, { maxAttempts: 1 });
-      // The running handler ignores its signal: close() waits out its timeout and the abort's grace.
-      const { worker, started } = start(queue, { prefetch: 1 });
-      await until(() => worker.running === 1 && worker.held === 1, 'one running, one held');
-      let closed = false;
-      void worker.close({ timeoutMs: 1000 }).then(() => {
-        closed = true;
-      });
-      await until(() => {
-        clock.advance(500);
-        return closed;
-      }, 'the close, past its timeout');
-      assert.equal(worker.held, 0);
-      clock.advance(leaseMs);
-      await untilNow(async () => (await client.getJob(last.id)).state === 'dead', 'the lease to run out');
-      assert.equal((await client.getJob(last.id)).deadReason, 'lease_expired');
-      assert.ok(!started.includes(last.id), 'it never started');
+      assert.deepEqual(started, [running.id], 'only the running job ran');
     });
   });
 }
@@ -471,7 +458,7 @@ describe('Worker option prefetch', () => {
     for (const prefetch of [-1, 1.5, 1001, Number.NaN]) {
       assert.throws(
         () => client.worker({ ...options, prefetch }),
-        /prefetch must be an integer from 0 to 1000/,
+        /prefetch must be 'auto' or an integer from 0 to 1000/,
       );
     }
     assert.throws(

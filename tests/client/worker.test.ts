@@ -59,6 +59,8 @@ for (const transport of ['stream', 'unary'] as const) {
       const worker = start({
         queues: [queue],
         concurrency: 3,
+        // Nothing leased ahead (prefetch 'auto', the default, holds jobs once its first runs finished).
+        prefetch: 0,
         handlers: {
           work: async (job) => {
             running++;

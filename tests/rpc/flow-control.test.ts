@@ -48,6 +48,8 @@ for (const transport of ['stream', 'unary'] as const) {
         const worker = served.client.worker({
           queues: ['limited'],
           concurrency: 1,
+          // Each worker holds only what it runs (prefetch 'auto', the default, would lease ahead).
+          prefetch: 0,
           clock,
           workerId: `${transport}-${w}`,
           fallback: (job) => {

@@ -129,6 +129,23 @@ def test_leases_and_lost_leases(client: sepp.Client, queue: str) -> None:
     assert client.nack(sepp.Lease(again.id, again.attempt), dead_letter=True, error="give up").state == "dead"
 
 
+def test_a_lease_given_back_counts_no_attempt(client: sepp.Client, queue: str) -> None:
+    job_id = client.enqueue(queue, "t", max_attempts=1).id
+    [job] = client.reserve([queue], worker_id="py-test")
+    result = client.nack(job, give_back=True, error="ignored", dead_letter=True)
+    assert result.state == "ready", "give_back wins over dead_letter: not dead, though on its last attempt"
+    info = client.get_job(job_id)
+    assert (info.state, info.attempt, info.max_attempts, info.last_error, info.worker_id) == \
+        ("ready", 1, 2, None, None), "its attempt kept (never leased again), its budget one larger"
+    with pytest.raises(sepp.LeaseLostError):
+        client.nack(job, give_back=True)
+    [again] = client.reserve([queue])
+    assert (again.id, again.attempt, again.max_attempts) == (job_id, 2, 2), "the next attempt, its last"
+    with pytest.raises(sepp.LeaseLostError):
+        client.ack(job)  # The given-back lease is stale: its attempt is not the live one.
+    client.ack(again)
+
+
 def test_dead_letters_inspect_requeue_delete(client: sepp.Client, queue: str) -> None:
     ids = [client.enqueue(queue, "t", str(i), max_attempts=1).id for i in range(3)]
     for job in client.reserve([queue], max_jobs=3):

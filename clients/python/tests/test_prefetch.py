@@ -2,7 +2,7 @@
 beyond `concurrency` wait in the worker for a slot, their leases are extended
 while they wait, a cancel or a hard timeout drops a held job unstarted, held
 jobs are refilled in chunks of half the prefetch, and `close()` gives held
-jobs back at once except one on its last attempt, which runs."""
+jobs back at once without counting an attempt, even one on its last attempt."""
 from __future__ import annotations
 
 import threading
@@ -170,9 +170,10 @@ def test_a_mass_cancel_of_held_jobs_settles_them_on_a_bounded_set_of_threads(cli
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_close_gives_held_jobs_back_but_runs_a_last_attempt(client: sepp.Client, queue: str, transport: str) -> None:
+def test_close_gives_every_held_job_back_without_counting_an_attempt(client: sepp.Client, queue: str,
+                                                                      transport: str) -> None:
     running = client.enqueue(queue, "j", json=0).id
-    given = client.enqueue(queue, "j", json=1).id
+    given = client.enqueue(queue, "j", json=1, max_attempts=3).id
     last = client.enqueue(queue, "j", json=2, max_attempts=1).id
     worker, events, started, gate = gated(client, queue, transport)
     closer = threading.Thread(target=worker.close)
@@ -181,17 +182,21 @@ def test_close_gives_held_jobs_back_but_runs_a_last_attempt(client: sepp.Client,
         eventually(lambda: worker.running == 1 and worker.held == 2 and len(started) == 1 or None,
                    "one running (its handler started) and two held")
         closer.start()
-        back = eventually(lambda: (lambda j: j if j.state == "ready" else None)(client.get_job(given)),
-                          "the held job given back")
-        assert "given back unstarted" in (back.last_error or "")
-        assert back.attempt == 1, "the given-back lease counts as an attempt, as its expiry would"
+        for job_id, max_attempts in ((given, 3), (last, 1)):
+            back = eventually(lambda: (lambda j: j if j.state == "ready" else None)(client.get_job(job_id)),
+                              "the held job given back")
+            assert (back.attempt, back.max_attempts - back.attempt) == (1, max_attempts), \
+                "no attempt counted: its number stays (never reused), its budget grows by one"
+            assert (back.last_error, back.worker_id) == (None, None), "its lease undone, no failure recorded"
+        assert client.get_job(running).state == "leased", "the running job is still running"
     finally:
         gate.set()
         if closer.is_alive():
             closer.join(30)
         worker.close()
-    assert started == [running, last], "the last-attempt job ran; the other did not"
-    assert {e.job.id for e in events.of("completed") if e.job} == {running, last}
+    assert started == [running], "neither held job ran, not even the one on its last attempt"
+    assert {e.job.id for e in events.of("completed") if e.job} == {running}
+    assert not events.of("error")
 
 
 def test_held_jobs_are_refilled_in_chunks_of_half_the_prefetch(client: sepp.Client, queue: str) -> None:
@@ -240,8 +245,8 @@ def test_held_jobs_are_refilled_in_chunks_of_half_the_prefetch(client: sepp.Clie
 
 
 def test_prefetch_is_checked(client: sepp.Client) -> None:
-    for prefetch in (-1, 1.5, 1001, True):
-        with pytest.raises(ValueError, match="prefetch must be an integer from 0 to 1000"):
+    for prefetch in (-1, 1.5, 1001, True, "AUTO", None):
+        with pytest.raises(ValueError, match="prefetch must be \"auto\" or an integer from 0 to 1000"):
             client.worker(["q"], prefetch=prefetch, fallback=print)
     with pytest.raises(ValueError, match=r"concurrency \+ prefetch is 1100.*limits\.max_reserve_jobs"):
         client.worker(["q"], concurrency=600, prefetch=500, fallback=print)

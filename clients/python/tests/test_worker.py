@@ -207,6 +207,7 @@ def test_a_lost_lease_cancels_the_handler(client: sepp.Client, queue: str, trans
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_never_more_jobs_than_slots(client: sepp.Client, queue: str, transport: str) -> None:
+    """With `prefetch=0` (the default "auto" leases ahead once jobs prove short)."""
     lock = threading.Lock()
     running = peak = 0
     leased_peak = 0
@@ -222,7 +223,7 @@ def test_never_more_jobs_than_slots(client: sepp.Client, queue: str, transport: 
             running -= 1
 
     client.enqueue_batch([sepp.JobSpec(queue, "w", json=i) for i in range(60)])
-    worker, events = start(client, queue, transport, concurrency=3, handlers={"w": work})
+    worker, events = start(client, queue, transport, concurrency=3, prefetch=0, handlers={"w": work})
     try:
         # A hang guard, not a time limit: at load 30 the 60 jobs (a list_queues call each) took
         # over the default 30 s.

@@ -202,6 +202,12 @@ export class Connection {
   private boundsAgainAtMs = 0;
   /** `maxBatchJobs` and `maxMessageBytes` as the options gave them (the server's may only lower them). */
   private readonly givenBounds: { maxBatchJobs: number; maxMessageBytes: number };
+  /**
+   * The server's `limits.max_reserve_jobs` (the most jobs a Reserve asks for, and the most
+   * unused credit a Work stream holds), as GetServerInfo last said it; 0 until then (or from a
+   * server older than the field). `prefetch: 'auto'` holds jobs only within it.
+   */
+  serverMaxReserveJobs = 0;
 
   constructor(address: string, options: ConnectOptions) {
     this.address = address;
@@ -300,6 +306,7 @@ export class Connection {
           this.options.maxBatchJobs = Math.min(this.givenBounds.maxBatchJobs, limits.maxBatchJobs);
         if (limits.maxMessageBytes > 0)
           this.options.maxMessageBytes = Math.min(this.givenBounds.maxMessageBytes, limits.maxMessageBytes);
+        this.serverMaxReserveJobs = limits.maxReserveJobs;
       },
       (error: unknown) => {
         this.boundsAsking = undefined;

@@ -225,11 +225,16 @@ export function rejectionName(reason: ProtoRejectionReason): RejectionReason {
   return rejectionNames[reason] ?? 'invalid_job';
 }
 
-/** The protocol's nack directive from NackOptions: dead-letter wins over a delay; neither means backoff. */
+/**
+ * The protocol's nack directive from NackOptions: a give-back wins, then dead-letter, then a
+ * delay; none means backoff.
+ */
 export function nackDirective(options: {
   retryAfterMs?: number | undefined;
   deadLetter?: boolean | undefined;
+  giveBack?: boolean | undefined;
 }): NackRequest['directive'] {
+  if (options.giveBack === true) return { $case: 'giveBack', value: true };
   if (options.deadLetter === true) return { $case: 'deadLetter', value: true };
   if (options.retryAfterMs !== undefined) {
     return { $case: 'retryDelayMs', value: Math.max(0, msArgument(options.retryAfterMs, 'retryAfterMs')) };

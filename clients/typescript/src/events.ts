@@ -48,8 +48,10 @@ export type JobEventKind =
   /** A batch's first member died (`jobId` is the batch's id; `batch.firstDeadId` the member); its on_death job was enqueued. */
   | 'batch_first_death'
   /**
-   * A lease whose answer never reached a worker was undone: the job is `ready` again, on the
-   * attempt it had before (`attempt` is the undone lease's, as its `leased` event said).
+   * A lease was undone, its job `ready` again with no attempt counted (`attempt` is the undone
+   * lease's, as its `leased` event said): its answer never reached a worker (the job is back on
+   * the attempt it had before), or its worker gave it back unstarted (the attempt stays, the
+   * job's `maxAttempts` grows by one).
    */
   | 'lease_undone';
 

@@ -208,6 +208,13 @@ export interface NackOptions extends CallOptions {
   retryAfterMs?: number;
   /** Dead-letter the job now, whatever attempts it has left. */
   deadLetter?: boolean;
+  /**
+   * The job never started: give its lease back. It is ready again with no attempt counted
+   * (even on its last attempt), its rate-limit tokens returned; `error`, `retryAfterMs` and
+   * `deadLetter` are ignored. The job keeps its attempt number and its `maxAttempts` grows by
+   * one, so this lease stays stale once the job is leased again (a repeated give-back too).
+   */
+  giveBack?: boolean;
 }
 
 /** Where a nacked job went. */

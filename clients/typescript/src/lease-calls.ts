@@ -197,7 +197,10 @@ export async function nackCall(
           {
             deadlineMs: options.deadlineMs,
             signal: options.signal,
-            retrySafe: true,
+            // Not a give-back: sent once, a lost one leaves the lease to run out. (A repeat of an
+            // applied one would be refused as stale: a give-back keeps the attempt, so the job's
+            // next lease has the next one.)
+            retrySafe: options.giveBack !== true,
             leaseCall: true,
             onRepeat,
           },

@@ -78,6 +78,11 @@ type Settlement = NonNullable<WorkRequest_Settlement['kind']>;
  * false), or it broke after the message was written (`sent` true: it may or
  * may not have been applied).
  */
+/** Whether a settlement is a nack's give-back (never sent twice: see `nack`). */
+function isGiveBack(settlement: WorkRequest): boolean {
+  return settlement.kind?.$case === 'nack' && settlement.kind.value.directive?.$case === 'giveBack';
+}
+
 class AnswerLost extends SeppError {
   constructor(
     readonly sent: boolean,
@@ -334,8 +339,13 @@ export class WorkStreamTransport implements WorkTransport {
    * new stream sends them again cut by them; else they are lost with the stream as on any break.
    */
   private sendAgain(error: SeppError): void {
-    const { again, lost, lowered } = this.recut.refused(this.pending.values(), new Set(this.unsent));
-    this.loseAnswers(lost, error);
+    const unsent = new Set(this.unsent);
+    const refused = this.recut.refused(this.pending.values(), unsent);
+    const { lowered } = refused;
+    // A give-back written once is never written again (see `nack`): lost with the stream.
+    const once = (pending: Pending) => isGiveBack(pending.settlement) && !unsent.has(pending.settlement);
+    const again = refused.again.filter((pending) => !once(pending));
+    this.loseAnswers([...refused.lost, ...refused.again.filter(once)], error);
     this.unsent = again.map((pending) => pending.settlement);
     void lowered.then((wentDown) => {
       if (wentDown && this.taking && !this.conn.closed && this.stream === undefined) {
@@ -508,7 +518,10 @@ export class WorkStreamTransport implements WorkTransport {
         }
         refusal = settledError(settled); // Sent again after a refusal, answered "not leased" (onSettled).
       } catch (error) {
-        if (error instanceof AnswerLost) sent ||= error.sent;
+        // A give-back is never sent again once it may have been applied: sent once, a lost one
+        // leaves the lease to run out. (A repeat would be refused as stale: a give-back keeps
+        // the attempt, so the job's next lease has the next one.)
+        if (error instanceof AnswerLost && !(options.giveBack === true && error.sent)) sent ||= error.sent;
         else if (repeated && notLeased(error)) refusal = error;
         else throw error;
       }

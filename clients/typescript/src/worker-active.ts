@@ -20,12 +20,16 @@ import { maxCreditPerStream } from './worker-options.ts';
 export class Lane {
   busy = 0;
   readonly transport: WorkTransport;
+  /** Jobs it may hold now: `prefetchMax`, or less as `prefetch: 'auto'` sets it (worker-auto-prefetch.ts). */
+  prefetch: number;
 
   constructor(
     readonly capacity: number,
-    readonly prefetch: number,
+    /** The most it may ever hold: with its slots, at most one stream's credit. */
+    readonly prefetchMax: number,
     makeTransport: (lane: Lane) => WorkTransport,
   ) {
+    this.prefetch = prefetchMax;
     this.transport = makeTransport(this);
   }
 }
@@ -107,9 +111,10 @@ function shareOf(total: number, count: number, i: number): number {
 }
 
 /**
- * `concurrency` slots and `prefetch` held jobs over `laneCount` lanes, each
- * split as evenly as it goes; a lane's slots and prefetch together are the
- * most credit its Work stream holds, which the server bounds.
+ * `concurrency` slots and `prefetch` held jobs (the most: `prefetch: 'auto'` holds
+ * up to its cap) over `laneCount` lanes, each split as evenly as it goes; a lane's
+ * slots and prefetch together are the most credit its Work stream holds, which
+ * the server bounds.
  */
 export function makeLanes(
   concurrency: number,

@@ -5,8 +5,8 @@
  * of that lane frees; so a lane's queue is empty whenever one of its slots is
  * free. A held job leaves its queue in one of four ways, each a method here:
  * it starts in a freed slot (`takeNext`), it is dropped unstarted when its lease
- * is cancelled, timed out or lost (`remove`), it is given back at close
- * (`takeToGiveBack`), or it is abandoned when close stops waiting (`takeAll`).
+ * is cancelled, timed out or lost (`remove`), or it is given back at close
+ * (`takeAll`).
  * The Worker decides what each way means for the job (events, settlements,
  * credit); this module decides which jobs go and in what order.
  */
@@ -40,12 +40,11 @@ export class HeldJobs {
 
   /**
    * Holds a job delivered while every slot of its lane is busy, and answers true;
-   * answers false, holding nothing, when the worker is closing and the job is not
-   * on its last attempt (it goes back to the queue at once; given back, a last
-   * attempt would go dead unstarted, so it is held to run).
+   * answers false, holding nothing, when the worker is closing (it goes back to
+   * the queue at once, its attempt not counted).
    */
   hold(active: Active, running: boolean): boolean {
-    if (!running && !active.job.isLastAttempt) return false;
+    if (!running) return false;
     this.queueOf(active.lane).push(active);
     return true;
   }
@@ -85,22 +84,10 @@ export class HeldJobs {
   }
 
   /**
-   * At close: takes out the held jobs to give back to the queue now, for other
-   * workers, rather than when their leases end. One on its last attempt stays to
-   * run (given back, it would go dead unstarted).
+   * Takes out every held job: at close, to give back to the queue now, for other
+   * workers, rather than when their leases end (a give-back counts no attempt, so
+   * one on its last attempt goes back too); or when close stopped waiting.
    */
-  takeToGiveBack(): Active[] {
-    const given: Active[] = [];
-    for (const queue of this.queues.values()) {
-      const kept = queue.filter((active) => active.job.isLastAttempt);
-      given.push(...queue.filter((active) => !active.job.isLastAttempt));
-      // In place: a `takeNext` whose `ranOut` listener closed the worker still walks this queue.
-      queue.splice(0, queue.length, ...kept);
-    }
-    return given;
-  }
-
-  /** Takes out every held job (close stopped waiting: they will not start now). */
   takeAll(): Active[] {
     const all: Active[] = [];
     for (const queue of this.queues.values()) all.push(...queue.splice(0));

@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import type { JobCancelledError, JobTimeoutError, LeaseLostError, SeppError } from './errors.ts';
 import type { NackResult } from './types.ts';
+import { autoPrefetchCap } from './worker-auto-prefetch.ts';
 import { systemWorkerClock, type WorkerClock } from './worker-clock.ts';
 import type { JobHandler, WorkerJob } from './worker-job.ts';
 
@@ -16,19 +17,30 @@ export interface WorkerOptions {
   concurrency?: number;
   /**
    * Jobs leased ahead beyond `concurrency`, held in the worker until a slot
-   * frees. Default 0: the worker leases only for free slots. Worth it for short
-   * jobs at high throughput, most of all on the PostgreSQL store: the server
-   * leases and commits in larger batches. The trade-off: held jobs are taken
-   * out of the queue's order, so another worker with free slots cannot run
-   * them, and each counts against the queue's `max_leased`. Held leases are
-   * extended like running ones (a held job never starts on an expired lease);
-   * a cancelled or timed-out held job is dropped without running; `close()`
-   * gives held jobs back at once (a nack for an immediate retry, which counts
-   * an attempt) except those on their last attempt, which run. An integer from
-   * 0 to 1000; slots plus prefetch per stream at most 1000 (the server's
-   * default `limits.max_reserve_jobs`).
+   * frees. Worth it for short jobs at high throughput: the server leases and
+   * commits in larger batches. The trade-off: held jobs are taken out of the
+   * queue's order, so another worker with free slots cannot run them, and each
+   * counts against the queue's `max_leased`.
+   *
+   * Default `'auto'`: the worker leases ahead only as much work as its slots
+   * finish in about one second (or a tenth of the lease, if shorter), and none
+   * until its first jobs have run; so long jobs are never held, and a worker
+   * never hoards more than ~1 s of other workers' work. Precisely: none before
+   * `concurrency` runs have finished, then
+   * min(autoCap, floor(concurrency × min(1000, leaseMs / 10) / avgRunMs)), where
+   * avgRunMs weighs each handler's run 0.1 and autoCap = min(500, 1000 −
+   * concurrency) (worker-auto-prefetch.ts). A number from 0 to 1000 holds
+   * exactly that many at most; 0 leases only for free slots. Slots plus
+   * prefetch per stream at most 1000 (the server's default
+   * `limits.max_reserve_jobs`).
+   *
+   * Held leases are extended like running ones (a held job never starts on an
+   * expired lease); a cancelled or timed-out held job is dropped without
+   * running; `close()` gives every held job back at once with a give-back
+   * (the protocol's `give_back`): ready again on the attempt it had, no attempt
+   * counted, even on its last one.
    */
-  prefetch?: number;
+  prefetch?: number | 'auto';
   /** Lease length asked for, in ms; leases are extended every third of it while a job runs. Default 30,000. */
   leaseMs?: number;
   /** Handlers by job type. */
@@ -47,7 +59,8 @@ export interface WorkerOptions {
    * event loop settles as one batch message, and asks the server for jobs on
    * its own: many small reserves and acks cost the server more than a few
    * larger ones. Default: as few streams as the server's credit limit per
-   * stream allows, ceil((concurrency + prefetch) / 1000), so one for most
+   * stream allows, ceil((concurrency + prefetch) / 1000) (with `prefetch:
+   * 'auto'`, its cap min(500, 1000 − concurrency)), so one for most
    * workers (one stream against two: 14 % less server CPU per drained job,
    * bench/sdk-quick.ts --streams; bench/results/streams-2026-12-07.md);
    * 1 poller for `unary`. Each stream has its own HTTP/2 flow-control window:
@@ -147,7 +160,10 @@ export function defaultStreams(transport: 'stream' | 'unary', concurrency: numbe
 export interface ResolvedWorkerOptions {
   readonly queues: readonly string[];
   readonly concurrency: number;
+  /** The most jobs held ahead: `prefetch`, or with `prefetch: 'auto'` its cap. */
   readonly prefetch: number;
+  /** `prefetch: 'auto'`: the held-ahead limit follows the jobs' run time (worker-auto-prefetch.ts). */
+  readonly autoPrefetch: boolean;
   readonly leaseMs: number;
   readonly handlers: Readonly<Record<string, JobHandler>>;
   readonly fallback: JobHandler | undefined;
@@ -178,9 +194,10 @@ export function resolveWorkerOptions(
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new TypeError('Worker: concurrency must be an integer from 1 to 1000');
   }
-  const prefetch = options.prefetch ?? 0;
-  if (!Number.isInteger(prefetch) || prefetch < 0 || prefetch > maxPrefetch) {
-    throw new TypeError(`Worker: prefetch must be an integer from 0 to ${maxPrefetch}`);
+  const autoPrefetch = (options.prefetch ?? 'auto') === 'auto';
+  const prefetch = autoPrefetch ? autoPrefetchCap(concurrency) : options.prefetch;
+  if (typeof prefetch !== 'number' || !Number.isInteger(prefetch) || prefetch < 0 || prefetch > maxPrefetch) {
+    throw new TypeError(`Worker: prefetch must be 'auto' or an integer from 0 to ${maxPrefetch}`);
   }
   const leaseMs = options.leaseMs ?? 30_000;
   if (!Number.isInteger(leaseMs) || leaseMs < 3)
@@ -199,6 +216,7 @@ export function resolveWorkerOptions(
     queues: [...options.queues],
     concurrency,
     prefetch,
+    autoPrefetch,
     leaseMs,
     handlers: options.handlers ?? {},
     fallback: options.fallback,

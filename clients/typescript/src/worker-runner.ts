@@ -22,6 +22,8 @@
  * until a slot frees (worker-held-jobs.ts); a held job cancelled, timed out or
  * lost is dropped without running (so is one whose lease ran out unextended:
  * see `beginHeld`), and at close held jobs are given back (see `giveBackHeld`).
+ * With `prefetch: 'auto'` how many may be held follows the handlers' run time
+ * (worker-auto-prefetch.ts), told each run as its settlement is queued.
  */
 import type { EventEmitter } from 'node:events';
 import { status } from '@grpc/grpc-js';
@@ -34,6 +36,7 @@ import { memberRuns } from './running-members.ts';
 import { endJobSpan, runInContext, startJobSpan } from './trace.ts';
 import type { ProgressFields } from './work-transport.ts';
 import { type Active, callHandler, type Lane, normalise, settledWithin } from './worker-active.ts';
+import { AutoPrefetch } from './worker-auto-prefetch.ts';
 import { HeldJobs } from './worker-held-jobs.ts';
 import { abortWorkerJob, DeadLetter, reportProgressTo, WorkerJob } from './worker-job.ts';
 import type { ResolvedWorkerOptions, WorkerEvents } from './worker-options.ts';
@@ -43,6 +46,8 @@ import { Settler } from './worker-settler.ts';
 export interface JobRunnerHost {
   /** The connection's target: a batch member's lease token goes only there (running-members.ts). */
   readonly target: string;
+  /** The server's `limits.max_reserve_jobs` as the connection learned it; 0: not known (yet). */
+  serverMaxReserveJobs(): number;
   /** True while the worker takes jobs: a freed place asks for another job only then. */
   taking(): boolean;
   /** Reports an error the worker goes on after (said once per message without 'error' listeners). */
@@ -54,6 +59,8 @@ export class JobRunner {
   private readonly heldJobs: HeldJobs;
   private readonly keeper: LeaseKeeper<Active>;
   private readonly settler: Settler;
+  /** With `prefetch: 'auto'`: the held-ahead limit, moved by each run's time. */
+  private readonly autoPrefetch: AutoPrefetch | undefined;
   private drained: (() => void) | undefined;
   /** Jobs whose handlers are running. */
   busy = 0;
@@ -75,6 +82,9 @@ export class JobRunner {
       report: (error) => host.report(error),
     });
     this.heldJobs = new HeldJobs(lanes, clock);
+    this.autoPrefetch = options.autoPrefetch
+      ? new AutoPrefetch(lanes, options.concurrency, leaseMs, () => host.serverMaxReserveJobs())
+      : undefined;
     this.keeper = new LeaseKeeper<Active>(clock, Math.max(1, Math.floor(leaseMs / 3)), (a) =>
       this.extendLease(a),
     );
@@ -164,7 +174,8 @@ export class JobRunner {
 
   private async run(active: Active): Promise<void> {
     const { job } = active;
-    const { handlers, fallback, workerId } = this.options;
+    const { handlers, fallback, workerId, clock } = this.options;
+    const startedAtMs = clock.nowMs();
     this.events.emit('started', job);
     const traced = startJobSpan(job);
     let failure: unknown;
@@ -211,6 +222,8 @@ export class JobRunner {
       return;
     }
     active.settling = true;
+    // Before the slot frees: the credit it asks for follows the new limit.
+    this.autoPrefetch?.ran(clock.nowMs() - startedAtMs);
     const { transport } = active.lane;
     if (!transport.freesSlotOnSettle) this.freeSlot(active);
     if (active.cancelled !== undefined) {
@@ -395,20 +408,19 @@ export class JobRunner {
     this.events.emit('leaseLost', active.job, error);
   }
 
-  /** At close: held jobs go back to the queue for other workers now, not when their leases end. */
+  /**
+   * At close: every held job goes back to the queue for other workers now, not when its lease
+   * ends, with a give-back (no attempt counted, so one on its last attempt goes back too).
+   */
   giveBackHeld(): void {
-    for (const active of this.heldJobs.takeToGiveBack()) void this.giveBack(active);
+    for (const active of this.heldJobs.takeAll()) void this.giveBack(active);
   }
 
   /**
-   * At close, once `close`'s timeout passed: held jobs left (on their last attempt) will not
-   * start now (their leases run out), and running ones have their signals aborted with `reason`.
+   * At close, once `close`'s timeout passed: running jobs have their signals aborted with
+   * `reason` (none is held by then: `giveBackHeld` took them all, and none is held while closing).
    */
   abortAll(reason: SeppError): void {
-    for (const active of this.heldJobs.takeAll()) {
-      active.abandoned = true;
-      this.finishJob(active);
-    }
     for (const active of this.active) {
       active.stoppedForShutdown = true;
       abortWorkerJob(active.job, reason);

@@ -99,17 +99,16 @@ export class Settler {
   }
 
   /**
-   * Gives a job not started back to the queue at once with a nack for an immediate
-   * retry. The protocol has no release that leaves the attempt uncounted (the
-   * attempt is the lease's fencing token), so the nack counts one, as the lease's
-   * expiry would, only sooner.
+   * Gives a job not started back to the queue at once with a give-back: ready again, no
+   * attempt counted (its attempt kept, its budget one larger). Sent once, never retried: one
+   * that fails leaves the lease to run out (an attempt counted, as before give-backs). The
+   * error goes along for a server older than `give_back`, which reads the nack as a retry with
+   * backoff.
    */
   async giveBack(active: Active): Promise<void> {
     const error = new Error(`given back unstarted: worker ${this.host.workerId} is closing`);
     try {
-      await this.withRetry(active, (repeated) =>
-        active.lane.transport.nack(active.job, { error, retryAfterMs: 0 }, repeated),
-      );
+      await active.lane.transport.nack(active.job, { error, giveBack: true });
     } catch (thrown) {
       const e = toSeppError(thrown);
       if (!(e instanceof LeaseLostError)) this.host.report(e);

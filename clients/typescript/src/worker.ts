@@ -43,6 +43,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly connection: Connection;
   private readonly client: WorkerClient;
   private readonly shutdownTimeoutMs: number;
+  /** `prefetch: 'auto'`: held jobs follow the run time, within the server's max_reserve_jobs. */
+  private readonly autoPrefetch: boolean;
   private readonly clock: WorkerClock;
   private readonly outage: Outage<Lane>;
   private readonly lanes: Lane[];
@@ -65,6 +67,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const resolved = resolveWorkerOptions(options, this.connection.options.transport);
     const { clock, workerId } = resolved;
     this.shutdownTimeoutMs = resolved.shutdownTimeoutMs;
+    this.autoPrefetch = resolved.autoPrefetch;
     this.clock = clock;
     this.workerId = workerId;
     this.logger = resolved.logger;
@@ -85,7 +88,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
             ? lane.capacity + lane.prefetch - lane.busy - this.runner.heldIn(lane)
             : 0,
         idleSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
-        refillJobs: Math.max(1, Math.ceil(lane.prefetch / 2)),
+        // Read at each grant: `prefetch: 'auto'` moves the lane's prefetch.
+        get refillJobs() {
+          return Math.max(1, Math.ceil(lane.prefetch / 2));
+        },
         deliver: (job) => this.runner.deliver(lane, job),
         report: (error) => this.unavailable(lane, error),
         connected: () => this.connected(lane),
@@ -99,6 +105,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     });
     this.runner = new JobRunner(this, resolved, this.lanes, {
       target: this.connection.target,
+      serverMaxReserveJobs: () => {
+        const max = this.connection.serverMaxReserveJobs;
+        // Not known yet (the server could not answer): asked again, at most every 30 s.
+        if (max === 0) void this.connection.learnServerBounds();
+        return max;
+      },
       taking: () => this.stateName === 'running',
       report: (error) => this.report(error),
     });
@@ -126,6 +138,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.stateName !== 'idle') return this;
     this.stateName = 'running';
     this.client.track(this, true);
+    // `prefetch: 'auto'` holds jobs only within the server's max_reserve_jobs: learn it (no wait).
+    if (this.autoPrefetch) void this.connection.learnServerBounds();
     for (const lane of this.lanes) lane.transport.start();
     return this;
   }

@@ -58,7 +58,7 @@ function detail(event: JobEvent): string {
       return b === null ? '' : `batch: job ${b.firstDeadId ?? '?'} died first, ${b.pending} pending`;
     }
     case 'lease_undone':
-      return `attempt ${event.attempt} undone (never reached a worker), ready`;
+      return `attempt ${event.attempt} undone (never reached a worker, or given back), ready`;
     case 'released':
       return event.state === 'scheduled'
         ? `dependencies done, scheduled for ${time(event.runAt)}`

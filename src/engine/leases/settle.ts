@@ -78,7 +78,7 @@ export class Settler {
     // One key per job (the last named): the store takes distinct ids.
     const distinct = [...new Map(keys.map((key) => [key.jobId, key])).values()];
     if (distinct.length === 0) return Promise.resolve(0);
-    return this.ctx.write((tx) => undoLeasesIn(this.ctx, this.flow, tx, distinct));
+    return this.ctx.write((tx) => undoLeasesIn(this.ctx, this.flow, tx, distinct, 'unsent'));
   }
 
   /**
@@ -228,6 +228,7 @@ export class Settler {
     const problem = settleProblem(row, request.jobId, request.attempt);
     if (problem) throw new SeppError(problem.code, problem.message);
     const directive = request.directive ?? { kind: 'backoff' };
+    if (directive.kind === 'give_back') return yield* this.giveBackIn(tx, row!);
     checkDirective(directive, this.ctx.limits.maxScheduleAheadMs);
     const error = truncate(request.error, this.ctx.limits.maxErrorBytes);
     const detail = errorDetail(request, this.ctx.limits.maxErrorBytes);
@@ -237,6 +238,31 @@ export class Settler {
     }
     this.ctx.emit(tx, { kind: 'nacked', queue: row!.queue, count: 1 });
     return yield* this.failAttempt(tx, row!, error, directive, undefined, detail);
+  }
+
+  /**
+   * A lease its worker never started, given back (a nack's `give_back`): undone
+   * (undone-lease.ts), the error ignored, but unlike a lease whose answer was never sent the
+   * attempt stays, since this worker holds it: the next lease is attempt + 1, so a late
+   * settlement of this one is refused as stale, and the job's budget grows by one so that no
+   * attempt is counted. A job asked to stop ends cancelled, as any nack ends it. `row` is
+   * leased under the request's attempt.
+   */
+  private *giveBackIn(tx: StoreTx, row: AttemptRow): Op<NackResult> {
+    if (row.cancelled_at_ms !== null) {
+      yield* finishCancelled(this.ctx, tx, row, null);
+      return { state: 'cancelled', runAtMs: null };
+    }
+    const undone = yield* undoLeasesIn(
+      this.ctx,
+      this.flow,
+      tx,
+      [{ jobId: row.id, attempt: row.attempt }],
+      'given_back',
+    );
+    if (undone !== 1)
+      throw new Error(`bug: give-back of ${row.id} attempt ${row.attempt} undid ${undone} leases`);
+    return { state: 'ready', runAtMs: this.ctx.clock.nowMs() };
   }
 
   private *extendIn(

@@ -1,9 +1,17 @@
 /**
  * Undone leases: jobs leased for an answer that never reached a worker (a Reserve whose
- * answer was refused before it was sent: rpc/refused-answers.ts) go back as if that lease
- * had not been taken. It is not a failed attempt: the attempt is given back (the next lease
- * takes the same number again), nothing joins the job's errors, the job history counts no
- * attempt, and a job on its last attempt is not dead-lettered.
+ * answer was refused before it was sent: rpc/refused-answers.ts), or leased jobs a worker
+ * gives back unstarted (a nack's `give_back`), go back as if that lease had not been taken.
+ * It is not a failed attempt: nothing joins the job's errors, no attempt is counted against
+ * the job, and a job on its last attempt is not dead-lettered. The two differ in the fencing
+ * token, the attempt:
+ * - `unsent`: the attempt is given back (the next lease takes the same number again). Safe
+ *   only because that number never left the server: no one holds it to settle with.
+ * - `given_back`: the worker holds the attempt, and may still send a late extend, ack or nack
+ *   with it (one already in flight, a client's bug). So the attempt stays and the next lease
+ *   takes the next number, which refuses those as stale; the job's attempt budget grows by one
+ *   instead (`attempt_base + 1`), so its attempts left, and its backoff (counted from
+ *   `attempt_base`), are as before the lease.
  *
  * The job is ready again at its old place in its queue (due time, priority and group as they
  * were), so flow control sees it as any ready job: the queue's leased count (max_leased) and
@@ -14,9 +22,10 @@
  * cancelled, as a nack would end it.
  *
  * Told after the commit: a `lease_undone` lifecycle event per job (the `leased` one already
- * published stays: a subscriber sees the lease, then its undoing), and `lease_undone` for the
- * metrics (sepp_leases_undone_total). The `reserved` count is not taken back: a counter only
- * goes up, so reserved minus undone is the leases that reached a worker.
+ * published stays: a subscriber sees the lease, then its undoing), and, for an unsent answer
+ * only, `lease_undone` for the metrics (sepp_leases_undone_total). The `reserved` count is not
+ * taken back: a counter only goes up, so reserved minus undone is the leases that reached a
+ * worker (a given-back lease did reach one, so it is not counted as undone there).
  */
 import type { AttemptKey } from '../../store/leases.ts';
 import type { Op } from '../../store/op.ts';
@@ -28,6 +37,9 @@ import { finishCancelled } from './cancelled-lease.ts';
 
 /** What an undo needs of flow control: giving the leases' rate-limit tokens back. */
 export type TokensBack = Pick<FlowControl, 'tokensBack'>;
+
+/** Why a lease is undone: its answer was never sent, or its worker gave it back unstarted. */
+export type UndoneBy = 'unsent' | 'given_back';
 
 /** The undone jobs of one queue: how many, and how many of each group. */
 interface QueueUndone {
@@ -44,8 +56,9 @@ export function* undoLeasesIn(
   flow: TokensBack,
   tx: StoreTx,
   keys: readonly AttemptKey[],
+  by: UndoneBy,
 ): Op<number> {
-  const undone = yield* tx.leases.undoLeases(keys);
+  const undone = yield* by === 'unsent' ? tx.leases.undoLeases(keys) : tx.leases.giveBackLeases(keys);
   const nowMs = ctx.clock.nowMs();
   const perQueue = new Map<string, QueueUndone>();
   for (const row of undone) {
@@ -61,7 +74,7 @@ export function* undoLeasesIn(
     yield* ctx.count(tx, queue, 'leased', 'ready', jobs);
     yield* flow.tokensBack(tx, queue, jobs, groups, nowMs);
     ctx.jobsReady(tx, queue, jobs);
-    ctx.emit(tx, { kind: 'lease_undone', queue, count: jobs });
+    if (by === 'unsent') ctx.emit(tx, { kind: 'lease_undone', queue, count: jobs });
   }
   if (ctx.events.recording) {
     const attemptOf = new Map(keys.map((key) => [key.jobId, key.attempt]));

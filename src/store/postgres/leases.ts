@@ -10,7 +10,7 @@
  */
 
 import { jobsWaitOnIt } from '../dependencies.ts';
-import type { CompletingAck, LeaseParams, Leases, UndoneLeaseRow } from '../leases.ts';
+import type { AttemptKey, CompletingAck, LeaseParams, Leases, UndoneLeaseRow } from '../leases.ts';
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
 import { noteLeased } from './dependencies.ts';
@@ -257,19 +257,35 @@ const fail = statement(
     WHERE seq = $1`,
 );
 /**
- * Leases that never reached their worker, undone (Leases.undoLeases): $1 ids, $2 attempts. Each
- * job leased at its attempt with no cancel asked is ready again at its old place, on the attempt
- * it had before, the lease's fields cleared. Rare (an answer refused): planned each time, with
+ * Leases taken back, $1 ids, $2 attempts: each job leased at its attempt with no cancel asked is
+ * ready again at its old place, the lease's fields cleared; `attemptSet` says what becomes of
+ * its attempt. Rare (an answer refused, a worker closing): planned each time, with
  * `id = ANY($1)` so the ids' index finds the rows (as completeDependedOnMany).
  */
-const undoLeases = plannedEachTime(
-  `UPDATE jobs j SET state = 'ready', attempt = j.attempt - 1, leased_at_ms = NULL, lease_deadline_ms = NULL,
-                     worker_id = NULL, timeout_at_ms = NULL
-     FROM unnest($1::text[], $2::integer[]) AS a(id, attempt)
-    WHERE j.id = ANY($1::text[]) AND j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL
-      AND j.cancelled_at_ms IS NULL
-   RETURNING j.id, j.queue, j.type, j.group_key`,
-);
+const undoneLeases = (attemptSet: string) =>
+  plannedEachTime(
+    `UPDATE jobs j SET state = 'ready', ${attemptSet}, leased_at_ms = NULL, lease_deadline_ms = NULL,
+                       worker_id = NULL, timeout_at_ms = NULL
+       FROM unnest($1::text[], $2::integer[]) AS a(id, attempt)
+      WHERE j.id = ANY($1::text[]) AND j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL
+        AND j.cancelled_at_ms IS NULL
+     RETURNING j.id, j.queue, j.type, j.group_key`,
+  );
+/**
+ * Leases that never reached their worker (Leases.undoLeases): on the attempt they had before,
+ * a number that never left the server, so no one can settle with it.
+ */
+const undoLeases = undoneLeases('attempt = j.attempt - 1');
+/**
+ * Leases their workers gave back unstarted (Leases.giveBackLeases): the attempt stays (its worker
+ * holds that number, so the next lease takes a new one) and the budget grows by one instead.
+ */
+const giveBackLeases = undoneLeases('attempt_base = j.attempt_base + 1');
+/** Runs an undoneLeases statement over `keys` (ids distinct): the rows it changed. */
+function* undone(c: Connection, s: Statement, keys: readonly AttemptKey[]): Op<UndoneLeaseRow[]> {
+  if (keys.length === 0) return [];
+  return yield* rows<UndoneLeaseRow>(c, s, [keys.map((k) => k.jobId), keys.map((k) => k.attempt)]);
+}
 const finishCancelled = statement(
   `UPDATE jobs SET state = 'cancelled', lease_deadline_ms = NULL,
                    last_error = coalesce($2, last_error), errors_json = coalesce($3, errors_json)
@@ -369,11 +385,10 @@ export function leaseOps(c: Connection): Leases {
       yield* changes(c, fail, [p.seq, p.deadReason, p.nowMs, p.lastError, p.errorsJson, p.lastErrorClass]);
     },
     *undoLeases(keys) {
-      if (keys.length === 0) return [];
-      return yield* rows<UndoneLeaseRow>(c, undoLeases, [
-        keys.map((k) => k.jobId),
-        keys.map((k) => k.attempt),
-      ]);
+      return yield* undone(c, undoLeases, keys);
+    },
+    *giveBackLeases(keys) {
+      return yield* undone(c, giveBackLeases, keys);
     },
     *finishCancelled(p) {
       yield* changes(c, finishCancelled, [p.seq, p.lastError, p.errorsJson]);

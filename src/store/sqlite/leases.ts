@@ -176,15 +176,17 @@ export function prepareLeaseStatements(db: Preparer) {
     ),
     /**
      * A lease that never reached its worker, undone (Leases.undoLeases): ready again at its old
-     * place, on the attempt it had before, the lease's fields cleared. Fenced by the attempt; a
-     * job asked to stop is left to the engine (it ends cancelled, as a settled one would).
+     * place, on the attempt it had before (its number never left the server, so no one can
+     * settle with it), the lease's fields cleared. Fenced by the attempt; a job asked to stop is
+     * left to the engine (it ends cancelled, as a settled one would).
      */
-    undoLease: db.prepare<[AttemptKey], UndoneLeaseRow>(
-      `UPDATE jobs SET state = 'ready', attempt = attempt - 1, leased_at_ms = NULL, lease_deadline_ms = NULL,
-                       worker_id = NULL, timeout_at_ms = NULL
-        WHERE id = @jobId AND state = 'leased' AND attempt = @attempt AND cancelled_at_ms IS NULL
-        RETURNING id, queue, type, group_key`,
-    ),
+    undoLease: db.prepare<[AttemptKey], UndoneLeaseRow>(undoneLease('attempt = attempt - 1')),
+    /**
+     * A lease its worker gave back unstarted (Leases.giveBackLeases): as undoLease, but the
+     * attempt stays (its worker holds that number: the next lease takes a new one) and the
+     * job's budget grows by one instead, so no attempt is counted.
+     */
+    giveBackLease: db.prepare<[AttemptKey], UndoneLeaseRow>(undoneLease('attempt_base = attempt_base + 1')),
     /** The attempt of a job with a cancel request ended (settled, or its lease ran out) → cancelled. */
     finishCancelled: db.prepare<[{ seq: number; lastError: string | null; errorsJson: string | null }]>(
       `UPDATE jobs SET state = 'cancelled', lease_deadline_ms = NULL,
@@ -211,6 +213,27 @@ export function prepareLeaseStatements(db: Preparer) {
 }
 
 type LeaseStatements = ReturnType<typeof prepareLeaseStatements>;
+
+/**
+ * A leased job at the attempt named, with no cancel asked, ready again at its old place with
+ * its lease's fields cleared; `attemptSet` says what becomes of its attempt.
+ */
+function undoneLease(attemptSet: string): string {
+  return `UPDATE jobs SET state = 'ready', ${attemptSet}, leased_at_ms = NULL, lease_deadline_ms = NULL,
+                          worker_id = NULL, timeout_at_ms = NULL
+           WHERE id = @jobId AND state = 'leased' AND attempt = @attempt AND cancelled_at_ms IS NULL
+           RETURNING id, queue, type, group_key`;
+}
+
+/** Runs an undoneLease statement per key (ids distinct): the rows it changed. */
+function eachRow(statement: Database.Statement<[AttemptKey], UndoneLeaseRow>, keys: readonly AttemptKey[]) {
+  const undone: UndoneLeaseRow[] = [];
+  for (const key of keys) {
+    const row = statement.get(key);
+    if (row !== undefined) undone.push(row);
+  }
+  return undone;
+}
 
 /**
  * Deletes the jobs that are leased at the attempt each ack names (found through the
@@ -323,12 +346,10 @@ export function leaseOps(
       sql.failJob.run(p);
     },
     *undoLeases(keys) {
-      const undone: UndoneLeaseRow[] = [];
-      for (const key of keys) {
-        const row = sql.undoLease.get(key);
-        if (row !== undefined) undone.push(row);
-      }
-      return undone;
+      return eachRow(sql.undoLease, keys);
+    },
+    *giveBackLeases(keys) {
+      return eachRow(sql.giveBackLease, keys);
     },
     *finishCancelled(p) {
       sql.finishCancelled.run(p);

@@ -134,6 +134,10 @@ class Connection:
         self.max_message_bytes = int(_positive(max_message_bytes, "max_message_bytes"))
         # As given: the server's bounds may only lower them (learn_server_bounds).
         self._given_bounds = (self.max_batch_jobs, self.max_message_bytes)
+        self.max_reserve_jobs = 0
+        """The server's `limits.max_reserve_jobs` (the most jobs a Reserve asks for, and the most
+        unused credit a Work stream holds) once learnt (learn_server_bounds); 0 until then, or from
+        a server older than the field. `prefetch="auto"` holds jobs only within it."""
         # Jobs may be as large as a queue allows (up to 64 MiB); the server enforces its own limit.
         options: list[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", -1),
@@ -184,7 +188,7 @@ class Connection:
     def learn_server_bounds(self) -> None:
         """Lowers `max_batch_jobs` and `max_message_bytes` to the server's own bounds
         (GetServerInfo's `limits.max_batch_jobs` and `max_message_bytes`), so the batches this
-        client builds are ones the server takes. Asked once per client, by the first thread that
+        client builds are ones the server takes, and learns its `max_reserve_jobs`. Asked once per client, by the first thread that
         needs them (the others wait for its answer), and again only when the server refuses a
         batch as over a bound (relearn_server_bounds); a server that cannot answer (older, a
         stand-in, down) leaves them as they are, and is asked again 30 s later."""
@@ -223,6 +227,7 @@ class Connection:
             self.max_batch_jobs = min(self._given_bounds[0], limits.max_batch_jobs)
         if limits.max_message_bytes > 0:
             self.max_message_bytes = min(self._given_bounds[1], limits.max_message_bytes)
+        self.max_reserve_jobs = limits.max_reserve_jobs
 
     def timeout_s(self, deadline_ms: float | None, name: str = "deadline_ms") -> float:
         """A call's timeout in seconds, from its own deadline or the default; INVALID_ARGUMENT

@@ -195,16 +195,18 @@ def outcome_from_proto(result: job_pb2.EnqueueResult | None) -> EnqueueOutcome:
 
 def nack_request(
     job_id: str, attempt: int, error: str | BaseException | None, retry_after_ms: float | None, dead_letter: bool,
-    raised: BaseException | None = None,
+    raised: BaseException | None = None, *, give_back: bool = False,
 ) -> work_pb2.NackRequest:
-    """The protocol's nack: dead-letter wins over a delay; neither means the queue's backoff.
-    The class and stack sent are those of `raised`, else of `error` when it is an exception."""
+    """The protocol's nack: a give-back wins, then dead-letter, then a delay; none means the queue's
+    backoff. The class and stack sent are those of `raised`, else of `error` when it is an exception."""
     message = "" if error is None else error if isinstance(error, str) else error_text(error)
     request = work_pb2.NackRequest(job_id=job_id, attempt=attempt, error_message=message)
     thrown = raised if raised is not None else error if isinstance(error, BaseException) else None
     if thrown is not None:
         request.error_class, request.error_stack = error_class_and_stack(thrown)
-    if dead_letter:
+    if give_back:
+        request.give_back = True
+    elif dead_letter:
         request.dead_letter = True
     elif retry_after_ms is not None:
         request.retry_delay_ms = max(0, _whole_ms(retry_after_ms, "retry_after_ms"))

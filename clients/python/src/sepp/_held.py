@@ -2,12 +2,11 @@
 (leased, its lease extended by the timer thread like a running one's, its handler not started)
 in a queue, oldest first, until a slot frees; so the queue is empty whenever a slot is free.
 
-A held job leaves the queue in one of four ways, each a method here: it starts in a freed slot
+A held job leaves the queue in one of three ways, each a method here: it starts in a freed slot
 (`take_next`), it is dropped unstarted when its lease is cancelled, timed out or lost
-(`remove`), it is given back at close (`take_to_give_back`), or it is abandoned when close stops
-waiting (`take_all`). The Worker decides what each way means for the job (events, settlements,
-credit); this module decides which jobs go and in what order, and settles the ones that never
-run on threads of its own (`settle_in_background`).
+(`remove`), or it is given back at close (`take_all`). The Worker decides what each way means
+for the job (events, settlements, credit); this module decides which jobs go and in what order,
+and settles the ones that never run on threads of its own (`settle_in_background`).
 """
 from __future__ import annotations
 
@@ -43,9 +42,8 @@ class HeldJobs:
 
     def hold(self, active: Active, running: bool) -> bool:
         """Holds a job delivered while every slot is busy, and answers True; answers False, holding
-        nothing, when the worker is closing and the job is not on its last attempt (it goes back to
-        the queue at once; given back, a last attempt would go dead unstarted, so it is held to run)."""
-        if not running and not active.job.is_last_attempt:
+        nothing, when the worker is closing (the job goes back to the queue at once)."""
+        if not running:
             return False
         self._queue.append(active)
         return True
@@ -76,18 +74,9 @@ class HeldJobs:
                 "extend got through); not started here, the server retries it", "lease_lost")))
         return (self._queue.popleft() if self._queue else None), lapsed
 
-    def take_to_give_back(self) -> list[Active]:
-        """At close: takes out the held jobs to give back to the queue now, for other workers,
-        rather than when their leases end. One on its last attempt stays to run (given back, it
-        would go dead unstarted)."""
-        given = [a for a in self._queue if not a.job.is_last_attempt]
-        kept = [a for a in self._queue if a.job.is_last_attempt]
-        self._queue.clear()
-        self._queue.extend(kept)
-        return given
-
     def take_all(self) -> list[Active]:
-        """Takes out every held job (close stopped waiting: they will not start now)."""
+        """At close: takes out every held job, to give back to the queue now, for other workers,
+        rather than when its lease ends."""
         left = list(self._queue)
         self._queue.clear()
         return left

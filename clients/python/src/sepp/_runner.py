@@ -185,6 +185,7 @@ class JobRunner:
         worker = self._worker
         job = active.job
         worker.emit(WorkerEvent("started", job))
+        started = worker.run_started()
         failure: BaseException | None = None
         try:
             if active.decode_error is not None:
@@ -218,6 +219,8 @@ class JobRunner:
             except SeppError as error:
                 # A return value with no JSON form is the handler's bug: fail the attempt and say so.
                 failure = error
+        # Its settlement is queued next: `prefetch="auto"` learns the run time before the slot's credit is asked.
+        worker.ran(started)
         if active.lost or active.abandoned:
             worker.finish_job(active)
             return
@@ -273,13 +276,14 @@ class JobRunner:
         self._worker.finish_job(active)
 
     def give_back(self, active: Active) -> None:
-        """Gives a held job back to the queue at once (at shutdown) with a nack for an immediate
-        retry. The protocol has no release that leaves the attempt uncounted (the attempt is the
-        lease's fencing token), so the nack counts one, as the lease's expiry would, only sooner."""
+        """Gives a held job back to the queue at once (at shutdown) with a nack's `give_back`: its
+        lease is undone, the job ready again at its old place with no attempt counted (its attempt
+        kept, its budget one larger; even on its last attempt), for another worker now rather than
+        at its lease's end."""
         self.unkeep(active)
         job = active.job
         message = f"given back unstarted: worker {self._worker.worker_id} is closing"
-        request = nack_request(job.id, job.attempt, message, 0, False)
+        request = nack_request(job.id, job.attempt, message, 0, False, give_back=True)
         try:
             self._settle(active, lambda repeated: self._transport.nack(job, request, _no_slot, repeated))
         except LeaseLostError:

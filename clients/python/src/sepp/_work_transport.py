@@ -198,6 +198,8 @@ class ReserveTransport:
             self._wake.notify()
 
     def _loop(self) -> None:
+        # The server's max_reserve_jobs bounds what prefetch="auto" asks for.
+        self._conn.learn_server_bounds()
         failures = 0
         config = self._config
         while True:

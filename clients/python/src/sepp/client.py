@@ -321,12 +321,20 @@ class Client:
         error: str | BaseException | None = None,
         retry_after_ms: int | None = None,
         dead_letter: bool = False,
+        give_back: bool = False,
         deadline_ms: int | None = None,
     ) -> NackResult:
         """Fails an attempt: retry after the queue's backoff (default), after `retry_after_ms`,
         or dead-letter now. `error` is recorded in the job's history. Raises LeaseLostError when
-        the lease is no longer this one."""
-        request = nack_request(lease.id, lease.attempt, error, retry_after_ms, dead_letter)
+        the lease is no longer this one.
+
+        `give_back=True` says the job never started here and hands its lease back instead: the
+        job is ready again at its old place, no attempt counted (even on its last attempt: it
+        keeps its attempt number and its `max_attempts` grows by one, so this lease stays stale
+        once the job is leased again), the queue's rate-limit tokens returned; it wins over `error`,
+        `retry_after_ms` and `dead_letter`, which are then ignored. A job whose cancel was asked
+        for ends cancelled. A Worker gives back the jobs it holds (`prefetch`) when it closes."""
+        request = nack_request(lease.id, lease.attempt, error, retry_after_ms, dead_letter, give_back=give_back)
         return nack_call(self._conn, lease, request, deadline_ms=deadline_ms)
 
     def extend(self, lease: LeaseRef, lease_ms: int, *, deadline_ms: int | None = None) -> int:

@@ -15,12 +15,12 @@ sets `job.cancelled` with a JobCancelledError; when the handler returns, however
 it ends, the job is nacked, which the server turns into `cancelled` — never an
 ack or a retry.
 
-With `prefetch`, a job delivered while every slot is busy is held (leased, its
+With `prefetch` (a number, or by default the limit `"auto"` sets from handler run
+times: `_prefetch.py`), a job delivered while every slot is busy is held (leased, its
 lease extended by the timer thread like a running one's, its handler not
 started) until a slot frees (`_held.py`); a held job cancelled, timed out or lost is
 dropped without running (so is one whose lease ran out unextended: see `free_slot`), and
-`close()` gives held jobs back to the queue at once (a nack for an immediate retry) except those
-on their last attempt, which run.
+`close()` gives held jobs back to the queue at once (a nack's `give_back`: no attempt counted).
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 import grpc
 
 from ._held import HeldJobs
+from ._prefetch import MAX_PREFETCH, Prefetch
 from ._runner import Active, JobRunner
 from ._scheduler import Scheduler
 from ._work_stream import WorkStreamTransport
@@ -52,11 +53,6 @@ ABORT_GRACE_S = 1.0
 
 ERROR_AFTER_S = 60.0
 """An outage longer than this is logged at ERROR instead of WARNING."""
-
-MAX_PREFETCH = 1000
-"""The most jobs a Worker leases ahead; slots plus prefetch at most this too (the server's default
-`limits.max_reserve_jobs`, the most unused credit it lets one Work stream hold)."""
-
 
 class Worker:
     """Runs handlers for jobs from sepp queues.
@@ -75,7 +71,7 @@ class Worker:
         handlers: Mapping[str, Handler] | None = None,
         fallback: Handler | None = None,
         concurrency: int = 1,
-        prefetch: int = 0,
+        prefetch: int | Literal["auto"] = "auto",
         lease_ms: int = 30_000,
         worker_id: str | None = None,
         shutdown_timeout_ms: int = 30_000,
@@ -91,9 +87,10 @@ class Worker:
             raise ValueError("Worker: name at least one queue, as a list")
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or not 1 <= concurrency <= 1000:
             raise ValueError("Worker: concurrency must be an integer from 1 to 1000")
-        if isinstance(prefetch, bool) or not isinstance(prefetch, int) or not 0 <= prefetch <= MAX_PREFETCH:
-            raise ValueError(f"Worker: prefetch must be an integer from 0 to {MAX_PREFETCH}")
-        if concurrency + prefetch > MAX_PREFETCH:
+        if prefetch != "auto" and (isinstance(prefetch, bool) or not isinstance(prefetch, int)
+                                   or not 0 <= prefetch <= MAX_PREFETCH):
+            raise ValueError(f'Worker: prefetch must be "auto" or an integer from 0 to {MAX_PREFETCH} (got {prefetch!r})')
+        if prefetch != "auto" and concurrency + prefetch > MAX_PREFETCH:
             raise ValueError(f"Worker: concurrency + prefetch is {concurrency + prefetch}; the server refuses more "
                              f"than {MAX_PREFETCH} on one Work stream (limits.max_reserve_jobs): lower prefetch")
         if isinstance(lease_ms, bool) or not isinstance(lease_ms, int) or lease_ms < 3:
@@ -112,6 +109,10 @@ class Worker:
         self.queues = tuple(queues)
         self.concurrency = concurrency
         self.prefetch = prefetch
+        """As given: "auto" or a number of jobs (see `prefetch_limit`)."""
+        self._prefetch = Prefetch(prefetch, concurrency, lease_ms)
+        self._run_clock: Callable[[], float] = time.monotonic
+        """Times handler runs for `prefetch="auto"` (seconds; replaced by tests)."""
         self.lease_ms = lease_ms
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
         """This worker's id, as the server records it."""
@@ -161,6 +162,12 @@ class Worker:
     def held(self) -> int:
         """Jobs leased ahead (`prefetch`) and waiting for a slot."""
         return len(self._held)
+
+    @property
+    def prefetch_limit(self) -> int:
+        """The most jobs this worker leases ahead now: `prefetch`, or with `prefetch="auto"` the
+        limit it last set itself (0 until its first `concurrency` jobs have run)."""
+        return self._prefetch.limit
 
     def start(self) -> Worker:
         """Starts taking jobs in background threads and returns at once (see also `run()`)."""
@@ -216,14 +223,15 @@ class Worker:
     def free_slots(self) -> int:
         if self._state != "running":
             return 0
-        return self.concurrency + self.prefetch - self._busy - len(self._held)
+        # Held jobs beyond a limit that dropped stay and run: no credit is asked until they have.
+        return self.concurrency + self._prefetch.limit - self._busy - len(self._held)
 
     def idle_slots(self) -> int:
         return self.concurrency - self._busy if self._state == "running" else 0
 
     @property
     def refill_jobs(self) -> int:
-        return max(1, (self.prefetch + 1) // 2)
+        return max(1, (self._prefetch.limit + 1) // 2)
 
     def deliver(self, job: job_pb2.LeasedJob) -> None:
         active = self._runner.make(job)
@@ -333,6 +341,17 @@ class Worker:
                 return
             self._runner.run(active)
 
+    def run_started(self) -> float:
+        """When a handler starts, for `ran`."""
+        return self._run_clock()
+
+    def ran(self, started: float) -> None:
+        """A handler started at `started` has finished and its settlement is being queued: with
+        `prefetch="auto"`, the held-ahead limit is set again (before the slot's credit is asked)."""
+        run_ms = (self._run_clock() - started) * 1000
+        with self._lock:
+            self._prefetch.ran(run_ms, self.client.connection.max_reserve_jobs)
+
     def free_slot(self, active: Active) -> None:
         """Frees the job's slot, once, for the oldest held job whose lease is still ours, and asks for
         a job to take its place. Held jobs whose leases ran out unextended are dropped as lost, never
@@ -382,9 +401,10 @@ class Worker:
             self._state = "closing"
         self._stop.set()
         self._transport.stop_taking()
-        # Held jobs go back to the queue for other workers now, not when their leases end.
+        # Held jobs go back to the queue for other workers now, not when their leases end; none is
+        # held from here on (`deliver` gives back a job that arrives while the worker closes).
         with self._lock:
-            given = self._held.take_to_give_back()
+            given = self._held.take_all()
         if given:
             self._held.settle_in_background(self._runner.give_back, given)
         if was_running:
@@ -392,12 +412,6 @@ class Worker:
             if not self._wait_drained(timeout_s, forceable=True):
                 reason = SeppError(grpc.StatusCode.CANCELLED,
                                    f"the worker is shutting down (waited {timeout_s * 1000:.0f} ms)", "cancelled")
-                with self._lock:
-                    # Held jobs left (on their last attempt) will not start now: their leases run out.
-                    left = self._held.take_all()
-                for active in left:
-                    active.abandoned = True
-                    self.finish_job(active)
                 with self._lock:
                     running = list(self._active)
                 self.log.warning("sepp worker %s: cancelling %d jobs still running after %.0f ms", self.worker_id,

@@ -302,93 +302,7 @@ export const leaseCases: StoreCase[] = [
       assert.ok(ended instanceof SeppError && ended.code === 'not_found');
     },
   },
-  {
-    name: 'undo: a lease undone is ready at its old place on its old attempt; fenced, a cancel asked left alone',
-    async run(h) {
-      const plain = newJob('q', { max_attempts: 1, timeout_ms: 5000 });
-      const grouped = newJob('q', { group_key: 'g' });
-      const stopping = newJob('q');
-      const moved = newJob('q');
-      await h.write((tx) => storeJobs(tx, [plain, grouped, stopping, moved]));
-      await h.write(function* (tx) {
-        const leased = [
-          ...(yield* tx.leases.leaseReady({ ...leaseAt(2000, 'w-1'), queue: 'q', limit: 3 })),
-          ...(yield* tx.leases.leaseGroupAt({
-            ...leaseAt(2000, 'w-1'),
-            queue: 'q',
-            priority: 0,
-            groupKey: 'g',
-            limit: 1,
-          })),
-        ];
-        assert.equal(leased.length, 4);
-        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
-        const row = yield* tx.jobs.attempt(stopping.id);
-        yield* tx.control.requestCancel({ seq: row!.seq, nowMs: 2100, by: null });
-      });
-      // Enqueued after the lease: the undone job is ahead of it again.
-      const later = newJob('q');
-      await h.write((tx) => storeJobs(tx, [later]));
-      const undo = () =>
-        h.write(function* (tx) {
-          const undone = yield* tx.leases.undoLeases([
-            { jobId: plain.id, attempt: 1 },
-            { jobId: grouped.id, attempt: 1 },
-            { jobId: stopping.id, attempt: 1 },
-            { jobId: moved.id, attempt: 2 },
-            { jobId: 'job-none', attempt: 1 },
-          ]);
-          yield* tx.counts.adjust({ queue: 'q', from: 'leased', to: 'ready', jobs: undone.length });
-          return undone;
-        });
-      const undone = await undo();
-      assert.deepEqual(ids(undone), ids([plain, grouped]));
-      // What the engine tells and gives back (its event's type, its group's rate-limit token).
-      assert.deepEqual(
-        [...undone].sort((x, y) => x.id.localeCompare(y.id)).map((r) => [r.id, r.queue, r.type, r.group_key]),
-        [plain, grouped]
-          .map((job) => [job.id, 'q', job.type, job.group_key])
-          .sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
-      );
-      const row = (id: string) => h.store.read((view) => view.jobs.get(id));
-      for (const job of [plain, grouped]) {
-        const back = await row(job.id);
-        assert.deepEqual(
-          [
-            back?.state,
-            back?.attempt,
-            back?.lease_deadline_ms,
-            back?.leased_at_ms,
-            back?.worker_id,
-            back?.timeout_at_ms,
-          ],
-          ['ready', 0, null, null, null, null],
-        );
-        assert.deepEqual(
-          [back?.run_at_ms, back?.last_error, back?.errors_json],
-          [1000, null, null],
-          'no failure',
-        );
-      }
-      assert.equal((await row(grouped.id))?.group_key, 'g');
-      assert.equal(await h.store.read((view) => view.flow.leasedInGroup({ queue: 'q', groupKey: 'g' })), 0);
-      // Another attempt's lease and a job asked to stop are left as they were.
-      assert.deepEqual([(await row(moved.id))?.state, (await row(moved.id))?.attempt], ['leased', 1]);
-      assert.deepEqual([(await row(stopping.id))?.state, (await row(stopping.id))?.attempt], ['leased', 1]);
-      // Undone once: the same keys match nothing now.
-      assert.deepEqual(await undo(), []);
-      const again = await h.write(function* (tx) {
-        const leased = yield* tx.leases.leaseReady({ ...leaseAt(3000), queue: 'q', limit: 1 });
-        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
-        return leased;
-      });
-      assert.deepEqual(
-        again.map((r) => [r.id, r.attempt, r.max_attempts]),
-        [[plain.id, 1, 1]],
-        'first in line again, on attempt 1',
-      );
-    },
-  },
+  ...(['undo', 'give back'] as const).map(undoCase),
   {
     name: 'engine: an undone lease counts no attempt, frees max_leased and group_max_leased, wakes a long-poll',
     async run(h) {
@@ -439,3 +353,104 @@ export const leaseCases: StoreCase[] = [
     },
   },
 ];
+
+/**
+ * An undone lease (Leases.undoLeases: its answer never sent) and a given-back one
+ * (Leases.giveBackLeases: its worker held it) alike: ready at the old place, fenced; they
+ * differ only in the attempt.
+ */
+function undoCase(act: 'undo' | 'give back'): StoreCase {
+  return {
+    name:
+      act === 'undo'
+        ? 'undo: a lease undone is ready at its old place on its old attempt; fenced, a cancel asked left alone'
+        : 'give back: as undo, but the attempt kept and the budget one larger; fenced, a cancel asked left alone',
+    async run(h) {
+      const plain = newJob('q', { max_attempts: 1, timeout_ms: 5000 });
+      const grouped = newJob('q', { group_key: 'g' });
+      const stopping = newJob('q');
+      const moved = newJob('q');
+      await h.write((tx) => storeJobs(tx, [plain, grouped, stopping, moved]));
+      await h.write(function* (tx) {
+        const leased = [
+          ...(yield* tx.leases.leaseReady({ ...leaseAt(2000, 'w-1'), queue: 'q', limit: 3 })),
+          ...(yield* tx.leases.leaseGroupAt({
+            ...leaseAt(2000, 'w-1'),
+            queue: 'q',
+            priority: 0,
+            groupKey: 'g',
+            limit: 1,
+          })),
+        ];
+        assert.equal(leased.length, 4);
+        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
+        const row = yield* tx.jobs.attempt(stopping.id);
+        yield* tx.control.requestCancel({ seq: row!.seq, nowMs: 2100, by: null });
+      });
+      // Enqueued after the lease: the undone job is ahead of it again.
+      const later = newJob('q');
+      await h.write((tx) => storeJobs(tx, [later]));
+      const undo = () =>
+        h.write(function* (tx) {
+          const keys = [
+            { jobId: plain.id, attempt: 1 },
+            { jobId: grouped.id, attempt: 1 },
+            { jobId: stopping.id, attempt: 1 },
+            { jobId: moved.id, attempt: 2 },
+            { jobId: 'job-none', attempt: 1 },
+          ];
+          const undone = yield* act === 'undo' ? tx.leases.undoLeases(keys) : tx.leases.giveBackLeases(keys);
+          yield* tx.counts.adjust({ queue: 'q', from: 'leased', to: 'ready', jobs: undone.length });
+          return undone;
+        });
+      const undone = await undo();
+      assert.deepEqual(ids(undone), ids([plain, grouped]));
+      // What the engine tells and gives back (its event's type, its group's rate-limit token).
+      assert.deepEqual(
+        [...undone].sort((x, y) => x.id.localeCompare(y.id)).map((r) => [r.id, r.queue, r.type, r.group_key]),
+        [plain, grouped]
+          .map((job) => [job.id, 'q', job.type, job.group_key])
+          .sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+      );
+      const row = (id: string) => h.store.read((view) => view.jobs.get(id));
+      for (const job of [plain, grouped]) {
+        const back = await row(job.id);
+        assert.deepEqual(
+          [
+            back?.state,
+            back?.attempt,
+            back?.attempt_base,
+            back?.lease_deadline_ms,
+            back?.leased_at_ms,
+            back?.worker_id,
+            back?.timeout_at_ms,
+          ],
+          ['ready', ...(act === 'undo' ? [0, 0] : [1, 1]), null, null, null, null],
+          act === 'undo' ? 'on the attempt it had before' : 'the attempt kept, one more in its budget',
+        );
+        assert.deepEqual(
+          [back?.run_at_ms, back?.last_error, back?.errors_json],
+          [1000, null, null],
+          'no failure',
+        );
+      }
+      assert.equal((await row(grouped.id))?.group_key, 'g');
+      assert.equal(await h.store.read((view) => view.flow.leasedInGroup({ queue: 'q', groupKey: 'g' })), 0);
+      // Another attempt's lease and a job asked to stop are left as they were.
+      assert.deepEqual([(await row(moved.id))?.state, (await row(moved.id))?.attempt], ['leased', 1]);
+      assert.deepEqual([(await row(stopping.id))?.state, (await row(stopping.id))?.attempt], ['leased', 1]);
+      // Undone once: the same keys match nothing now.
+      assert.deepEqual(await undo(), []);
+      const again = await h.write(function* (tx) {
+        const leased = yield* tx.leases.leaseReady({ ...leaseAt(3000), queue: 'q', limit: 1 });
+        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
+        return leased;
+      });
+      assert.deepEqual(
+        again.map((r) => [r.id, r.attempt, r.attempt_base + r.max_attempts]),
+        [act === 'undo' ? [plain.id, 1, 1] : [plain.id, 2, 2]],
+        act === 'undo' ? 'first in line again, on attempt 1 of 1' : 'first in line again, on attempt 2 of 2',
+      );
+    },
+  };
+}

@@ -63,13 +63,14 @@ class ExtendResponse(_message.Message):
     def __init__(self, lease_deadline_ms: _Optional[int] = ...) -> None: ...
 
 class NackRequest(_message.Message):
-    __slots__ = ["attempt", "backoff", "dead_letter", "error_class", "error_message", "error_stack", "job_id", "retry_delay_ms"]
+    __slots__ = ["attempt", "backoff", "dead_letter", "error_class", "error_message", "error_stack", "give_back", "job_id", "retry_delay_ms"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     BACKOFF_FIELD_NUMBER: _ClassVar[int]
     DEAD_LETTER_FIELD_NUMBER: _ClassVar[int]
     ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     ERROR_STACK_FIELD_NUMBER: _ClassVar[int]
+    GIVE_BACK_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     RETRY_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     attempt: int
@@ -78,9 +79,10 @@ class NackRequest(_message.Message):
     error_class: str
     error_message: str
     error_stack: str
+    give_back: bool
     job_id: str
     retry_delay_ms: int
-    def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., error_message: _Optional[str] = ..., backoff: bool = ..., retry_delay_ms: _Optional[int] = ..., dead_letter: bool = ..., error_class: _Optional[str] = ..., error_stack: _Optional[str] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., error_message: _Optional[str] = ..., backoff: bool = ..., retry_delay_ms: _Optional[int] = ..., dead_letter: bool = ..., give_back: bool = ..., error_class: _Optional[str] = ..., error_stack: _Optional[str] = ...) -> None: ...
 
 class NackResponse(_message.Message):
     __slots__ = ["run_at_ms", "state"]

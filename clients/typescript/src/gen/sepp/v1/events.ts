@@ -102,10 +102,14 @@ export enum JobEventKind {
   /**
    * LEASE_UNDONE - A lease was undone, in the commit that undid it: its answer never
    * reached a worker (a Reserve answer refused for the connection's unsent
-   * answers, an HTTP reserve answer that could not be written). The job is
-   * READY again (`state`) at its old place, on the attempt it had before;
-   * `attempt` is the undone lease's (the LEASED event's), so the next lease
-   * takes the same number again.
+   * answers, an HTTP reserve answer that could not be written), or its worker
+   * gave it back unstarted (a Nack's `give_back`). The job is READY again
+   * (`state`) at its old place, no attempt counted against it. `attempt` is
+   * the undone lease's (the LEASED event's). An answer never sent: the job is
+   * back on the attempt it had before, so the next lease takes the same
+   * number again (no one held it). A give-back: the attempt stays and the
+   * job's attempt budget grows by one, so the next lease takes the next
+   * number (a late settlement of the given-back lease is refused as stale).
    */
   LEASE_UNDONE = 53,
   UNRECOGNIZED = -1,

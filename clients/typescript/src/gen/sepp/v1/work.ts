@@ -273,6 +273,20 @@ export interface NackRequest {
      * False means the same as `backoff`.
      */
     { $case: "deadLetter"; value: boolean }
+    | //
+    /**
+     * True: give the lease back — the job never started. The lease is undone:
+     * the job is READY again at its old place, no attempt counted (even on its
+     * last attempt), the queue's rate-limit tokens are given back; event
+     * LEASE_UNDONE. The attempt is not reused, so a late Ack, Nack or Extend
+     * of the given-back lease stays stale: the job keeps its attempt number
+     * and its budget grows by one instead (GetJob: attempt 1 of 6 after a
+     * give-back of attempt 1 of 5; the next lease is attempt 2 of 6, with the
+     * backoff of a first attempt). `error_message`, `error_class` and
+     * `error_stack` are ignored. Fenced by `attempt` like every settlement.
+     * False means the same as `backoff`.
+     */
+    { $case: "giveBack"; value: boolean }
     | undefined;
   /**
    * The error's class or name as the job's code threw it (`TypeError`,
@@ -1435,6 +1449,9 @@ export const NackRequest: MessageFns<NackRequest> = {
       case "deadLetter":
         writer.uint32(48).bool(message.directive.value);
         break;
+      case "giveBack":
+        writer.uint32(56).bool(message.directive.value);
+        break;
     }
     if (message.errorClass !== "") {
       writer.uint32(882).string(message.errorClass);
@@ -1506,6 +1523,14 @@ export const NackRequest: MessageFns<NackRequest> = {
             message.directive = { $case: "deadLetter", value: reader.bool() };
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.directive = { $case: "giveBack", value: reader.bool() };
+            continue;
+          }
           case 110: {
             if (tag !== 882) {
               break;
@@ -1557,6 +1582,10 @@ export const NackRequest: MessageFns<NackRequest> = {
         ? { $case: "deadLetter", value: globalThis.Boolean(object.deadLetter) }
         : isSet(object.dead_letter)
         ? { $case: "deadLetter", value: globalThis.Boolean(object.dead_letter) }
+        : isSet(object.giveBack)
+        ? { $case: "giveBack", value: globalThis.Boolean(object.giveBack) }
+        : isSet(object.give_back)
+        ? { $case: "giveBack", value: globalThis.Boolean(object.give_back) }
         : undefined,
       errorClass: isSet(object.errorClass)
         ? globalThis.String(object.errorClass)
@@ -1588,6 +1617,8 @@ export const NackRequest: MessageFns<NackRequest> = {
       obj.retryDelayMs = Math.round(message.directive.value);
     } else if (message.directive?.$case === "deadLetter") {
       obj.deadLetter = message.directive.value;
+    } else if (message.directive?.$case === "giveBack") {
+      obj.giveBack = message.directive.value;
     }
     if (message.errorClass !== "") {
       obj.errorClass = message.errorClass;
@@ -1622,6 +1653,12 @@ export const NackRequest: MessageFns<NackRequest> = {
       case "deadLetter": {
         if (object.directive?.value !== undefined && object.directive?.value !== null) {
           message.directive = { $case: "deadLetter", value: object.directive.value };
+        }
+        break;
+      }
+      case "giveBack": {
+        if (object.directive?.value !== undefined && object.directive?.value !== null) {
+          message.directive = { $case: "giveBack", value: object.directive.value };
         }
         break;
       }
