@@ -4,7 +4,8 @@
  * attempt's entry with the nack's own message — so the nack is reported applied, with where the
  * job went. A repeat the job does not prove (the lease ran out before the nack: the entry is the
  * server's "lease expired") is still the refusal. Through a proxy that cuts the connection
- * carrying the answer (AnswerCutProxy), in front of a real server. The Python SDK's tests of the
+ * carrying the answer (AnswerCutProxy), in front of a real server. A give-back is the exception: it
+ * is never sent again (its job's next lease has the same attempt). The Python SDK's tests of the
  * same are in clients/python/tests/test_nack_repeat.py.
  */
 import assert from 'node:assert/strict';
@@ -84,6 +85,23 @@ test('a repeat the job does not prove applied is the refusal', async () => {
     job.errors.map((e) => `${e.attempt} ${e.error}`),
     ['1 lease expired'],
   );
+});
+
+test('a give-back whose answer was lost is not sent again: a repeat could undo the next lease', async () => {
+  const { id } = await client.enqueue('give-back-once', 't');
+  const [lease] = await client.reserve({ queues: ['give-back-once'] });
+  assert.equal(lease?.id, id);
+  const done = nacksDone;
+  loseNextNackAnswer();
+  await assert.rejects(client.nack(lease, { giveBack: true }), 'the lost answer is the error');
+  assert.equal(nacksDone, done + 1, 'sent once, not repeated');
+  const [again] = await client.reserve({ queues: ['give-back-once'] });
+  assert.deepEqual(
+    [again?.id, again?.attempt],
+    [id, lease.attempt],
+    'given back: the same attempt leased again',
+  );
+  assert.equal((await client.getJob(id)).state, 'leased', 'and that lease stands');
 });
 
 test("a Worker's nack whose answer the broken Work stream took: failed, not an error", async () => {
