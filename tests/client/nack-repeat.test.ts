@@ -6,7 +6,8 @@
  * lease ran out before the nack: the entry is the server's "lease expired") is still the refusal.
  * An ack alike (the client's, and a Worker's over unary calls): repeated and answered "not
  * leased", it is acked unless the job disproves it (not completed on that attempt). Through a proxy that cuts the connection
- * carrying the answer (AnswerCutProxy), in front of a real server. The Python SDK's tests of the
+ * carrying the answer (AnswerCutProxy), in front of a real server. A give-back is sent once, never
+ * repeated (a lost one leaves the lease to run out). The Python SDK's tests of the
  * same are in clients/python/tests/test_nack_repeat.py.
  */
 import assert from 'node:assert/strict';
@@ -173,6 +174,23 @@ test('a repeat the job does not prove applied is the refusal', async () => {
     job.errors.map((e) => `${e.attempt} ${e.error}`),
     ['1 lease expired'],
   );
+});
+
+test('a give-back whose answer was lost is not sent again: a repeat could undo the next lease', async () => {
+  const { id } = await client.enqueue('give-back-once', 't');
+  const [lease] = await client.reserve({ queues: ['give-back-once'] });
+  assert.equal(lease?.id, id);
+  const done = nacksDone;
+  loseNextNackAnswer();
+  await assert.rejects(client.nack(lease, { giveBack: true }), 'the lost answer is the error');
+  assert.equal(nacksDone, done + 1, 'sent once, not repeated');
+  const [again] = await client.reserve({ queues: ['give-back-once'] });
+  assert.deepEqual(
+    [again?.id, again?.attempt],
+    [id, lease.attempt],
+    'given back: the same attempt leased again',
+  );
+  assert.equal((await client.getJob(id)).state, 'leased', 'and that lease stands');
 });
 
 test("a Worker's nack whose answer the broken Work stream took: failed, not an error", async () => {
