@@ -83,6 +83,14 @@ class WorkStream implements OpenStream {
   private readonly pumpBound = () => this.pump();
   /** The stream waited for room once at least: its client, or its key's others, do not read. */
   private roomRanOut = false;
+  /**
+   * The bytes a job to lease is expected to take, which bounds how many a lease asks for: at
+   * first a quarter of the largest its queues allow (subscribe); then the largest of the last
+   * lease, or half the expectation before it when that is more (one lease of small jobs does not
+   * open the door to a credit's worth of large ones at once; a stream of small jobs leases its
+   * credit's worth).
+   */
+  private expectedJobBytes = jobOverheadBytes;
 
   constructor(
     private readonly ctx: RpcContext,
@@ -283,6 +291,13 @@ class WorkStream implements OpenStream {
       return;
     }
     this.subscription = subscription;
+    // A quarter of the largest at first: a worker's usual credit (its free slots) is leased whole, and a
+    // first lease of jobs of the largest size reads at most four times the room (what is past the
+    // room goes back at once); the next leases expect what this one brought.
+    this.expectedJobBytes = Math.max(
+      jobOverheadBytes,
+      Math.floor(this.largestJobBytes(subscription.queues) / 4),
+    );
     this.listed = this.ctx.engine.workers.open({
       workerId: subscription.workerId,
       address: this.call.getPeer(),
@@ -394,14 +409,17 @@ class WorkStream implements OpenStream {
       const protos = [];
       const sizes = [];
       let takenBytes = 0;
+      let largestBytes = 0;
       for (const job of jobs) {
         const proto = leasedJobToProto(job);
         const bytes = leasedJobBytes(proto, proto.jobId.length);
+        if (bytes > largestBytes) largestBytes = bytes;
         if (takenBytes + bytes > room && !(first && protos.length === 0)) break;
         protos.push(proto);
         sizes.push(bytes);
         takenBytes += bytes;
       }
+      this.expectedJobBytes = Math.max(largestBytes, Math.floor(this.expectedJobBytes / 2), jobOverheadBytes);
       this.answers.take(takenBytes);
       this.credit -= protos.length;
       // Jobs are bounded by the credit and the room, so they are written even when the client reads slowly.
@@ -413,6 +431,19 @@ class WorkStream implements OpenStream {
         return;
       }
     }
+  }
+
+  /**
+   * The largest job `queues` may have: the largest payload their max_payload_bytes allows in the
+   * config file (a run-time override above it only makes a lease read more; its room still holds).
+   */
+  private largestJobBytes(queues: readonly string[]): number {
+    const { queueDefaults, queues: declared } = this.ctx.engine.options;
+    let largest = 0;
+    for (const queue of queues) {
+      largest = Math.max(largest, declared[queue]?.maxPayloadBytes ?? queueDefaults.maxPayloadBytes);
+    }
+    return jobOverheadBytes + largest;
   }
 
   /** Pumps again once an answer of its connection or key went out. */
@@ -431,9 +462,11 @@ class WorkStream implements OpenStream {
     roomBytes: number,
     alone: boolean,
   ): Promise<LeasedJob[]> {
+    // No more jobs than the room holds at the size a job is expected to have: a lease reads its jobs
+    // whole before their sizes are known, so the credit alone would read 1,000 jobs of 1 MiB to keep 16.
     const request = {
       queues: subscription.queues,
-      maxJobs: this.credit,
+      maxJobs: Math.min(this.credit, Math.max(1, Math.floor(roomBytes / this.expectedJobBytes))),
       leaseMs: subscription.leaseDurationMs,
       waitMs: this.ctx.engine.limits.maxWaitMs,
       workerId: subscription.workerId,
