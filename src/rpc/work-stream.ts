@@ -426,8 +426,8 @@ class WorkStream implements OpenStream {
       const outbox = this.outbox!;
       for (let i = 0; i < protos.length; i++) outbox.job(protos[i]!, sizes[i]);
       if (protos.length < jobs.length) {
-        this.giveBack(jobs.slice(protos.length).map((job) => ({ jobId: job.id, attempt: job.attempt })));
         this.waitForRoom();
+        this.giveBack(jobs.slice(protos.length).map((job) => ({ jobId: job.id, attempt: job.attempt })));
         return;
       }
     }
