@@ -162,11 +162,14 @@ export class GuardedCall<Req, Res> {
     }
   }
 
-  /** Writes `message`; `onWritten` runs once grpc-js has handed it to HTTP/2 (never if the call is over). */
-  write(message: Res, onWritten?: () => void): boolean {
+  /**
+   * Writes `message`; `onWritten` runs once grpc-js has handed it to HTTP/2 (never if the call is
+   * over), with the error when it was not (the stream was destroyed first).
+   */
+  write(message: Res, onWritten?: (error?: Error | null) => void): boolean {
     if (this.closed) return true;
     if (onWritten === undefined) return this.call.write(message);
-    return this.call.write(message, () => this.guard(onWritten));
+    return this.call.write(message, (error?: Error | null) => this.guard(() => onWritten(error)));
   }
 
   /**

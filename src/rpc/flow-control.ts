@@ -8,7 +8,7 @@
  */
 /** The parts of a grpc-js server stream the gate uses. */
 export interface GatedStream {
-  write(message: never): boolean;
+  write(message: never, onWritten?: (error?: Error | null) => void): boolean;
   pause(): unknown;
   resume(): unknown;
   once(event: 'drain', listener: () => void): unknown;
@@ -21,9 +21,9 @@ export class ReadGate {
 
   constructor(private readonly stream: GatedStream) {}
 
-  /** Writes an answer; stops reading until the client has taken what is buffered. */
-  write(message: unknown): void {
-    if (this.stream.write(message as never) || this.answersBlocked) return;
+  /** Writes an answer (`onWritten` once HTTP/2 took it); stops reading until the client has taken what is buffered. */
+  write(message: unknown, onWritten?: (error?: Error | null) => void): void {
+    if (this.stream.write(message as never, onWritten) || this.answersBlocked) return;
     this.answersBlocked = true;
     this.update();
     this.stream.once('drain', () => {

@@ -8,6 +8,7 @@ import type { KeyRefusalLines } from '../platform/key-refusal-lines.ts';
 import type { Authenticator, Caller, Permission } from './auth.ts';
 import type { RpcObserver } from './observer.ts';
 import type { RefusedAnswers } from './refused-answers.ts';
+import type { StreamAnswers } from './unsent-answers.ts';
 
 export interface ServerFacts {
   version: string;
@@ -69,6 +70,8 @@ export interface RpcContext {
   readonly refusedAnswers: RefusedAnswers;
   /** The log's lines naming the keys whose answers were refused or given back (`rpc.answers_refused`). */
   readonly answerRefusals: KeyRefusalLines;
+  /** Follows the jobs a Work stream of `caller` on the connection of `peer` writes (unsent-answers.ts). */
+  readonly streamAnswers: (peer: string, caller: string) => StreamAnswers;
   /** Open Work, Produce and Events streams and waiting Reserve calls, so shutdown can end them and a change of API keys can check them again. */
   readonly streams: Set<OpenStream>;
   /** Rereads the config file (ReloadConfig); undefined when the server cannot. */

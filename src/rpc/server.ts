@@ -170,8 +170,9 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
         refused,
         given_back: givenBack,
         detail:
-          `${refused} calls of API key ${key} were refused RESOURCE_EXHAUSTED since the last line (${givenBack} ` +
-          'Reserve answers among them, whose jobs were given back): its clients do not read their answers ' +
+          `${refused} calls of API key ${key} were refused RESOURCE_EXHAUSTED and ${givenBack} times leased jobs ` +
+          'were given back (of Reserve answers refused, of Work streams whose jobs were not sent) since the last ' +
+          'line: its clients do not read their answers ' +
           '(grpc.max_bytes_in_flight_per_key, grpc.max_bytes_in_flight_per_connection; docs/configuration.md, "Answers not yet sent")',
       }),
     facts.nowMs,
@@ -219,6 +220,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     draining: false,
     refusedAnswers,
     answerRefusals,
+    streamAnswers: (peer, caller) => unsentAnswers.followStream(connections.of(peer), caller),
     streams: new Set(),
     reloadConfig: options.reloadConfig,
   };

@@ -48,8 +48,16 @@
  * client reads nothing holds up its own calls, not those of the key's other
  * connections (until the key's budget itself is full).
  *
- * Streams are left to their own bounds: Work sends jobs only against its
- * worker's credit, Events and Backup wait for each message to be written.
+ * A Work stream's messages that carry leased jobs count in the same budgets
+ * (`followStream`), from when the stream takes room for the jobs it leased
+ * until grpc-js calls back their message's write (HTTP/2 took its last byte):
+ * before it leases for its credit, a stream leases only as many jobs as the
+ * room both budgets have (the engine's estimate of each job, answer-size.ts);
+ * with none, it waits (its credit stays outstanding) until an answer of its
+ * connection or key goes out. When neither budget holds anything, one job
+ * goes through whatever its size, overdrawing them, so a job larger than a
+ * budget is still delivered. A stream that ends gives back everything it holds
+ * at once. Events and Backup wait for each message to be written.
  */
 import { SeppError } from '../engine/errors.ts';
 import { ByteBudget } from '../platform/byte-budget.ts';
@@ -77,11 +85,11 @@ export interface UnsentAnswersStats {
   readonly byKey: Readonly<Record<string, { usedBytes: number; peakBytes: number }>>;
   /** Over all connections: bytes held now, the most one connection ever held. */
   readonly connections: { readonly usedBytes: number; readonly peakBytes: number };
-  /** Answers held now, over the whole server. */
+  /** Answers held now, over the whole server (a Work stream holding jobs counts as one). */
   readonly held: number;
   /** Calls waiting for room now, before they run. */
   readonly waiting: number;
-  /** Calls that waited for room before they ran, since the start. */
+  /** Calls that waited for room before they ran, and Work streams' waits for room, since the start. */
   readonly waited: number;
   /** Answers not sent because a budget was full, since the start. */
   readonly refused: number;
@@ -109,6 +117,25 @@ export interface FollowedAnswer {
 }
 
 /**
+ * The jobs a Work stream wrote and HTTP/2 did not send yet, in its connection's and key's budgets.
+ * One take when a lease comes back, one give per message written: nothing per job.
+ */
+export interface StreamAnswers {
+  /** The bytes both budgets have room for now; 0 while unary calls wait there for room. */
+  room(): number;
+  /** True while neither budget holds an answer nor keeps room: one job goes through, whatever its size. */
+  empty(): boolean;
+  /** Holds `bytes` of jobs leased for the stream (past a full budget too: `empty`, or a race of leases). */
+  take(bytes: number): void;
+  /** A message's jobs went out: `bytes` of what it held go back. */
+  give(bytes: number): void;
+  /** Calls `wake` once, the next time either budget gets bytes back (it waits for room). */
+  whenRoom(wake: () => void): void;
+  /** The stream ended: what it holds goes back at once, and its wait ends. */
+  close(): void;
+}
+
+/**
  * The answers of one connection, or of one caller: bytes of answers held, and room kept
  * (`kept`) for calls that run and have not answered yet, the guess of each one's answer.
  */
@@ -133,6 +160,8 @@ export class UnsentAnswers {
    * others' calls wait. As many as keys (from the configuration) times methods, as the key budgets.
    */
   private readonly lastAnswerBytesByKey = new Map<string, Map<string, number>>();
+  /** Work streams waiting for room, by the budgets they wait in (a stream waits in both of its). */
+  private readonly streamWaiters = new Map<AnswerBudget, Set<() => void>>();
   private connectionsUsedBytes = 0;
   private connectionsPeakBytes = 0;
   private held = 0;
@@ -306,6 +335,84 @@ export class UnsentAnswers {
     };
   }
 
+  /** Follows the jobs a Work stream on `connection` by `caller` writes (StreamAnswers). */
+  followStream(connection: Connection | undefined, caller: string): StreamAnswers {
+    const key = this.keyBudget(caller);
+    const perConnection = connection === undefined ? undefined : this.connectionBudget(connection);
+    const stages = perConnection === undefined ? [key] : [perConnection, key];
+    /** What the stream holds now, over both budgets alike. */
+    let heldBytes = 0;
+    let wake: (() => void) | undefined;
+    let over = false;
+    const stopWaiting = () => {
+      if (wake === undefined) return;
+      for (const b of stages) {
+        const set = this.streamWaiters.get(b);
+        set?.delete(wake);
+        if (set?.size === 0) this.streamWaiters.delete(b);
+      }
+      wake = undefined;
+    };
+    const give = (bytes: number) => {
+      if (bytes === 0) return;
+      heldBytes -= bytes;
+      for (const b of stages) b.give(bytes);
+      if (perConnection !== undefined) this.connectionsUsedBytes -= bytes;
+      if (heldBytes === 0) this.held--;
+      for (const b of stages) this.letIn(b);
+    };
+    return {
+      room: () => {
+        let room = Number.POSITIVE_INFINITY;
+        for (const b of stages) {
+          if (b.waiters.length > 0) return 0;
+          room = Math.min(room, b.limitBytes - b.used - b.kept);
+        }
+        return Math.max(0, room);
+      },
+      empty: () => stages.every((b) => b.used === 0 && b.kept === 0),
+      take: (bytes) => {
+        if (over || bytes === 0) return;
+        if (stages.some((b) => b.used + bytes > b.limitBytes)) this.overdrawn++;
+        // A stream holding jobs counts as one answer held.
+        if (heldBytes === 0) this.held++;
+        heldBytes += bytes;
+        for (const b of stages) b.take(bytes);
+        if (perConnection !== undefined) {
+          this.connectionsUsedBytes += bytes;
+          this.connectionsPeakBytes = Math.max(this.connectionsPeakBytes, perConnection.used);
+        }
+      },
+      give: (bytes) => {
+        if (!over) give(bytes);
+      },
+      whenRoom: (next) => {
+        if (over) return;
+        stopWaiting();
+        this.waited++;
+        const once = () => {
+          stopWaiting();
+          next();
+        };
+        wake = once;
+        for (const b of stages) {
+          let set = this.streamWaiters.get(b);
+          if (set === undefined) {
+            set = new Set();
+            this.streamWaiters.set(b, set);
+          }
+          set.add(once);
+        }
+      },
+      close: () => {
+        if (over) return;
+        over = true;
+        stopWaiting();
+        give(heldBytes);
+      },
+    };
+  }
+
   stats(): UnsentAnswersStats {
     const byKey: Record<string, { usedBytes: number; peakBytes: number }> = {};
     for (const [name, b] of this.byKey) byKey[name] = { usedBytes: b.used, peakBytes: b.peak };
@@ -340,12 +447,22 @@ export class UnsentAnswers {
   private letIn(budget: AnswerBudget): void {
     for (;;) {
       const next = budget.waiters[0];
-      if (next === undefined) return;
+      if (next === undefined) {
+        if (this.streamWaiters.size > 0) this.wakeStreams(budget);
+        return;
+      }
       const guess = next.size();
       if (!budget.fits(guess)) return;
       budget.waiters.shift();
       next.pass(guess);
     }
+  }
+
+  /** Wakes the Work streams waiting in `budget` once its unary calls passed: they try again. */
+  private wakeStreams(budget: AnswerBudget): void {
+    const streams = this.streamWaiters.get(budget);
+    if (streams === undefined || budget.waiters.length > 0) return;
+    for (const wake of [...streams]) wake();
   }
 
   private keyBudget(caller: string): AnswerBudget {

@@ -8,7 +8,9 @@
  * answer, as the protocol's first form had it.
  *
  * Answers go through the stream's ReadGate (a client that stops reading stops
- * being read); jobs are bounded by the credit the client granted.
+ * being read); jobs are bounded by the credit the client granted and by the
+ * room for answers not yet sent (unsent-answers.ts): each message that carries
+ * jobs tells the sink their bytes, which the stream holds until HTTP/2 sent it.
  */
 import type { LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type {
@@ -19,12 +21,18 @@ import type {
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { jobOverheadBytes, leasedJobBytes } from '../engine/leases/index.ts';
 
+/** The leased jobs one message carries, and their bytes as the stream took room for them. */
+export interface SentJobs {
+  readonly jobs: readonly LeasedJob[];
+  readonly bytes: number;
+}
+
 /** The parts of the stream the outbox writes to. */
 export interface OutboxSink {
-  /** Writes jobs (bounded by credit, so written whatever the client's reading). */
-  writeJob(message: WorkResponse): void;
-  /** Writes answers, pausing reading while the client does not take them. */
-  writeAnswer(message: WorkResponse): void;
+  /** Writes jobs (bounded by credit and room, so written whatever the client's reading). */
+  writeJob(message: WorkResponse, sent: SentJobs): void;
+  /** Writes answers (and the jobs of a message that has both), pausing reading while the client does not take them. */
+  writeAnswer(message: WorkResponse, sent: SentJobs | undefined): void;
 }
 
 /** Most bytes (estimated) of one batch message, and at most this share of the message size limit. */
@@ -39,6 +47,8 @@ export class WorkOutbox {
   private cancels: WorkResponse_CancelNotice[] = [];
   private timeouts = noTimeouts;
   private bytes = 0;
+  /** The bytes of `jobs` alone, as the stream took room for them. */
+  private jobBytes = 0;
   private scheduled = false;
   private readonly budgetBytes: number;
   private readonly flushBound = () => this.flush();
@@ -51,21 +61,22 @@ export class WorkOutbox {
     this.budgetBytes = Math.min(batchBudgetBytes, Math.floor(maxMessageBytes * batchShareOfLimit));
   }
 
-  job(job: LeasedJob): void {
+  /** A leased job, of `bytes` (answer-size.ts's estimate: the room the stream took for it). */
+  job(job: LeasedJob, bytes = leasedJobBytes(job, job.jobId.length)): void {
     if (!this.batching) {
-      this.sink.writeJob({ kind: { $case: 'job', value: job } });
+      this.sink.writeJob({ kind: { $case: 'job', value: job } }, { jobs: [job], bytes });
       return;
     }
-    const bytes = leasedJobBytes(job, job.jobId.length);
     if (this.bytes + bytes > this.budgetBytes) this.flush();
     this.jobs.push(job);
     this.bytes += bytes;
+    this.jobBytes += bytes;
     this.schedule();
   }
 
   answer(settled: WorkResponse_Settled): void {
     if (!this.batching) {
-      this.sink.writeAnswer({ kind: { $case: 'settled', value: settled } });
+      this.sink.writeAnswer({ kind: { $case: 'settled', value: settled } }, undefined);
       return;
     }
     const bytes = jobOverheadBytes + 3 * settled.message.length;
@@ -78,7 +89,7 @@ export class WorkOutbox {
   /** A job to stop: answers-like (through the gate), as many as the cancels an operator makes. */
   cancel(notice: WorkResponse_CancelNotice): void {
     if (!this.batching) {
-      this.sink.writeAnswer({ kind: { $case: 'cancel', value: notice } });
+      this.sink.writeAnswer({ kind: { $case: 'cancel', value: notice } }, undefined);
       return;
     }
     const bytes = jobOverheadBytes + 3 * (notice.jobId.length + notice.cancelledBy.length);
@@ -91,7 +102,7 @@ export class WorkOutbox {
   /** An attempt that timed out: sent as a cancel notice is (through the gate). */
   timeout(notice: WorkResponse_TimeoutNotice): void {
     if (!this.batching) {
-      this.sink.writeAnswer({ kind: { $case: 'timeout', value: notice } });
+      this.sink.writeAnswer({ kind: { $case: 'timeout', value: notice } }, undefined);
       return;
     }
     const bytes = jobOverheadBytes + 3 * notice.jobId.length;
@@ -111,18 +122,22 @@ export class WorkOutbox {
       kind: { $case: 'batch', value: { settled, jobs, cancels, timeouts } },
     };
     const withAnswers = settled.length > 0 || cancels.length > 0 || timeouts.length > 0;
+    const sent: SentJobs | undefined = jobs.length > 0 ? { jobs, bytes: this.jobBytes } : undefined;
     this.discard();
-    if (withAnswers) this.sink.writeAnswer(message);
-    else this.sink.writeJob(message);
+    if (withAnswers || sent === undefined) this.sink.writeAnswer(message, sent);
+    else this.sink.writeJob(message, sent);
   }
 
-  /** Drops what is held: the stream is gone. */
-  discard(): void {
+  /** Drops what is held and returns the jobs dropped (their leases to undo): the stream is gone. */
+  discard(): LeasedJob[] {
+    const { jobs } = this;
     this.settled = [];
     this.jobs = [];
     this.cancels = [];
     this.timeouts = noTimeouts;
     this.bytes = 0;
+    this.jobBytes = 0;
+    return jobs;
   }
 
   /** After the promises resolved in this turn (one commit answers many) have run. */

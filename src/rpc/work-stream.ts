@@ -6,9 +6,20 @@
  * the settlements; this file is the stream's life and its lease pump).
  *
  * States: unsubscribed → subscribed (pumping jobs while credit > 0, long-polling
- * when there is none to lease) → closed. Closing (client cancel, error,
- * shutdown) aborts the pending long-poll at once; leases already pushed are
- * left to expire or to be settled over unary calls.
+ * when there is none to lease, waiting for room when its connection's or key's
+ * answers not yet sent fill their budgets) → closed. Closing (client cancel,
+ * error, shutdown) aborts the pending long-poll at once and gives back the
+ * room its jobs held; the leases of jobs HTTP/2 never sent (still in the
+ * outbox, or written and not called back) are undone, ready again at once;
+ * leases sent are left to expire or to be settled over unary calls.
+ *
+ * Room (unsent-answers.ts): a lease asks for no more jobs than the room the
+ * budgets have (the engine stops at it); what comes back is taken at once, and
+ * jobs past the room then (others took it during a long-poll) are given back
+ * with their leases undone, their credit still outstanding. Each message gives
+ * back its jobs' bytes when grpc-js calls back its write, which it does once
+ * the client's flow-control window let it out: a client that never reads holds
+ * at most a budget of jobs.
  *
  * While subscribed, the stream hears of every cancel of a leased job on its
  * queues taken under its worker id, or under none (engine.onCancelRequested),
@@ -24,14 +35,17 @@ import type {
 import { requireInScope } from '../config/index.ts';
 import type { CancelNotice, TimeoutNotice } from '../engine/control-types.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
+import { jobOverheadBytes, leasedJobBytes } from '../engine/leases/index.ts';
 import type { WorkerHandle } from '../engine/operators/index.ts';
+import type { LeasedJob } from '../engine/types.ts';
 import type { Caller } from './auth.ts';
-import { type BugReporter, guardBidi } from './call-guard.ts';
+import { type BugReporter, guardBidi, reportIfBug } from './call-guard.ts';
 import { leasedJobToProto } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
 import { metadataTraceContext } from './observer.ts';
 import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
-import { WorkOutbox } from './work-outbox.ts';
+import type { StreamAnswers } from './unsent-answers.ts';
+import { type SentJobs, WorkOutbox } from './work-outbox.ts';
 import { type WorkCall, WorkSettlements } from './work-settlements.ts';
 export function createWorkHandler(
   ctx: RpcContext,
@@ -61,14 +75,31 @@ class WorkStream implements OpenStream {
   private stopTimeoutNotices: (() => void) | undefined;
   /** This stream in the engine's list of connected workers, from subscribe on. */
   private listed: WorkerHandle | undefined;
+  /** Its jobs written and not yet sent, in its connection's and key's budgets of answers. */
+  private readonly answers: StreamAnswers;
+  /** Messages with jobs written and not called back yet: their leases are undone if the stream ends. */
+  private readonly unsent = new Set<SentJobs>();
+  /** The pump calls again once room frees (bound once: a wait costs no closure). */
+  private readonly pumpBound = () => this.pump();
+  /** The stream waited for room once at least: its client, or its key's others, do not read. */
+  private roomRanOut = false;
+  /**
+   * The bytes a job to lease is expected to take, which bounds how many a lease asks for: at
+   * first a quarter of the largest its queues allow (subscribe); then the largest of the last
+   * lease, or half the expectation before it when that is more (one lease of small jobs does not
+   * open the door to a credit's worth of large ones at once; a stream of small jobs leases its
+   * credit's worth).
+   */
+  private expectedJobBytes = jobOverheadBytes;
 
   constructor(
     private readonly ctx: RpcContext,
     private readonly call: WorkCall,
     private readonly caller: Caller,
-    onBug: BugReporter,
+    private readonly onBug: BugReporter,
   ) {
     this.gate = new ReadGate(call);
+    this.answers = ctx.streamAnswers(call.getPeer(), caller.name);
     this.settlements = new WorkSettlements(
       ctx,
       call,
@@ -119,9 +150,47 @@ class WorkStream implements OpenStream {
     this.abort.abort();
     this.stopCancelNotices?.();
     this.stopTimeoutNotices?.();
-    this.outbox?.discard();
+    // Never written; and the room of what was written goes back at once, not as each write ends:
+    // a stream gone cannot stall its key's other streams. Messages written and not sent stay in
+    // `unsent` until grpc-js calls them back, sent (the ends of an end with OK) or failed.
+    this.giveBack(this.outbox?.discard() ?? []);
+    this.answers.close();
     this.listed?.close();
     this.ctx.streams.delete(this);
+  }
+
+  /**
+   * Undoes the leases of jobs no worker got (never sent, or past the room): ready again at
+   * their place, attempt given back (undone-lease.ts).
+   */
+  private giveBack(jobs: readonly { jobId: string; attempt: number }[]): void {
+    if (jobs.length === 0) return;
+    // A full budget is what the operator hears of (rpc.answers_refused), not a worker that stops.
+    if (this.roomRanOut) this.ctx.answerRefusals.givenBack(this.caller.name);
+    this.ctx.engine
+      .undoLeases(jobs.map(({ jobId, attempt }) => ({ jobId, attempt })))
+      // Ended meanwhile (shutting down): the leases run out instead. Only a bug is told.
+      .catch((error: unknown) => reportIfBug(toSeppError(error), 'Work (giving back jobs)', this.onBug));
+  }
+
+  /** Writes a message with jobs, holding their room until grpc-js calls back (HTTP/2 sent it). */
+  private writeJobs(message: WorkResponse, sent: SentJobs | undefined, viaGate: boolean): void {
+    if (sent === undefined) {
+      this.gate.write(message);
+      return;
+    }
+    this.unsent.add(sent);
+    const written = (error?: Error | null) => {
+      if (!this.unsent.delete(sent)) return;
+      // Once the stream closed, its room went back already (`give` does nothing then).
+      if ((error === undefined || error === null) && !this.call.cancelled) this.answers.give(sent.bytes);
+      // Not sent: the stream was destroyed first (its client went), so no worker got these jobs. The
+      // write HTTP/2 was waiting to send is called back then without an error, after the cancel:
+      // a message sent was called back before, as HTTP/2 takes a message before it sends it.
+      else this.giveBack(sent.jobs);
+    };
+    if (viaGate) this.gate.write(message, written);
+    else this.call.write(message, written);
   }
 
   /** Ends the whole stream with a status (protocol violations, shutdown), after what is already answered. */
@@ -222,6 +291,13 @@ class WorkStream implements OpenStream {
       return;
     }
     this.subscription = subscription;
+    // A quarter of the largest at first: a worker's usual credit (its free slots) is leased whole, and a
+    // first lease of jobs of the largest size reads at most four times the room (what is past the
+    // room goes back at once); the next leases expect what this one brought.
+    this.expectedJobBytes = Math.max(
+      jobOverheadBytes,
+      Math.floor(this.largestJobBytes(subscription.queues) / 4),
+    );
     this.listed = this.ctx.engine.workers.open({
       workerId: subscription.workerId,
       address: this.call.getPeer(),
@@ -229,8 +305,8 @@ class WorkStream implements OpenStream {
     });
     this.outbox = new WorkOutbox(
       {
-        writeJob: (message) => this.call.write(message),
-        writeAnswer: (message) => this.gate.write(message),
+        writeJob: (message, sent) => this.writeJobs(message, sent, false),
+        writeAnswer: (message, sent) => this.writeJobs(message, sent, true),
       },
       subscription.batchResponses,
       this.ctx.facts.maxMessageBytes,
@@ -302,25 +378,110 @@ class WorkStream implements OpenStream {
   private async pumpLoop(): Promise<void> {
     const subscription = this.subscription!;
     while (!this.closed && this.credit > 0 && !this.clientDone) {
-      const jobs = await this.ctx.engine.reserve(
-        {
-          queues: subscription.queues,
-          maxJobs: this.credit,
-          leaseMs: subscription.leaseDurationMs,
-          waitMs: this.ctx.engine.limits.maxWaitMs,
-          workerId: subscription.workerId,
-          // Its wait for jobs counts as its key's long-poll (the last quarter of limits.max_waiters).
-          ...(this.ctx.auth.enabled ? { owner: this.caller.name } : {}),
-        },
+      const roomBytes = this.answers.room();
+      // Nothing of its connection and key unsent: one job goes whatever its size (below).
+      const alone = this.answers.empty();
+      if (roomBytes < jobOverheadBytes && !alone) {
+        this.waitForRoom();
+        return;
+      }
+      let jobs: LeasedJob[];
+      try {
+        jobs = await this.reserve(subscription, roomBytes, alone);
+      } catch (error) {
+        // Not even the first ready job fits the room left: wait until more is sent.
+        if (!(error instanceof SeppError && error.requestTooLarge) || this.closed) throw error;
+        this.waitForRoom();
+        return;
+      }
+      if (this.closed) {
+        this.giveBack(jobs.map((job) => ({ jobId: job.id, attempt: job.attempt })));
+        return;
+      }
+      this.listed?.seen();
+      if (jobs.length === 0) {
+        if (this.ctx.draining) return;
+        continue;
+      }
+      // Taken now, whatever others took while it waited for jobs; what is past the room goes back.
+      const room = this.answers.room();
+      const first = this.answers.empty();
+      const protos = [];
+      const sizes = [];
+      let takenBytes = 0;
+      let largestBytes = 0;
+      for (const job of jobs) {
+        const proto = leasedJobToProto(job);
+        const bytes = leasedJobBytes(proto, proto.jobId.length);
+        if (bytes > largestBytes) largestBytes = bytes;
+        if (takenBytes + bytes > room && !(first && protos.length === 0)) break;
+        protos.push(proto);
+        sizes.push(bytes);
+        takenBytes += bytes;
+      }
+      this.expectedJobBytes = Math.max(largestBytes, Math.floor(this.expectedJobBytes / 2), jobOverheadBytes);
+      this.answers.take(takenBytes);
+      this.credit -= protos.length;
+      // Jobs are bounded by the credit and the room, so they are written even when the client reads slowly.
+      const outbox = this.outbox!;
+      for (let i = 0; i < protos.length; i++) outbox.job(protos[i]!, sizes[i]);
+      if (protos.length < jobs.length) {
+        this.waitForRoom();
+        this.giveBack(jobs.slice(protos.length).map((job) => ({ jobId: job.id, attempt: job.attempt })));
+        return;
+      }
+    }
+  }
+
+  /**
+   * The largest job `queues` may have: the largest payload their max_payload_bytes allows in the
+   * config file (a run-time override above it only makes a lease read more; its room still holds).
+   */
+  private largestJobBytes(queues: readonly string[]): number {
+    const { queueDefaults, queues: declared } = this.ctx.engine.options;
+    let largest = 0;
+    for (const queue of queues) {
+      largest = Math.max(largest, declared[queue]?.maxPayloadBytes ?? queueDefaults.maxPayloadBytes);
+    }
+    return jobOverheadBytes + largest;
+  }
+
+  /** Pumps again once an answer of its connection or key went out. */
+  private waitForRoom(): void {
+    this.roomRanOut = true;
+    this.answers.whenRoom(this.pumpBound);
+  }
+
+  /**
+   * Leases up to the credit, jobs of at most `roomBytes` in all; `alone` (nothing of the
+   * connection and key unsent): the first job whatever its size, so a job larger than a budget
+   * is still delivered, alone.
+   */
+  private async reserve(
+    subscription: WorkRequest_Subscribe,
+    roomBytes: number,
+    alone: boolean,
+  ): Promise<LeasedJob[]> {
+    // No more jobs than the room holds at the size a job is expected to have: a lease reads its jobs
+    // whole before their sizes are known, so the credit alone would read 1,000 jobs of 1 MiB to keep 16.
+    const request = {
+      queues: subscription.queues,
+      maxJobs: Math.min(this.credit, Math.max(1, Math.floor(roomBytes / this.expectedJobBytes))),
+      leaseMs: subscription.leaseDurationMs,
+      waitMs: this.ctx.engine.limits.maxWaitMs,
+      workerId: subscription.workerId,
+      answerBytesMax: Math.max(1, roomBytes),
+      // Its wait for jobs counts as its key's long-poll (the last quarter of limits.max_waiters).
+      ...(this.ctx.auth.enabled ? { owner: this.caller.name } : {}),
+    };
+    try {
+      return await this.ctx.engine.reserve(request, this.abort.signal);
+    } catch (error) {
+      if (!(alone && error instanceof SeppError && error.requestTooLarge) || this.closed) throw error;
+      return this.ctx.engine.reserve(
+        { ...request, maxJobs: 1, answerBytesMax: undefined },
         this.abort.signal,
       );
-      if (this.closed) return; // Leases taken as the stream died simply expire.
-      this.listed?.seen();
-      this.credit -= jobs.length;
-      // Jobs are bounded by the credit, so they are written even when the client reads slowly.
-      const outbox = this.outbox!;
-      for (const job of jobs) outbox.job(leasedJobToProto(job));
-      if (jobs.length === 0 && this.ctx.draining) return;
     }
   }
 }

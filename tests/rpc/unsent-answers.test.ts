@@ -5,6 +5,7 @@
  * client that never reads meets over HTTP/2 is in tests/security/unread-answers.test.ts.
  */
 import assert from 'node:assert/strict';
+import { Socket } from 'node:net';
 import { test } from 'node:test';
 import {
   AddToBatchResponse,
@@ -21,6 +22,7 @@ import { AckBatchResponse, SettleOutcome } from '../../clients/typescript/src/ge
 import { boundMessage } from '../../src/config/index.ts';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import { answerBytesMaxOf } from '../../src/rpc/answer-bounds.ts';
+import { Connection } from '../../src/rpc/connections.ts';
 import { toServiceError } from '../../src/rpc/status.ts';
 import { refusableAfterRun, UnsentAnswers } from '../../src/rpc/unsent-answers.ts';
 
@@ -284,4 +286,60 @@ test("a listed write's answer is within its bound, with the longest message or n
   for (const [method, bytes, max] of sizes)
     assert.ok(bytes <= max, `${method}: ${bytes} bytes, bound ${max}`);
   assert.equal(answerBytesMaxOf('/sepp.v1.QueueService/Enqueue', {}, defaultEngineLimits), undefined);
+});
+
+test('a Work stream takes room for its jobs, gives it back as each message goes, and waits when full', () => {
+  const answersOf = newBudgets();
+  const stream = answersOf.followStream(undefined, 'k');
+  assert.equal(stream.empty(), true);
+  assert.equal(stream.room(), 1024 * KiB, 'without a connection, the key budget alone');
+  stream.take(900 * KiB);
+  assert.equal(stream.empty(), false);
+  assert.equal(stream.room(), 124 * KiB);
+  let woken = 0;
+  stream.whenRoom(() => woken++);
+  // A unary call of the key waits behind what the stream holds, then runs once its room is back.
+  const ran: string[] = [];
+  answersOf.follow(undefined, 'k', getJobPath).admit(() => ran.push('GetJob'));
+  assert.deepEqual(ran, [], 'the GetJob waits: its guess (320 KiB) does not fit');
+  assert.equal(stream.room(), 0, 'no room for the stream while a call waits for it');
+  stream.give(600 * KiB);
+  assert.deepEqual(ran, ['GetJob'], 'the waiting call ran first');
+  assert.equal(woken, 1, 'then the stream was woken, once');
+  stream.give(100 * KiB);
+  assert.equal(woken, 1, 'a wake is for one wait');
+  assert.deepEqual(answersOf.stats().byKey.k, { usedBytes: 200 * KiB, peakBytes: 900 * KiB });
+  assert.equal(answersOf.stats().held, 1, 'a stream holding jobs counts as one answer');
+});
+
+test('a Work stream that ends gives back all it holds at once and wakes the key’s other streams', () => {
+  const answersOf = newBudgets();
+  // A connection is only a key of the budgets here: no socket is read.
+  const connection = new Connection(new Socket());
+  const gone = answersOf.followStream(connection, 'k');
+  const other = answersOf.followStream(undefined, 'k');
+  gone.take(600 * KiB);
+  assert.equal(gone.room(), 40 * KiB, 'its connection’s budget (640 KiB) is the smaller room');
+  other.take(400 * KiB);
+  assert.equal(other.room(), 24 * KiB);
+  let woken = 0;
+  other.whenRoom(() => woken++);
+  gone.close();
+  assert.equal(woken, 1);
+  assert.equal(other.room(), 624 * KiB);
+  // Its messages called back after its end give nothing back twice.
+  gone.give(600 * KiB);
+  gone.take(100 * KiB);
+  assert.equal(answersOf.stats().byKey.k?.usedBytes, 400 * KiB);
+  assert.equal(answersOf.stats().connections.usedBytes, 0);
+});
+
+test('a job larger than the room goes alone, past the budget, and is counted as overdrawn', () => {
+  const answersOf = newBudgets();
+  const stream = answersOf.followStream(undefined, 'k');
+  stream.take(1100 * KiB);
+  assert.equal(answersOf.stats().overdrawn, 1);
+  assert.equal(stream.room(), 0, 'nothing more until it is sent');
+  stream.give(1100 * KiB);
+  assert.equal(stream.empty(), true);
 });

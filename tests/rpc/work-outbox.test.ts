@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { WorkOutbox } from '../../src/rpc/work-outbox.ts';
+import { type SentJobs, WorkOutbox } from '../../src/rpc/work-outbox.ts';
 
 function leased(n: number, payloadBytes = 16): LeasedJob {
   return {
@@ -32,12 +32,13 @@ function leased(n: number, payloadBytes = 16): LeasedJob {
 }
 
 function recorder() {
-  const written: { via: 'job' | 'answer'; message: WorkResponse }[] = [];
+  const written: { via: 'job' | 'answer'; message: WorkResponse; sent: SentJobs | undefined }[] = [];
   return {
     written,
     sink: {
-      writeJob: (message: WorkResponse) => written.push({ via: 'job', message }),
-      writeAnswer: (message: WorkResponse) => written.push({ via: 'answer', message }),
+      writeJob: (message: WorkResponse, sent: SentJobs) => written.push({ via: 'job', message, sent }),
+      writeAnswer: (message: WorkResponse, sent: SentJobs | undefined) =>
+        written.push({ via: 'answer', message, sent }),
     },
   };
 }
@@ -131,14 +132,41 @@ test('without batch_responses every job and answer is its own message, at once',
   );
 });
 
-test('flush writes what is held at once; discard drops it', async () => {
+test('flush writes what is held at once; discard drops it and returns its jobs', async () => {
   const { written, sink } = recorder();
   const outbox = new WorkOutbox(sink, true, 4 * 1024 * 1024);
   outbox.job(leased(1));
   outbox.flush();
   assert.equal(written.length, 1);
   outbox.job(leased(2));
-  outbox.discard();
+  assert.deepEqual(
+    outbox.discard().map((j) => j.jobId),
+    ['job-2'],
+  );
   await tick();
   assert.equal(written.length, 1);
+});
+
+test('each message tells the bytes its jobs took room for, and only a message with jobs', async () => {
+  const { written, sink } = recorder();
+  const outbox = new WorkOutbox(sink, true, 4 * 1024 * 1024);
+  outbox.job(leased(1), 1000);
+  outbox.answer({ requestId: 1, code: 0, message: '', result: undefined, errorCode: '', retry: '' });
+  outbox.job(leased(2), 2000);
+  await tick();
+  outbox.answer({ requestId: 2, code: 0, message: '', result: undefined, errorCode: '', retry: '' });
+  await tick();
+  assert.deepEqual(
+    written.map((w) => [w.via, w.sent?.jobs.map((j) => j.jobId), w.sent?.bytes]),
+    [
+      ['answer', ['job-1', 'job-2'], 3000],
+      ['answer', undefined, undefined],
+    ],
+  );
+  const single = recorder();
+  new WorkOutbox(single.sink, false, 4 * 1024 * 1024).job(leased(3), 500);
+  assert.deepEqual(
+    single.written.map((w) => [w.via, w.sent?.jobs.length, w.sent?.bytes]),
+    [['job', 1, 500]],
+  );
 });
