@@ -95,6 +95,7 @@ for (const features of [['nack_give_back', 'work_stop_delivery'], []]) {
   test(`close against a server ${older ? 'without features: counted nacks, the last attempt runs' : 'with give-backs: a stop first, every held job given back'}`, async () => {
     const server = await standIn(features);
     const client = SeppClient.connect(server.address);
+    assert.deepEqual((await client.getServerInfo()).features, features);
     const gate = deferred();
     const started: string[] = [];
     const worker = client.worker({

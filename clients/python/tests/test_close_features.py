@@ -87,6 +87,7 @@ def test_close_against_a_server_with_or_without_give_backs(features: list[str]) 
             gate.wait(30)
 
     with stand_in_server(servicer) as address, sepp.Client(address, transport="stream") as client:
+        assert client.get_server_info().features == features
         worker = client.worker(["q"], concurrency=1, prefetch=2, fallback=work)
         worker.start()
         closer = threading.Thread(target=worker.close)
