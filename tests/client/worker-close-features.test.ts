@@ -7,7 +7,8 @@
  * - without: held jobs are nacked for a retry at once (an attempt counted, as before
  *   give-backs), and the one on its last attempt is kept and runs.
  * The stand-in pushes three jobs to a worker of one slot and two held, and a fourth in answer
- * to the stop. The real server's side is tests/rpc/stop-delivery.test.ts.
+ * to the stop. The real server's side is tests/rpc/stop-delivery.test.ts. Last, `prefetch:
+ * 'auto'` leases ahead of its slots only against a server with give-backs.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -137,6 +138,72 @@ for (const features of [['nack_give_back', 'work_stop_delivery'], []]) {
       }
     } finally {
       gate.resolve();
+      await worker.close({ timeoutMs: 0 });
+      await client.close();
+      server.close();
+    }
+  });
+}
+
+/** A stand-in that pushes a job for every slot of credit, up to `total`; counts the most leased at once. */
+async function flood(features: string[], total: number) {
+  const server = new grpc.Server();
+  const state = { pushed: 0, acked: 0, mostLeased: 0 };
+  server.addService(QueueServiceService, {
+    getServerInfo: (_call: unknown, done: grpc.sendUnaryData<GetServerInfoResponse>) =>
+      done(null, GetServerInfoResponse.fromPartial({ limits: { maxReserveJobs: 1000 }, features })),
+    work: (call: grpc.ServerDuplexStream<WorkRequest, WorkResponse>) => {
+      const grant = (jobs: number) => {
+        for (let i = 0; i < jobs && state.pushed < total; i++) {
+          const job = LeasedJob.fromPartial({
+            jobId: `j${state.pushed++}`,
+            queue: 'q',
+            type: 't',
+            attempt: 1,
+            maxAttempts: 5,
+            leaseDeadlineMs: Date.now() + 60_000,
+          });
+          call.write({ kind: { $case: 'job', value: job } });
+        }
+        state.mostLeased = Math.max(state.mostLeased, state.pushed - state.acked);
+      };
+      call.on('data', (message: WorkRequest) => {
+        const kind = message.kind;
+        if (kind?.$case === 'credit') grant(kind.value.jobs);
+        if (kind?.$case !== 'batch') return;
+        for (const { requestId, kind: settlement } of kind.value.settlements) {
+          if (settlement?.$case === 'ack') state.acked++;
+          const result =
+            settlement?.$case === 'nack'
+              ? { $case: 'nack' as const, value: { state: JobState.READY, runAtMs: 0 } }
+              : { $case: 'ack' as const, value: {} };
+          const settled = { requestId, code: status.OK, message: '', result, errorCode: '', retry: '' };
+          call.write({ kind: { $case: 'settled', value: settled } });
+        }
+        grant(kind.value.credit);
+      });
+      call.on('end', () => call.end());
+    },
+  });
+  const address = await listenOnLoopback(server);
+  return { address, state, close: () => server.forceShutdown() };
+}
+
+for (const features of [['nack_give_back', 'work_stop_delivery'], []]) {
+  test(`prefetch auto ${features.length === 0 ? 'holds nothing against an older server' : 'leases ahead against a server with give-backs'}`, async () => {
+    const server = await flood(features, 200);
+    const client = SeppClient.connect(server.address);
+    const worker = client.worker({
+      queues: ['q'],
+      concurrency: 2,
+      logger: { info() {}, warn() {}, error() {} },
+      fallback: async () => {},
+    });
+    try {
+      await until(() => server.state.acked >= 100, 'a hundred quick jobs run');
+      if (features.length === 0) assert.equal(server.state.mostLeased, 2, 'never more leased than its slots');
+      else assert.ok(server.state.mostLeased > 2, `leased ahead: ${server.state.mostLeased} at once`);
+    } finally {
       await worker.close({ timeoutMs: 0 });
       await client.close();
       server.close();
