@@ -109,3 +109,55 @@ def test_close_against_a_server_with_or_without_give_backs(features: list[str]) 
         assert started == ["a"], "no held job ran"
         assert servicer.seen[0] == "stop", "the stop comes before the give-backs"
         assert sorted(servicer.seen[1:]) == ["ack a", "nack b give_back", "nack c give_back", "nack d give_back"]
+
+
+class _Flood(queue_service_pb2_grpc.QueueServiceServicer):
+    """Pushes a job for every slot of credit, up to `total`; counts the most leased at once."""
+
+    def __init__(self, features: list[str], total: int) -> None:
+        self.features = features
+        self.total = total
+        self.pushed = 0
+        self.acked = 0
+        self.most_leased = 0
+
+    def GetServerInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
+        return admin_pb2.GetServerInfoResponse(limits=admin_pb2.ServerLimits(max_reserve_jobs=1000),
+                                               features=self.features)
+
+    def Work(self, request_iterator: Iterator[work_pb2.WorkRequest],  # noqa: N802 - the RPC's name
+             context: grpc.ServicerContext) -> Iterator[work_pb2.WorkResponse]:
+        for message in request_iterator:
+            kind = message.WhichOneof("kind")
+            credit = message.credit.jobs if kind == "credit" else message.batch.credit if kind == "batch" else 0
+            for settlement in message.batch.settlements if kind == "batch" else []:
+                if settlement.WhichOneof("kind") == "ack":
+                    self.acked += 1
+                    yield work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
+                        request_id=settlement.request_id, code=0, ack=work_pb2.AckResponse()))
+                else:
+                    yield work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
+                        request_id=settlement.request_id, code=0,
+                        nack=work_pb2.NackResponse(state=job_pb2.JOB_STATE_READY)))
+            for _ in range(credit):
+                if self.pushed >= self.total:
+                    break
+                self.pushed += 1
+                yield work_pb2.WorkResponse(job=_leased(f"j{self.pushed}", 5))
+            self.most_leased = max(self.most_leased, self.pushed - self.acked)
+
+
+@pytest.mark.parametrize("features", [FEATURES, []], ids=["with-features", "older"])
+def test_prefetch_auto_leases_ahead_only_against_a_server_with_give_backs(features: list[str]) -> None:
+    servicer = _Flood(features, 200)
+    with stand_in_server(servicer) as address, sepp.Client(address, transport="stream") as client:
+        worker = client.worker(["q"], concurrency=2, fallback=lambda job: None)
+        worker.start()
+        try:
+            eventually(lambda: servicer.acked >= 100 or None, "a hundred quick jobs run")
+        finally:
+            worker.close(timeout_ms=0)
+    if features:
+        assert servicer.most_leased > 2, f"leased ahead: {servicer.most_leased} at once"
+    else:
+        assert servicer.most_leased == 2, "never more leased than its threads"
