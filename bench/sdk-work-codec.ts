@@ -96,6 +96,7 @@ const request: WorkRequest = {
         kind: { $case: 'ack' as const, value: { jobId: jobId(i), attempt: 1, result: undefined } },
       })),
       credit: perBatch,
+      stopDelivery: false,
     },
   },
 };

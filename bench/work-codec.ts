@@ -86,6 +86,7 @@ function settlements(nackEvery: number): Buffer {
                 : { $case: 'ack' as const, value: { jobId: job(i).jobId, attempt: 1, result: undefined } },
           })),
           credit: perBatch,
+          stopDelivery: false,
         },
       },
     }).finish(),

@@ -54,6 +54,13 @@ import { wireMessage } from './status.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
 
+/**
+ * GetServerInfoResponse.features: what this server has that older ones lack, by name, so that
+ * clients can tell before relying on it (admin.proto; docs/protocol.md, "Features"). Names are
+ * only ever added.
+ */
+const protocolFeatures: readonly string[] = Object.freeze(['nack_give_back', 'work_stop_delivery']);
+
 type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup' | 'events'>;
 
 const settleOutcomeToProto = {
@@ -322,6 +329,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         store: storeToProto(runsServers ? store : storeKindOnly(store.kind)),
         // Absent (every field empty in the SDKs) for a caller that may not see the servers.
         ...(runsServers ? { identity: { ...identity, httpAddress: identity.httpAddress ?? '' } } : {}),
+        features: [...protocolFeatures],
       };
     }),
 

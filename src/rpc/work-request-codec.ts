@@ -23,6 +23,7 @@ import type {
   NackRequest,
   ReportProgressRequest,
   WorkRequest,
+  WorkRequest_Batch,
   WorkRequest_Settlement,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 
@@ -79,10 +80,12 @@ class Reader {
     return { requestId, kind };
   }
 
-  private batch(end: number): { settlements: WorkRequest_Settlement[]; credit: number } {
+  private batch(end: number): WorkRequest_Batch {
     const settlements: WorkRequest_Settlement[] = [];
     let credit = 0;
     let creditSeen = false;
+    let stopDelivery = false;
+    let stopSeen = false;
     while (this.pos < end) {
       const tag = this.varint(end);
       if (tag === 10) {
@@ -90,9 +93,12 @@ class Reader {
       } else if (tag === 16 && !creditSeen) {
         creditSeen = true;
         credit = this.uint32(end);
+      } else if (tag === 24 && !stopSeen) {
+        stopSeen = true;
+        stopDelivery = this.bool(end);
       } else throw notCanonical;
     }
-    return { settlements, credit };
+    return { settlements, credit, stopDelivery };
   }
 
   private credit(end: number): number {

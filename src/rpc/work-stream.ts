@@ -60,6 +60,8 @@ export function createWorkHandler(
 class WorkStream implements OpenStream {
   private subscription: WorkRequest_Subscribe | undefined;
   private credit = 0;
+  /** A batch with `stop_delivery` came: nothing is leased for this stream again, and credit ends it. */
+  private deliveryStopped = false;
   private pumping = false;
   private closed = false;
   private readonly abort = new AbortController();
@@ -250,6 +252,8 @@ class WorkStream implements OpenStream {
         this.grant(kind.value.jobs);
         return;
       case 'batch': {
+        // Before its settlements: a job it gives back must not be leased to it again.
+        if (kind.value.stopDelivery) this.stopDelivery();
         // Settlements first, then the credit: their acks and the next leases share a commit.
         const problem = this.settlements.applyBatch(kind.value);
         if (problem !== null) this.fail(problem);
@@ -261,7 +265,25 @@ class WorkStream implements OpenStream {
     }
   }
 
+  /**
+   * Drops the unused credit (work.proto, Batch.stop_delivery): the pending long-poll ends at once
+   * and leases nothing (reserve.ts); jobs a reserve already leased are still pushed.
+   */
+  private stopDelivery(): void {
+    this.deliveryStopped = true;
+    this.abort.abort();
+  }
+
   private grant(jobs: number): void {
+    if (this.deliveryStopped) {
+      this.fail(
+        new SeppError(
+          'invalid_argument',
+          'credit: this stream stopped delivery (batch.stop_delivery); open a new stream to take jobs',
+        ),
+      );
+      return;
+    }
     this.credit += jobs;
     const max = this.ctx.engine.limits.maxReserveJobs;
     if (this.credit > max) {
@@ -361,7 +383,7 @@ class WorkStream implements OpenStream {
 
   /** Leases jobs while there is credit, long-polling when there are none; one pump at a time. */
   private pump(): void {
-    if (this.pumping || this.closed || this.credit <= 0 || this.clientDone) return;
+    if (this.pumping || this.closed || this.credit <= 0 || this.clientDone || this.deliveryStopped) return;
     this.pumping = true;
     void this.call.spawn(async () => {
       try {
@@ -377,7 +399,7 @@ class WorkStream implements OpenStream {
 
   private async pumpLoop(): Promise<void> {
     const subscription = this.subscription!;
-    while (!this.closed && this.credit > 0 && !this.clientDone) {
+    while (!this.closed && this.credit > 0 && !this.clientDone && !this.deliveryStopped) {
       const roomBytes = this.answers.room();
       // Nothing of its connection and key unsent: one job goes whatever its size (below).
       const alone = this.answers.empty();

@@ -265,6 +265,7 @@ test('encoded Work requests are the generated encoder’s bytes', () => {
                   settlement(next, acksOnly),
                 ),
                 credit: number(next, 2 ** 32),
+                stopDelivery: false,
               },
             },
           }
@@ -283,9 +284,26 @@ test('encoded Work requests are the generated encoder’s bytes', () => {
       value: {
         settlements: [{ requestId: 1, kind: { $case: 'ack', value: { jobId: 'j', attempt: -1 } } }],
         credit: 0,
+        stopDelivery: false,
       },
     },
   };
   assert.equal(encodeAckBatch(negative), undefined);
+  // A batch that stops delivery is the generated encoder's, with its flag.
+  const stop: WorkRequest = {
+    requestId: 0,
+    kind: {
+      $case: 'batch',
+      value: {
+        settlements: [
+          { requestId: 1, kind: { $case: 'ack', value: { jobId: 'j', attempt: 1, result: undefined } } },
+        ],
+        credit: 0,
+        stopDelivery: true,
+      },
+    },
+  };
+  assert.equal(encodeAckBatch(stop), undefined);
+  assert.deepStrictEqual(WorkRequest.decode(encodeWorkRequest(stop)), stop);
   assert.deepStrictEqual(encodeWorkRequest(negative), Buffer.from(WorkRequest.encode(negative).finish()));
 });

@@ -343,6 +343,14 @@ for (const transport of ['stream', 'unary'] as const) {
       gate.resolve();
       await closed;
       assert.deepEqual(started, [running.id], 'only the running job ran');
+      // Given back once: the stream stopped delivering first, so none came back to the closing worker.
+      for (const [{ id }, maxAttempts] of [
+        [given, 3],
+        [last, 1],
+      ] as const) {
+        const back = await client.getJob(id);
+        assert.deepEqual([back.state, back.attempt, back.maxAttempts], ['ready', 1, maxAttempts + 1]);
+      }
     });
   });
 }

@@ -389,6 +389,7 @@ export function workSequence(d: Draw, setup: WorkSetup): WorkStep[] {
               value: {
                 settlements: list.map(({ requestId: id, kind: k }) => ({ requestId: id, kind: k })),
                 credit,
+                stopDelivery: false,
               },
             },
           }),

@@ -78,7 +78,10 @@ describe('results and progress over gRPC', () => {
       /** Sends `kinds` as the settlements of one batch message, numbered from `firstRequestId`. */
       batch(firstRequestId: number, kinds: NonNullable<WorkRequest_Settlement['kind']>[]) {
         const settlements = kinds.map((kind, i) => ({ requestId: firstRequestId + i, kind }));
-        w.write({ requestId: 0, kind: { $case: 'batch', value: { credit: 0, settlements } } });
+        w.write({
+          requestId: 0,
+          kind: { $case: 'batch', value: { credit: 0, settlements, stopDelivery: false } },
+        });
       },
       async answers(count: number): Promise<WorkResponse_Settled[]> {
         while (answers.length < count) await new Promise<void>((r) => waiting.push(r));

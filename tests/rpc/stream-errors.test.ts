@@ -323,6 +323,7 @@ describe('every engine failure becomes a status, whatever its kind and wherever 
                 value: {
                   settlements: [1, 2].map((requestId) => ({ requestId, kind: settlement(requestId) })),
                   credit: 0,
+                  stopDelivery: false,
                 },
               },
             });

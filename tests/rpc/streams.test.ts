@@ -473,6 +473,7 @@ describe('Work batches', () => {
             kind: { $case: 'ack' as const, value: { jobId: j.jobId, attempt: j.attempt } },
           })),
           credit: 2,
+          stopDelivery: false,
         },
       },
     });
@@ -534,6 +535,7 @@ describe('Work batches', () => {
             ack(7, a.jobId, a.attempt), // acked a moment ago, in this same batch
           ],
           credit: 0,
+          stopDelivery: false,
         },
       },
     });
@@ -573,7 +575,10 @@ describe('Work batches', () => {
     const w = subscribe('batched-bad');
     w.write({
       requestId: 0,
-      kind: { $case: 'batch', value: { settlements: [{ requestId: 1, kind: undefined }], credit: 0 } },
+      kind: {
+        $case: 'batch',
+        value: { settlements: [{ requestId: 1, kind: undefined }], credit: 0, stopDelivery: false },
+      },
     });
     const error = await new Promise<ServiceError>((resolve) => w.on('error', resolve));
     assert.equal(error.code, status.INVALID_ARGUMENT);
@@ -589,7 +594,10 @@ describe('Work batches', () => {
         value: { jobId: '0190a4c2-0000-7000-8000-000000000000', attempt: 1 },
       },
     }));
-    w.write({ requestId: 0, kind: { $case: 'batch', value: { settlements, credit: 0 } } });
+    w.write({
+      requestId: 0,
+      kind: { $case: 'batch', value: { settlements, credit: 0, stopDelivery: false } },
+    });
     const error = await new Promise<ServiceError>((resolve) => w.on('error', resolve));
     assert.equal(error.code, status.RESOURCE_EXHAUSTED);
     assert.match(error.details, /1001 settlements, the limit is 1000 \(limits\.max_batch_jobs\)/);

@@ -210,6 +210,7 @@ describe('invalid UTF-8 in a string field', () => {
             },
           ],
           credit: 0,
+          stopDelivery: false,
         },
       },
     };

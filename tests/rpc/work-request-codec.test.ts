@@ -119,6 +119,7 @@ function request(next: () => number): WorkRequest {
       value: {
         settlements: Array.from({ length: Math.floor(next() * 60) }, () => settlement(next)),
         credit: number(next, 2 ** 32),
+        stopDelivery: next() < 0.2,
       },
     },
   };
@@ -198,7 +199,10 @@ test('other kinds, other bytes: left to the generated decoder, or read alike', (
 function oneSettlement(kind: SettlementKind): WorkRequest {
   return {
     requestId: 0,
-    kind: { $case: 'batch', value: { settlements: [{ requestId: 1, kind }], credit: 1 } },
+    kind: {
+      $case: 'batch',
+      value: { settlements: [{ requestId: 1, kind }], credit: 1, stopDelivery: false },
+    },
   };
 }
 

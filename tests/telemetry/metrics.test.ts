@@ -156,6 +156,7 @@ max_attempts = 1
             kind: { $case: 'ack' as const, value: { jobId: j.jobId, attempt: j.attempt } },
           })),
           credit: 0,
+          stopDelivery: false,
         },
       },
     });

@@ -197,6 +197,10 @@ def test_close_gives_every_held_job_back_without_counting_an_attempt(client: sep
     assert started == [running], "neither held job ran, not even the one on its last attempt"
     assert {e.job.id for e in events.of("completed") if e.job} == {running}
     assert not events.of("error")
+    # Given back once: the stream stopped delivering first, so none came back to the closing worker.
+    for job_id, max_attempts in ((given, 3), (last, 1)):
+        back = client.get_job(job_id)
+        assert (back.state, back.attempt, back.max_attempts) == ("ready", 1, max_attempts + 1)
 
 
 def test_held_jobs_are_refilled_in_chunks_of_half_the_prefetch(client: sepp.Client, queue: str) -> None:

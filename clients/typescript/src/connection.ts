@@ -208,6 +208,12 @@ export class Connection {
    * server older than the field). `prefetch: 'auto'` holds jobs only within it.
    */
   serverMaxReserveJobs = 0;
+  /**
+   * GetServerInfoResponse.features as the server last said them (protocol features older
+   * servers lack: `nack_give_back`, `work_stop_delivery`); undefined until it answered, empty
+   * from a server older than the field or without the call.
+   */
+  serverFeatures: ReadonlySet<string> | undefined;
 
   constructor(address: string, options: ConnectOptions) {
     this.address = address;
@@ -298,6 +304,7 @@ export class Connection {
       (info) => {
         this.boundsKnown = true;
         this.boundsAsking = undefined;
+        this.serverFeatures = new Set(info.features);
         const limits = info.limits;
         if (limits === undefined) return;
         // 0: a server older than the field. The bound is the lower of the option given and the
@@ -311,8 +318,10 @@ export class Connection {
       (error: unknown) => {
         this.boundsAsking = undefined;
         // A server without the call (UNIMPLEMENTED) never has it: the options stay.
-        if (error instanceof SeppError && error.grpcCode === status.UNIMPLEMENTED) this.boundsKnown = true;
-        else this.boundsAgainAtMs = Date.now() + serverBoundsAgainMs;
+        if (error instanceof SeppError && error.grpcCode === status.UNIMPLEMENTED) {
+          this.boundsKnown = true;
+          this.serverFeatures = new Set();
+        } else this.boundsAgainAtMs = Date.now() + serverBoundsAgainMs;
       },
     );
     return this.boundsAsking;

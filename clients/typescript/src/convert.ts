@@ -423,5 +423,6 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       adminAddress: info.identity?.adminAddress ?? '',
       httpAddress: info.identity?.httpAddress ?? '',
     },
+    features: [...info.features],
   };
 }

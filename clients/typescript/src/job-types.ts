@@ -213,6 +213,8 @@ export interface NackOptions extends CallOptions {
    * (even on its last attempt), its rate-limit tokens returned; `error`, `retryAfterMs` and
    * `deadLetter` are ignored. The job keeps its attempt number and its `maxAttempts` grows by
    * one, so this lease stays stale once the job is leased again (a repeated give-back too).
+   * Needs a server with the `nack_give_back` feature (`getServerInfo().features`): an older
+   * one reads it as a nack with backoff, an attempt counted. Not checked here (a call).
    */
   giveBack?: boolean;
 }

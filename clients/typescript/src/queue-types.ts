@@ -367,6 +367,11 @@ export interface ServerInfo {
    * and for a key other than an admin key for every queue (docs/protocol.md).
    */
   identity: ServerIdentity;
+  /**
+   * Protocol features this server has that older ones lack (`nack_give_back`,
+   * `work_stop_delivery`; docs/protocol.md, "Features"); empty from an older server.
+   */
+  features: string[];
 }
 
 /** The server process that answered; nothing in it is a secret. */

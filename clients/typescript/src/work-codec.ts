@@ -341,10 +341,15 @@ export function encodeWorkRequest(message: WorkRequest): Buffer {
   return encodeAckBatch(message) ?? Buffer.from(WorkRequest.encode(message).finish());
 }
 
-/** A batch of acks alone (and its credit) as bytes; undefined for any other request. */
+/** A batch of acks alone (and its credit) as bytes; undefined for any other request (one that stops delivery too). */
 export function encodeAckBatch(message: WorkRequest): Buffer | undefined {
   const kind = message.kind;
-  if (kind?.$case !== 'batch' || message.requestId !== 0 || !allAcks(kind.value.settlements))
+  if (
+    kind?.$case !== 'batch' ||
+    message.requestId !== 0 ||
+    kind.value.stopDelivery ||
+    !allAcks(kind.value.settlements)
+  )
     return undefined;
   const { settlements, credit } = kind.value;
   // Sizes first (each ack's, then the batch's), then one buffer written front to back.

@@ -10,6 +10,11 @@
  * outstanding credit never exceed the concurrency + prefetch. With prefetch,
  * credit for held jobs waits until it is worth `refillJobs` (idle slots get
  * theirs at once). A new stream starts with no credit (the server forgets it).
+ * Once the worker stops taking jobs, the next message (a batch, empty if need
+ * be) says `stop_delivery` before the settlements it carries: the server drops
+ * the unused credit, so a job given back at close is not pushed here again
+ * (a server older than the field ignores it and spends the credit: each job
+ * it pushes then is given back too).
  *
  * Batching: settlements are held until the next tick and written together
  * with the credit their jobs freed, as one `batch` message (settlements
@@ -141,6 +146,8 @@ export class WorkStreamTransport implements WorkTransport {
   /** Settlements waiting for the next flush, in the order they were made. */
   private unsent: WorkRequest_Settlement[] = [];
   private taking = true;
+  /** The current stream was told `stop_delivery` (see the top). */
+  private deliveryStopped = false;
   private nextRequestId = 1;
   /**
    * Settlements waiting for their answers, in the order they were made. All
@@ -189,6 +196,7 @@ export class WorkStreamTransport implements WorkTransport {
     );
     this.stream = stream;
     this.outstanding = 0;
+    this.deliveryStopped = false;
     this.recut.opened();
     this.openedAtMs = this.config.clock.nowMs();
     this.healthy = false;
@@ -400,6 +408,9 @@ export class WorkStreamTransport implements WorkTransport {
     // Credit for held jobs only waits to be worth a lease of its own; idle slots get theirs at once.
     const grant = wanted >= this.host.refillJobs || this.host.idleSlots() > this.outstanding ? wanted : 0;
     this.outstanding += grant;
+    // Not taking: the first message says so, before its settlements (give-backs) are applied.
+    let stopDelivery = !this.taking && !this.deliveryStopped;
+    this.deliveryStopped ||= stopDelivery;
     const unsent = this.unsent;
     this.unsent = [];
     // A batch's settlements count against the server's `max_batch_jobs`, as an enqueue batch does,
@@ -421,10 +432,21 @@ export class WorkStreamTransport implements WorkTransport {
         requestId: 0,
         kind: {
           $case: 'batch',
-          value: { settlements: unsent.slice(start, end), credit: end === unsent.length ? grant : 0 },
+          value: {
+            settlements: unsent.slice(start, end),
+            credit: end === unsent.length ? grant : 0,
+            stopDelivery,
+          },
         },
       });
+      stopDelivery = false;
       start = end;
+    }
+    if (stopDelivery) {
+      stream.write({
+        requestId: 0,
+        kind: { $case: 'batch', value: { settlements: [], credit: 0, stopDelivery } },
+      });
     }
     if (unsent.length === 0 && grant > 0) {
       stream.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: grant } } });
@@ -567,6 +589,8 @@ export class WorkStreamTransport implements WorkTransport {
     this.taking = false;
     this.reconnectTimer?.cancel();
     this.reconnectTimer = undefined;
+    // Tell the server now, with or without settlements to send (see the top).
+    if (this.writable() !== undefined) this.scheduleFlush();
   }
 
   cancel(): void {

@@ -5,8 +5,8 @@
  * of that lane frees; so a lane's queue is empty whenever one of its slots is
  * free. A held job leaves its queue in one of four ways, each a method here:
  * it starts in a freed slot (`takeNext`), it is dropped unstarted when its lease
- * is cancelled, timed out or lost (`remove`), or it is given back at close
- * (`takeAll`).
+ * is cancelled, timed out or lost (`remove`), it is given back at close
+ * (`takeToGiveBack`), or it is abandoned when close stops waiting (`takeAll`).
  * The Worker decides what each way means for the job (events, settlements,
  * credit); this module decides which jobs go and in what order.
  */
@@ -41,10 +41,12 @@ export class HeldJobs {
   /**
    * Holds a job delivered while every slot of its lane is busy, and answers true;
    * answers false, holding nothing, when the worker is closing (it goes back to
-   * the queue at once, its attempt not counted).
+   * the queue at once) — unless `keepLastAttempts` (the server counts an attempt
+   * for a job given back) and it is on its last attempt: held to run, as given
+   * back it would go dead unstarted.
    */
-  hold(active: Active, running: boolean): boolean {
-    if (!running) return false;
+  hold(active: Active, running: boolean, keepLastAttempts: boolean): boolean {
+    if (!running && !(keepLastAttempts && active.job.isLastAttempt)) return false;
     this.queueOf(active.lane).push(active);
     return true;
   }
@@ -84,10 +86,23 @@ export class HeldJobs {
   }
 
   /**
-   * Takes out every held job: at close, to give back to the queue now, for other
-   * workers, rather than when their leases end (a give-back counts no attempt, so
-   * one on its last attempt goes back too); or when close stopped waiting.
+   * At close: takes out the held jobs to give back to the queue now, for other
+   * workers, rather than when their leases end: all of them (a give-back counts no
+   * attempt), or with `keepLastAttempts` (a server that counts one) all but those
+   * on their last attempt, which stay to run.
    */
+  takeToGiveBack(keepLastAttempts: boolean): Active[] {
+    if (!keepLastAttempts) return this.takeAll();
+    const given: Active[] = [];
+    for (const queue of this.queues.values()) {
+      given.push(...queue.filter((active) => !active.job.isLastAttempt));
+      // In place: a `takeNext` whose `ranOut` listener closed the worker still walks this queue.
+      queue.splice(0, queue.length, ...queue.filter((active) => active.job.isLastAttempt));
+    }
+    return given;
+  }
+
+  /** Takes out every held job (to give back at close, or close stopped waiting: they will not start now). */
   takeAll(): Active[] {
     const all: Active[] = [];
     for (const queue of this.queues.values()) all.push(...queue.splice(0));

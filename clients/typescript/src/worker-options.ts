@@ -37,8 +37,14 @@ export interface WorkerOptions {
    * Held leases are extended like running ones (a held job never starts on an
    * expired lease); a cancelled or timed-out held job is dropped without
    * running; `close()` gives every held job back at once with a give-back
-   * (the protocol's `give_back`): ready again on the attempt it had, no attempt
-   * counted, even on its last one.
+   * (the protocol's `give_back`): ready again, no attempt counted, even on its
+   * last one (its attempt number kept, its budget one larger), each once (the
+   * Work stream is told to stop delivering first).
+   *
+   * Against a server without give-backs (GetServerInfo's `features` lacks
+   * `nack_give_back`: an older server) `'auto'` holds nothing, and `close()`
+   * nacks held jobs for a retry at once (an attempt counted) and keeps one on
+   * its last attempt to run.
    */
   prefetch?: number | 'auto';
   /** Lease length asked for, in ms; leases are extended every third of it while a job runs. Default 30,000. */

@@ -48,6 +48,12 @@ export interface JobRunnerHost {
   readonly target: string;
   /** The server's `limits.max_reserve_jobs` as the connection learned it; 0: not known (yet). */
   serverMaxReserveJobs(): number;
+  /**
+   * Whether the server undoes a give-back (its `nack_give_back` feature). Without it close
+   * gives held jobs back as before give-backs: with a nack that counts an attempt, and one
+   * on its last attempt is kept to run instead.
+   */
+  canGiveBack(): boolean;
   /** True while the worker takes jobs: a freed place asks for another job only then. */
   taking(): boolean;
   /** Reports an error the worker goes on after (said once per message without 'error' listeners). */
@@ -131,7 +137,8 @@ export class JobRunner {
     this.active.add(active);
     this.keeper.add(active);
     if (lane.busy < lane.capacity) this.begin(active);
-    else if (!this.heldJobs.hold(active, this.host.taking())) void this.giveBack(active);
+    else if (!this.heldJobs.hold(active, this.host.taking(), !this.host.canGiveBack()))
+      void this.giveBack(active);
   }
 
   /** The job takes a slot of its lane and its handler starts. */
@@ -147,7 +154,7 @@ export class JobRunner {
   /** A job not started (taken out of the held ones at shutdown, or delivered while closing): back to the queue at once. */
   private async giveBack(active: Active): Promise<void> {
     this.keeper.remove(active);
-    await this.settler.giveBack(active);
+    await this.settler.giveBack(active, this.host.canGiveBack());
     this.finishJob(active);
   }
 
@@ -410,17 +417,23 @@ export class JobRunner {
 
   /**
    * At close: every held job goes back to the queue for other workers now, not when its lease
-   * ends, with a give-back (no attempt counted, so one on its last attempt goes back too).
+   * ends, with a give-back (no attempt counted, so one on its last attempt goes back too). From
+   * a server without give-backs, one on its last attempt stays held to run (see `canGiveBack`).
    */
   giveBackHeld(): void {
-    for (const active of this.heldJobs.takeAll()) void this.giveBack(active);
+    for (const active of this.heldJobs.takeToGiveBack(!this.host.canGiveBack())) void this.giveBack(active);
   }
 
   /**
-   * At close, once `close`'s timeout passed: running jobs have their signals aborted with
-   * `reason` (none is held by then: `giveBackHeld` took them all, and none is held while closing).
+   * At close, once `close`'s timeout passed: held jobs left (on their last attempt, from a
+   * server without give-backs) will not start now, their leases run out; running jobs have
+   * their signals aborted with `reason`.
    */
   abortAll(reason: SeppError): void {
+    for (const active of this.heldJobs.takeAll()) {
+      active.abandoned = true;
+      this.finishJob(active);
+    }
     for (const active of this.active) {
       active.stoppedForShutdown = true;
       abortWorkerJob(active.job, reason);

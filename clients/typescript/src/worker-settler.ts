@@ -101,14 +101,19 @@ export class Settler {
   /**
    * Gives a job not started back to the queue at once with a give-back: ready again, no
    * attempt counted (its attempt kept, its budget one larger). Sent once, never retried: one
-   * that fails leaves the lease to run out (an attempt counted, as before give-backs). The
-   * error goes along for a server older than `give_back`, which reads the nack as a retry with
-   * backoff.
+   * that fails leaves the lease to run out (an attempt counted, as before give-backs). To a
+   * server without give-backs (`uncounted` false) it is a nack for a retry at once, which
+   * counts an attempt as the lease's expiry would, only sooner (retried as any settlement).
    */
-  async giveBack(active: Active): Promise<void> {
+  async giveBack(active: Active, uncounted: boolean): Promise<void> {
     const error = new Error(`given back unstarted: worker ${this.host.workerId} is closing`);
+    const { transport } = active.lane;
     try {
-      await active.lane.transport.nack(active.job, { error, giveBack: true });
+      if (uncounted) await transport.nack(active.job, { error, giveBack: true });
+      else
+        await this.withRetry(active, (repeated) =>
+          transport.nack(active.job, { error, retryAfterMs: 0 }, repeated),
+        );
     } catch (thrown) {
       const e = toSeppError(thrown);
       if (!(e instanceof LeaseLostError)) this.host.report(e);

@@ -43,8 +43,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly connection: Connection;
   private readonly client: WorkerClient;
   private readonly shutdownTimeoutMs: number;
-  /** `prefetch: 'auto'`: held jobs follow the run time, within the server's max_reserve_jobs. */
-  private readonly autoPrefetch: boolean;
   private readonly clock: WorkerClock;
   private readonly outage: Outage<Lane>;
   private readonly lanes: Lane[];
@@ -67,7 +65,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const resolved = resolveWorkerOptions(options, this.connection.options.transport);
     const { clock, workerId } = resolved;
     this.shutdownTimeoutMs = resolved.shutdownTimeoutMs;
-    this.autoPrefetch = resolved.autoPrefetch;
     this.clock = clock;
     this.workerId = workerId;
     this.logger = resolved.logger;
@@ -109,8 +106,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         const max = this.connection.serverMaxReserveJobs;
         // Not known yet (the server could not answer): asked again, at most every 30 s.
         if (max === 0) void this.connection.learnServerBounds();
-        return max;
+        // Auto leases ahead only where close gives held jobs back uncounted: none from an older server.
+        return this.canGiveBack() ? max : 0;
       },
+      canGiveBack: () => this.canGiveBack(),
       taking: () => this.stateName === 'running',
       report: (error) => this.report(error),
     });
@@ -138,10 +137,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.stateName !== 'idle') return this;
     this.stateName = 'running';
     this.client.track(this, true);
-    // `prefetch: 'auto'` holds jobs only within the server's max_reserve_jobs: learn it (no wait).
-    if (this.autoPrefetch) void this.connection.learnServerBounds();
+    // Held jobs go back at close uncounted only on a server with `nack_give_back`, and `prefetch:
+    // 'auto'` holds jobs only within its max_reserve_jobs: learn both (no wait).
+    void this.connection.learnServerBounds();
     for (const lane of this.lanes) lane.transport.start();
     return this;
+  }
+
+  /** Whether the server undoes a give-back (`nack_give_back`); false while not known. */
+  private canGiveBack(): boolean {
+    return this.connection.serverFeatures?.has('nack_give_back') === true;
   }
 
   private report(error: SeppError): void {
@@ -232,6 +237,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const wasRunning = this.stateName === 'running';
     this.stateName = 'closing';
     for (const lane of this.lanes) lane.transport.stopTaking();
+    // How held jobs go back depends on the server's features: wait for its answer if one is on the way.
+    if (this.runner.held > 0) await this.connection.learnServerBounds();
     this.runner.giveBackHeld();
     if (wasRunning) {
       if (!(await this.runner.waitDrained(timeoutMs))) {

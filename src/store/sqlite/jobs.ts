@@ -56,35 +56,39 @@ const everyColumnListed: [Exclude<keyof NewJobRow, Listed>] extends [never] ? tr
 
 /**
  * Which INSERT a batch of jobs goes through: with its optional columns (`full`) or without them
- * (`lean`: every one null in every row, the common job), and with dependency flags, flow
- * names and creators (`flagged`: some row has one, a job in a workflow or made with an API key)
- * or without (the columns keep their defaults, 0, NULL and NULL). Each value a statement binds
- * costs: the eight nulls of a plain job were ~0.4 µs of a W5 job's 3.5 µs INSERT (measured,
- * bench/results/w5enq-2026-12-07.md).
+ * (`lean`: every one null in every row, the common job); and with none of dependency flags, flow
+ * names and creators (`plain`: the columns keep their defaults, 0, NULL and NULL), with creators
+ * only (`created`: a job made with an API key, outside a workflow), or with all three (`flagged`:
+ * some row is in a workflow). Each value a statement binds costs: the eight nulls of a plain job
+ * were ~0.4 µs of a W5 job's 3.5 µs INSERT (measured, bench/results/w5enq-2026-12-07.md).
  */
-type InsertKind = `${'full' | 'lean'}-${'plain' | 'flagged'}`;
+type Extra = 'plain' | 'created' | 'flagged';
+type InsertKind = `${'full' | 'lean'}-${Extra}`;
 type JobInserts = Record<InsertKind, MultiRowStatement<NewJobRow, never>>;
 
-/** The INSERT of the required columns, then the optional ones unless `lean`, then dependency_flags, flow_name and created_by when `flagged`. */
-function prepareJobInsert(
-  db: Preparer,
-  lean: boolean,
-  flagged: boolean,
-): MultiRowStatement<NewJobRow, never> {
+/** The INSERT of the required columns, then the optional ones unless `lean`, then the columns `extra` names. */
+function prepareJobInsert(db: Preparer, lean: boolean, extra: Extra): MultiRowStatement<NewJobRow, never> {
   const columns: readonly Exclude<Listed, 'dependency_flags' | 'flow_name' | 'created_by'>[] = lean
     ? requiredColumns
     : [...requiredColumns, ...optionalColumns];
-  const listed = flagged ? [...columns, 'dependency_flags', 'flow_name', 'created_by'] : columns;
+  const listed =
+    extra === 'flagged'
+      ? [...columns, 'dependency_flags', 'flow_name', 'created_by']
+      : extra === 'created'
+        ? [...columns, 'created_by']
+        : columns;
   return new MultiRowStatement<NewJobRow, never>(
     db,
     listed.length,
     (tuples) => `INSERT INTO jobs (${listed.join(', ')}) VALUES ${tuples}`,
     (values, offset, job) => {
       for (let c = 0; c < columns.length; c++) values[offset + c] = job[columns[c]!];
-      if (flagged) {
+      if (extra === 'flagged') {
         values[offset + columns.length] = job.dependency_flags ?? 0;
         values[offset + columns.length + 1] = job.flow_name ?? null;
         values[offset + columns.length + 2] = job.created_by ?? null;
+      } else if (extra === 'created') {
+        values[offset + columns.length] = job.created_by ?? null;
       }
     },
     'exact',
@@ -95,10 +99,12 @@ function prepareJobInsert(
 export function prepareJobInserts(db: Preparer): JobInserts {
   void everyColumnListed;
   return {
-    'full-plain': prepareJobInsert(db, false, false),
-    'full-flagged': prepareJobInsert(db, false, true),
-    'lean-plain': prepareJobInsert(db, true, false),
-    'lean-flagged': prepareJobInsert(db, true, true),
+    'full-plain': prepareJobInsert(db, false, 'plain'),
+    'full-created': prepareJobInsert(db, false, 'created'),
+    'full-flagged': prepareJobInsert(db, false, 'flagged'),
+    'lean-plain': prepareJobInsert(db, true, 'plain'),
+    'lean-created': prepareJobInsert(db, true, 'created'),
+    'lean-flagged': prepareJobInsert(db, true, 'flagged'),
   };
 }
 
@@ -216,19 +222,15 @@ export function jobOps(
     },
     *insert(rows) {
       // Jobs outside workflows made without a key have no flags, most jobs no optional field: their
-      // rows go through an INSERT without those columns.
-      let flagged = false;
+      // rows go through an INSERT without those columns; a key's jobs add their creator only.
+      let extra: Extra = 'plain';
       let full = false;
       for (const row of rows) {
-        if (
-          (row.dependency_flags ?? 0) !== 0 ||
-          (row.flow_name ?? null) !== null ||
-          (row.created_by ?? null) !== null
-        )
-          flagged = true;
+        if ((row.dependency_flags ?? 0) !== 0 || (row.flow_name ?? null) !== null) extra = 'flagged';
+        else if (extra === 'plain' && (row.created_by ?? null) !== null) extra = 'created';
         if (!full && hasOptional(row)) full = true;
       }
-      inserts[`${full ? 'full' : 'lean'}-${flagged ? 'flagged' : 'plain'}`].run(rows);
+      inserts[`${full ? 'full' : 'lean'}-${extra}`].run(rows);
     },
     *delete(seq) {
       sql.deleteJob.run(seq);

@@ -138,6 +138,10 @@ class Connection:
         """The server's `limits.max_reserve_jobs` (the most jobs a Reserve asks for, and the most
         unused credit a Work stream holds) once learnt (learn_server_bounds); 0 until then, or from
         a server older than the field. `prefetch="auto"` holds jobs only within it."""
+        self.server_features: frozenset[str] | None = None
+        """GetServerInfo's `features` once learnt (learn_server_bounds): protocol features older
+        servers lack (`nack_give_back`, `work_stop_delivery`); None until then, empty from a server
+        older than the field or without the call."""
         # Jobs may be as large as a queue allows (up to 64 MiB); the server enforces its own limit.
         options: list[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", -1),
@@ -218,9 +222,12 @@ class Connection:
             # A server without the call (UNIMPLEMENTED) never has it: the options stay.
             unimplemented = isinstance(error, grpc.Call) and error.code() == grpc.StatusCode.UNIMPLEMENTED
             self._bounds_known = unimplemented
+            if unimplemented:
+                self.server_features = frozenset()
             self._bounds_again_at = time.monotonic() + SERVER_BOUNDS_AGAIN_S
             return
         self._bounds_known = True
+        self.server_features = frozenset(info.features)
         limits = info.limits
         # 0: a server older than the field.
         if limits.max_batch_jobs > 0:

@@ -401,6 +401,7 @@ def server_info_from_proto(info: admin_pb2.GetServerInfoResponse) -> ServerInfo:
             admin_address=info.identity.admin_address,
             http_address=info.identity.http_address or None,
         ),
+        features=list(info.features),
     )
 
 

@@ -2,9 +2,10 @@
 (leased, its lease extended by the timer thread like a running one's, its handler not started)
 in a queue, oldest first, until a slot frees; so the queue is empty whenever a slot is free.
 
-A held job leaves the queue in one of three ways, each a method here: it starts in a freed slot
+A held job leaves the queue in one of four ways, each a method here: it starts in a freed slot
 (`take_next`), it is dropped unstarted when its lease is cancelled, timed out or lost
-(`remove`), or it is given back at close (`take_all`). The Worker decides what each way means
+(`remove`), it is given back at close (`take_to_give_back`), or it is abandoned when close
+stops waiting (`take_all`). The Worker decides what each way means
 for the job (events, settlements, credit); this module decides which jobs go and in what order,
 and settles the ones that never run on threads of its own (`settle_in_background`).
 """
@@ -40,10 +41,12 @@ class HeldJobs:
     def __len__(self) -> int:
         return len(self._queue)
 
-    def hold(self, active: Active, running: bool) -> bool:
+    def hold(self, active: Active, running: bool, keep_last_attempts: bool) -> bool:
         """Holds a job delivered while every slot is busy, and answers True; answers False, holding
-        nothing, when the worker is closing (the job goes back to the queue at once)."""
-        if not running:
+        nothing, when the worker is closing (the job goes back to the queue at once) — unless
+        `keep_last_attempts` (the server counts an attempt for a job given back) and it is on its
+        last attempt: held to run, as given back it would go dead unstarted."""
+        if not running and not (keep_last_attempts and active.job.is_last_attempt):
             return False
         self._queue.append(active)
         return True
@@ -74,9 +77,22 @@ class HeldJobs:
                 "extend got through); not started here, the server retries it", "lease_lost")))
         return (self._queue.popleft() if self._queue else None), lapsed
 
+    def take_to_give_back(self, keep_last_attempts: bool) -> list[Active]:
+        """At close: takes out the held jobs to give back to the queue now, for other workers,
+        rather than when their leases end: all (a give-back counts no attempt), or with
+        `keep_last_attempts` (a server that counts one) all but those on their last attempt, which
+        stay to run."""
+        if not keep_last_attempts:
+            return self.take_all()
+        given = [active for active in self._queue if not active.job.is_last_attempt]
+        kept = [active for active in self._queue if active.job.is_last_attempt]
+        self._queue.clear()
+        self._queue.extend(kept)
+        return given
+
     def take_all(self) -> list[Active]:
-        """At close: takes out every held job, to give back to the queue now, for other workers,
-        rather than when its lease ends."""
+        """Takes out every held job (to give back at close, or close stopped waiting: they will
+        not start now)."""
         left = list(self._queue)
         self._queue.clear()
         return left

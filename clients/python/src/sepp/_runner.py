@@ -275,15 +275,16 @@ class JobRunner:
         self._settle_cancelled(active, error, _no_slot)
         self._worker.finish_job(active)
 
-    def give_back(self, active: Active) -> None:
+    def give_back(self, active: Active, uncounted: bool = True) -> None:
         """Gives a held job back to the queue at once (at shutdown) with a nack's `give_back`: its
         lease is undone, the job ready again at its old place with no attempt counted (its attempt
         kept, its budget one larger; even on its last attempt), for another worker now rather than
-        at its lease's end."""
+        at its lease's end. To a server without give-backs (`uncounted` False) it is a nack for a
+        retry at once, which counts an attempt as the lease's expiry would, only sooner."""
         self.unkeep(active)
         job = active.job
         message = f"given back unstarted: worker {self._worker.worker_id} is closing"
-        request = nack_request(job.id, job.attempt, message, 0, False, give_back=True)
+        request = nack_request(job.id, job.attempt, message, 0, False, give_back=uncounted)
         try:
             self._settle(active, lambda repeated: self._transport.nack(job, request, _no_slot, repeated))
         except LeaseLostError:

@@ -10,7 +10,11 @@ exceed the concurrency + prefetch. With prefetch, credit for held jobs waits
 until it is worth `refill_jobs` (idle slots get theirs at once). A new stream
 starts with no credit (the server forgets it). A pushed job is
 handed to the Worker under the same lock that lowers `outstanding`, so the
-grant never sees the slot as both free and promised.
+grant never sees the slot as both free and promised. Once the worker stops
+taking jobs, the next message (a batch, empty if need be) says `stop_delivery`
+before the settlements it carries: the server drops the unused credit, so a job
+given back at close is not pushed here again (a server older than the field
+ignores it and spends the credit: each job it pushes then is given back too).
 
 Batching: grpc pulls the request generator from its own thread whenever it can
 send; each pull takes every settlement made since the last one and the credit
@@ -116,6 +120,8 @@ class _Stream:
     def __init__(self) -> None:
         self.ended = False
         self.half_close = False
+        # Told `stop_delivery` (see the top).
+        self.delivery_stopped = False
         self.healthy = False
         self.call: Any = None
         self.pending: dict[int, Future[Settled]] = {}
@@ -244,7 +250,9 @@ class WorkStreamTransport:
                         wanted = max(0, self._host.free_slots() - self._outstanding)
                         if wanted >= self._host.refill_jobs or self._host.idle_slots() > self._outstanding:
                             grant = wanted
-                    if stream.unsent or grant > 0:
+                    # Not taking: the first message says so, before its settlements (give-backs).
+                    stop = not self._taking and not stream.delivery_stopped
+                    if stream.unsent or grant > 0 or stop:
                         break
                     if stream.half_close:
                         return  # Everything is written: half-close, the server answers and ends.
@@ -262,8 +270,10 @@ class WorkStreamTransport:
                 del stream.unsent[:count]
                 credit = 0 if stream.unsent else grant
                 self._outstanding += credit
-            if settlements:
-                yield work_pb2.WorkRequest(batch=work_pb2.WorkRequest.Batch(settlements=settlements, credit=credit))
+                stream.delivery_stopped = stream.delivery_stopped or stop
+            if settlements or stop:
+                yield work_pb2.WorkRequest(batch=work_pb2.WorkRequest.Batch(
+                    settlements=settlements, credit=credit, stop_delivery=stop))
             else:
                 yield work_pb2.WorkRequest(credit=work_pb2.WorkRequest.Credit(jobs=credit))
 

@@ -333,7 +333,10 @@ class Client:
         keeps its attempt number and its `max_attempts` grows by one, so this lease stays stale
         once the job is leased again), the queue's rate-limit tokens returned; it wins over `error`,
         `retry_after_ms` and `dead_letter`, which are then ignored. A job whose cancel was asked
-        for ends cancelled. A Worker gives back the jobs it holds (`prefetch`) when it closes."""
+        for ends cancelled. A Worker gives back the jobs it holds (`prefetch`) when it closes.
+        It needs a server with the `nack_give_back` feature (docs/protocol.md, "Features"): an
+        older one reads it as a nack with backoff, an attempt counted. This call does not check
+        (that would cost a call); `get_server_info().features` lists them."""
         request = nack_request(lease.id, lease.attempt, error, retry_after_ms, dead_letter, give_back=give_back)
         return nack_call(self._conn, lease, request, deadline_ms=deadline_ms)
 

@@ -556,6 +556,9 @@ class ServerInfo:
     """The store the server keeps its jobs in, and (PostgreSQL) where (docs/postgres.md)."""
     identity: ServerIdentity = field(default_factory=ServerIdentity)
     """Which server process answered (with `started_at_ms`)."""
+    features: list[str] = field(default_factory=list)
+    """Protocol features this server has that older ones lack (`nack_give_back`,
+    `work_stop_delivery`; docs/protocol.md, "Features"); empty from an older server."""
 
 
 @dataclass

@@ -20,7 +20,11 @@ times: `_prefetch.py`), a job delivered while every slot is busy is held (leased
 lease extended by the timer thread like a running one's, its handler not
 started) until a slot frees (`_held.py`); a held job cancelled, timed out or lost is
 dropped without running (so is one whose lease ran out unextended: see `free_slot`), and
-`close()` gives held jobs back to the queue at once (a nack's `give_back`: no attempt counted).
+`close()` gives held jobs back to the queue at once (a nack's `give_back`: no attempt counted),
+each once (the Work stream is told to stop delivering first). Against a server without
+give-backs (GetServerInfo's `features` lacks `nack_give_back`: an older one), `"auto"` holds
+nothing and `close()` nacks held jobs for a retry at once (an attempt counted), keeping one on its
+last attempt to run.
 """
 from __future__ import annotations
 
@@ -243,10 +247,18 @@ class Worker:
                 self._jobs.put(active)
             else:
                 active.slot_freed = True
-                give_back = not self._held.hold(active, self._state == "running")
+                give_back = not self._held.hold(active, self._state == "running", not self._can_give_back())
         self._runner.keep(active)
         if give_back:
-            self._held.settle_in_background(self._runner.give_back, [active])
+            self._held.settle_in_background(self._give_back, [active])
+
+    def _can_give_back(self) -> bool:
+        """Whether the server undoes a give-back (its `nack_give_back` feature); False while not known."""
+        features = self.client.connection.server_features
+        return features is not None and "nack_give_back" in features
+
+    def _give_back(self, active: Active) -> None:
+        self._runner.give_back(active, self._can_give_back())
 
     def drop_held(self, active: Active, error: SeppError) -> bool:
         """A held job cancelled, timed out or lost never runs here (its place is credit again);
@@ -354,7 +366,9 @@ class Worker:
         `prefetch="auto"`, the held-ahead limit is set again (before the slot's credit is asked)."""
         run_ms = (self._run_clock() - started) * 1000
         with self._lock:
-            self._prefetch.ran(run_ms, self.client.connection.max_reserve_jobs)
+            # Auto leases ahead only where close gives held jobs back uncounted: none from an older server.
+            max_reserve_jobs = self.client.connection.max_reserve_jobs if self._can_give_back() else 0
+            self._prefetch.ran(run_ms, max_reserve_jobs)
 
     def free_slot(self, active: Active) -> None:
         """Frees the job's slot, once, for the oldest held job whose lease is still ours, and asks for
@@ -406,16 +420,27 @@ class Worker:
         self._stop.set()
         self._transport.stop_taking()
         # Held jobs go back to the queue for other workers now, not when their leases end; none is
-        # held from here on (`deliver` gives back a job that arrives while the worker closes).
+        # held from here on (`deliver` gives back a job that arrives while the worker closes), but
+        # from a server without give-backs one on its last attempt stays to run. How they go back
+        # depends on the server's features: learnt now if not yet (at most a few seconds).
+        if self._held:
+            self.client.connection.learn_server_bounds()
         with self._lock:
-            given = self._held.take_all()
+            given = self._held.take_to_give_back(not self._can_give_back())
         if given:
-            self._held.settle_in_background(self._runner.give_back, given)
+            self._held.settle_in_background(self._give_back, given)
         if was_running:
             timeout_s = (timeout_ms if timeout_ms is not None else self.shutdown_timeout_ms) / 1000
             if not self._wait_drained(timeout_s, forceable=True):
                 reason = SeppError(grpc.StatusCode.CANCELLED,
                                    f"the worker is shutting down (waited {timeout_s * 1000:.0f} ms)", "cancelled")
+                # Held jobs left (on their last attempt, from a server without give-backs) will not
+                # start now: their leases run out.
+                with self._lock:
+                    left = self._held.take_all()
+                for active in left:
+                    active.abandoned = True
+                    self.finish_job(active)
                 with self._lock:
                     running = list(self._active)
                 self.log.warning("sepp worker %s: cancelling %d jobs still running after %.0f ms", self.worker_id,

@@ -74,19 +74,31 @@ export const jobCases: StoreCase[] = [
           newJob('q'),
         ],
         [newJob('q', optional), newJob('q', { ...optional, dependency_flags: 0 })],
+        // Creators (a key's jobs) without and with optional fields, next to a job without one,
+        // and next to a job of a flow.
+        [newJob('q', { created_by: 'k1' }), newJob('q')],
+        [newJob('q'), newJob('q', { ...optional, idempotency_key: 'key2', created_by: 'k2' })],
+        [newJob('q', { created_by: 'k3' }), newJob('q', { flow_name: 'step', created_by: null })],
       ];
       for (const batch of batches) await h.write((tx) => storeJobs(tx, batch));
       for (const job of batches.flat()) {
         const row = await h.store.read((view) => view.jobs.get(job.id));
         assert.ok(row !== undefined, job.id);
         for (const [field, value] of Object.entries(job)) {
-          // Not in a JobRow: the flags are the dependencies' cases', lease_ms the lease case's (through a lease).
-          if (field === 'dependency_flags' || field === 'lease_ms') continue;
+          // Not in a JobRow: the flags are the dependencies' cases', lease_ms the lease case's
+          // (through a lease), flow_name the flow cases'; created_by is read below.
+          if (['dependency_flags', 'lease_ms', 'flow_name', 'created_by'].includes(field)) continue;
           const stored: unknown =
             field === 'payload' ? new Uint8Array(row.payload) : row[field as keyof typeof row];
           assert.deepEqual(stored, value, `${job.id}.${field}`);
         }
       }
+      const ids = batches.flat().map((job) => job.id);
+      const targets = await h.store.read((view) => view.dependencies!.targets(ids));
+      assert.deepEqual(
+        new Map(targets.map((t) => [t.id, t.created_by])),
+        new Map(batches.flat().map((job) => [job.id, job.created_by ?? null])),
+      );
     },
   },
   {

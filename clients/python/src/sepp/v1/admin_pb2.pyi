@@ -179,8 +179,9 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetServerInfoResponse(_message.Message):
-    __slots__ = ["durability", "git_commit", "identity", "limits", "queue_defaults", "server_time_ms", "started_at_ms", "store", "strict_queues", "version"]
+    __slots__ = ["durability", "features", "git_commit", "identity", "limits", "queue_defaults", "server_time_ms", "started_at_ms", "store", "strict_queues", "version"]
     DURABILITY_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
     GIT_COMMIT_FIELD_NUMBER: _ClassVar[int]
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
@@ -191,6 +192,7 @@ class GetServerInfoResponse(_message.Message):
     STRICT_QUEUES_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     durability: DurabilityMode
+    features: _containers.RepeatedScalarFieldContainer[str]
     git_commit: str
     identity: ServerIdentity
     limits: ServerLimits
@@ -200,7 +202,7 @@ class GetServerInfoResponse(_message.Message):
     store: StoreInfo
     strict_queues: bool
     version: str
-    def __init__(self, version: _Optional[str] = ..., git_commit: _Optional[str] = ..., durability: _Optional[_Union[DurabilityMode, str]] = ..., server_time_ms: _Optional[int] = ..., started_at_ms: _Optional[int] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., queue_defaults: _Optional[_Union[_queue_pb2.QueueSettings, _Mapping]] = ..., strict_queues: bool = ..., store: _Optional[_Union[StoreInfo, _Mapping]] = ..., identity: _Optional[_Union[ServerIdentity, _Mapping]] = ...) -> None: ...
+    def __init__(self, version: _Optional[str] = ..., git_commit: _Optional[str] = ..., durability: _Optional[_Union[DurabilityMode, str]] = ..., server_time_ms: _Optional[int] = ..., started_at_ms: _Optional[int] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., queue_defaults: _Optional[_Union[_queue_pb2.QueueSettings, _Mapping]] = ..., strict_queues: bool = ..., store: _Optional[_Union[StoreInfo, _Mapping]] = ..., identity: _Optional[_Union[ServerIdentity, _Mapping]] = ..., features: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class JobChanges(_message.Message):
     __slots__ = ["delay_ms", "group", "priority", "run_at_ms", "run_now"]

@@ -137,12 +137,14 @@ class ReserveResponse(_message.Message):
 class WorkRequest(_message.Message):
     __slots__ = ["ack", "batch", "credit", "extend", "nack", "progress", "request_id", "subscribe"]
     class Batch(_message.Message):
-        __slots__ = ["credit", "settlements"]
+        __slots__ = ["credit", "settlements", "stop_delivery"]
         CREDIT_FIELD_NUMBER: _ClassVar[int]
         SETTLEMENTS_FIELD_NUMBER: _ClassVar[int]
+        STOP_DELIVERY_FIELD_NUMBER: _ClassVar[int]
         credit: int
         settlements: _containers.RepeatedCompositeFieldContainer[WorkRequest.Settlement]
-        def __init__(self, settlements: _Optional[_Iterable[_Union[WorkRequest.Settlement, _Mapping]]] = ..., credit: _Optional[int] = ...) -> None: ...
+        stop_delivery: bool
+        def __init__(self, settlements: _Optional[_Iterable[_Union[WorkRequest.Settlement, _Mapping]]] = ..., credit: _Optional[int] = ..., stop_delivery: bool = ...) -> None: ...
     class Credit(_message.Message):
         __slots__ = ["jobs"]
         JOBS_FIELD_NUMBER: _ClassVar[int]

@@ -823,7 +823,19 @@ export interface GetServerInfoResponse {
    * tells of the machine: only an admin key for every queue gets it; any other
    * key (producer, worker, or scoped to queues) gets none (docs/protocol.md).
    */
-  identity?: ServerIdentity | undefined;
+  identity?:
+    | ServerIdentity
+    | undefined;
+  /**
+   * The protocol features this server has that older servers lack, by name,
+   * so a client can tell before it relies on one (an older server ignores
+   * fields it does not know, silently). An older server sends none.
+   * `nack_give_back`: NackRequest.give_back undoes the lease (older servers
+   * read such a nack as a retry with backoff, an attempt counted).
+   * `work_stop_delivery`: WorkRequest.Batch.stop_delivery (older servers
+   * keep pushing jobs while credit lasts). docs/protocol.md, "Features".
+   */
+  features: string[];
 }
 
 /**
@@ -5958,6 +5970,7 @@ function createBaseGetServerInfoResponse(): GetServerInfoResponse {
     strictQueues: false,
     store: undefined,
     identity: undefined,
+    features: [],
   };
 }
 
@@ -5992,6 +6005,9 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
     }
     if (message.identity !== undefined) {
       ServerIdentity.encode(message.identity, writer.uint32(74).fork()).join();
+    }
+    for (const v of message.features) {
+      writer.uint32(82).string(v!);
     }
     return writer;
   },
@@ -6089,6 +6105,14 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
             message.identity = ServerIdentity.decode(reader, reader.uint32());
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.features.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6133,6 +6157,9 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
         : false,
       store: isSet(object.store) ? StoreInfo.fromJSON(object.store) : undefined,
       identity: isSet(object.identity) ? ServerIdentity.fromJSON(object.identity) : undefined,
+      features: globalThis.Array.isArray(object?.features)
+        ? object.features.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -6168,6 +6195,9 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
     if (message.identity !== undefined) {
       obj.identity = ServerIdentity.toJSON(message.identity);
     }
+    if (message.features?.length) {
+      obj.features = message.features;
+    }
     return obj;
   },
 
@@ -6194,6 +6224,7 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
     message.identity = (object.identity !== undefined && object.identity !== null)
       ? ServerIdentity.fromPartial(object.identity)
       : undefined;
+    message.features = object.features?.map((e) => e) || [];
     return message;
   },
 };

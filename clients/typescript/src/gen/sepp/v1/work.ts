@@ -419,7 +419,8 @@ export interface WorkRequest_Subscribe {
  * Grants the server more free slots: it may push this many more jobs. Credit
  * is never returned implicitly: acking a job does not free a slot on the
  * server's side, so send credit whenever the worker can take more jobs
- * (usually together with the ack). Unused credit stays until the stream ends.
+ * (usually together with the ack). Unused credit stays until the stream ends
+ * or a batch with `stop_delivery` drops it.
  */
 export interface WorkRequest_Credit {
   /**
@@ -462,6 +463,19 @@ export interface WorkRequest_Batch {
   settlements: WorkRequest_Settlement[];
   /** Slots added, as Credit.jobs; 0 adds none. */
   credit: number;
+  /**
+   * True: this worker takes no more jobs on this stream (it is closing).
+   * Before the batch's settlements are applied, the stream's unused credit
+   * is dropped and no job is leased for this stream again, so jobs it gives
+   * back here (`give_back`) are not pushed to it again. Jobs leased before
+   * the stop arrived may still come (handle or give them back); settlements
+   * keep working until the stream ends. Credit granted after it (a `credit`
+   * message, or a batch's `credit` above 0, this batch's included) ends the
+   * stream with INVALID_ARGUMENT. Servers that have it list
+   * `work_stop_delivery` in GetServerInfoResponse.features; an older one
+   * ignores the field.
+   */
+  stopDelivery: boolean;
 }
 
 /** A message from the server on the Work stream. */
@@ -2526,7 +2540,7 @@ export const WorkRequest_Settlement: MessageFns<WorkRequest_Settlement> = {
 };
 
 function createBaseWorkRequest_Batch(): WorkRequest_Batch {
-  return { settlements: [], credit: 0 };
+  return { settlements: [], credit: 0, stopDelivery: false };
 }
 
 export const WorkRequest_Batch: MessageFns<WorkRequest_Batch> = {
@@ -2536,6 +2550,9 @@ export const WorkRequest_Batch: MessageFns<WorkRequest_Batch> = {
     }
     if (message.credit !== 0) {
       writer.uint32(16).uint32(message.credit);
+    }
+    if (message.stopDelivery !== false) {
+      writer.uint32(24).bool(message.stopDelivery);
     }
     return writer;
   },
@@ -2569,6 +2586,14 @@ export const WorkRequest_Batch: MessageFns<WorkRequest_Batch> = {
             message.credit = reader.uint32();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.stopDelivery = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2587,6 +2612,11 @@ export const WorkRequest_Batch: MessageFns<WorkRequest_Batch> = {
         ? object.settlements.map((e: any) => WorkRequest_Settlement.fromJSON(e))
         : [],
       credit: isSet(object.credit) ? globalThis.Number(object.credit) : 0,
+      stopDelivery: isSet(object.stopDelivery)
+        ? globalThis.Boolean(object.stopDelivery)
+        : isSet(object.stop_delivery)
+        ? globalThis.Boolean(object.stop_delivery)
+        : false,
     };
   },
 
@@ -2598,6 +2628,9 @@ export const WorkRequest_Batch: MessageFns<WorkRequest_Batch> = {
     if (message.credit !== 0) {
       obj.credit = Math.round(message.credit);
     }
+    if (message.stopDelivery !== false) {
+      obj.stopDelivery = message.stopDelivery;
+    }
     return obj;
   },
 
@@ -2608,6 +2641,7 @@ export const WorkRequest_Batch: MessageFns<WorkRequest_Batch> = {
     const message = createBaseWorkRequest_Batch();
     message.settlements = object.settlements?.map((e) => WorkRequest_Settlement.fromPartial(e)) || [];
     message.credit = object.credit ?? 0;
+    message.stopDelivery = object.stopDelivery ?? false;
     return message;
   },
 };
