@@ -111,12 +111,13 @@ interface Source {
 
 /**
  * TOML keys whose values are secrets (or hashes of them, or URLs that may carry
- * credentials), written bare or quoted (`"key" = …`), followed by the value as far as
+ * credentials, or names of variables that hold one, where a secret pasted by mistake goes),
+ * written bare or quoted (`"key" = …`), followed by the value as far as
  * the text holds it: a multi-line string up to its closing quotes, a string cut short
  * to the end of its line.
  */
 const secretAssignmentRe =
-  /\b(key|key_sha256|password|password_hash|secret|token|metrics_token|metrics_token_sha256|otlp_endpoint|url)(["']?\s*=\s*)(?:"""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s,}]+)/g;
+  /\b(key|key_sha256|password|password_hash|password_env|secret|secret_env|token|metrics_token|metrics_token_sha256|otlp_endpoint|url)(["']?\s*=\s*)(?:"""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s,}]+)/g;
 
 /**
  * `text` with the value of every secret assignment replaced. A multi-line value keeps its

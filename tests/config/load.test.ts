@@ -261,6 +261,8 @@ test('malformed TOML never shows a secret of the lines it quotes', () => {
     key: 'sepp-secret-cut-short-0123456789',
     digest: 'ab'.repeat(32),
     token: 'sepp-secret-metrics-0123456789',
+    // Written by mistake where the name of the variable holding it goes (store.password_env).
+    password: 'pg-secret-written-as-env-0123',
   };
   const cases = [
     // Cut before the closing quote, as a truncated file is.
@@ -276,6 +278,8 @@ test('malformed TOML never shows a secret of the lines it quotes', () => {
     // A multi-line value whose line with `key = """` is above the lines quoted (attack8).
     `[[grpc.api_keys]]\nname = "ci"\nkey = """\n${secrets.key}""" x\n`,
     `[[grpc.api_keys]]\nname = "ci"\nkey = '''\n\n${secrets.key}'''\nrole = = "admin"\n`,
+    `[store]\nkind = "postgres"\npassword_env = "${secrets.password}`,
+    `[queues.q.push]\nurl = "https://example.com/hook"\nsecret_env = "${secrets.password}" x\n`,
   ];
   for (const text of cases) {
     const [problem] = problemsOf(text);

@@ -348,6 +348,17 @@ test('sealIfAllStored seals in the create only when no member was refused; seal 
   });
 });
 
+test('an add of no jobs with sealIfAllStored that sealed is answered again when repeated', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const id = (await engine.createBatch({ jobs: [member()] })).batch.id;
+    const first = await engine.addToBatch(id, [], { sealIfAllStored: true });
+    assert.equal(first.batch.state, 'sealed');
+    // Sent again, its answer lost (the SDKs' addToBatch(id, [], { seal: true }) repeats it): as SealBatch would be.
+    const again = await engine.addToBatch(id, [], { sealIfAllStored: true });
+    assert.deepEqual([again.batch.state, again.results], ['sealed', []]);
+  });
+});
+
 test('a batch survives a restart: the end after it enqueues the completion job once', async () => {
   await withEngine({}, async (t) => {
     const created = await t.engine.createBatch({ onComplete, jobs: [member(), member()], seal: true });

@@ -4,6 +4,7 @@ Handler run times come from a fake clock the handlers move, never from sleeping.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -150,3 +151,27 @@ def test_auto_stays_under_a_lower_max_reserve_jobs(server: ServerProcess, queue:
             gate.set()
             worker.close()
         assert not events.of("error"), [e.error for e in events.of("error")]
+
+
+def test_auto_asks_the_servers_limit_again_when_the_first_ask_failed(client: sepp.Client, queue: str) -> None:
+    """A worker started while its server could not answer GetServerInfo (down, restarting) knows no
+    `max_reserve_jobs`, so holds nothing; once the 30 s before asking again are over, a run asks
+    again, and it leases ahead from then on."""
+    conn = client.connection
+    conn._bounds_known = False  # noqa: SLF001 - as after a first ask that failed just now
+    conn.max_reserve_jobs = 0
+    conn._bounds_again_at = time.monotonic() + 3600  # noqa: SLF001
+    client.enqueue_batch([sepp.JobSpec(queue, "j", json=i) for i in range(20)])
+    gate = threading.Event()
+    worker, events, held_at_start = two_short_then_gated(client, queue, "stream", gate)
+    try:
+        eventually(lambda: len(held_at_start) == 4 or None, "two short runs, then two at the gate")
+        assert (worker.prefetch_limit, worker.held) == (0, 0), "nothing held while the limit is unknown"
+        conn._bounds_again_at = 0.0  # noqa: SLF001 - the 30 s are over
+        gate.set()
+        eventually(lambda: conn.max_reserve_jobs > 0 or None, "the server's limit asked again")
+        events.wait("completed", 20)
+        assert worker.prefetch_limit == 500
+    finally:
+        gate.set()
+        worker.close()

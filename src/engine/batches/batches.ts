@@ -139,7 +139,8 @@ export class Batches {
             `batch ${id} is ${row.state}: jobs are added to an open batch, or to a sealed one by a running member ` +
               '(from_member with the token of its lease, from_member_token)',
           );
-          if (options.sealIfAllStored !== true || options.seal === true || jobs.length === 0) throw refusal;
+          // With no jobs it is found at once: sealed already, as a SealBatch repeated would find it.
+          if (options.sealIfAllStored !== true || options.seal === true) throw refusal;
           checkOwner(row, options.caller, 'add jobs to');
           // A throw rolls the unit back, with the enqueues that found the jobs.
           const results = yield* this.deps.enqueueWithin(tx, jobs, audit);

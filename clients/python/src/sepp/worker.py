@@ -354,7 +354,11 @@ class Worker:
             self._runner.run(active)
 
     def run_started(self) -> float:
-        """When a handler starts, for `ran`."""
+        """When a handler starts, for `ran`. With `prefetch="auto"` and the server's
+        `max_reserve_jobs` not known (its first ask failed: the server was down as the worker
+        started), asked again: at most every 30 s, by one thread (the others wait for its answer)."""
+        if self._prefetch.auto and self.client.connection.max_reserve_jobs == 0:
+            self.client.connection.learn_server_bounds()
         return self._run_clock()
 
     def ran(self, started: float) -> None:
