@@ -14,7 +14,8 @@
  *   W1 drain    one Worker, concurrency 50, `prefetch: 0` (pinned: this measures the server's cost
  *               per job at a fixed shape, not the SDK's default, `auto`; the committed figures were
  *               taken at 0)
- *   W2 round    one caller: enqueue → the Worker is pushed the job → its durable ack
+ *   W2 round    one caller: enqueue → the Worker (concurrency 1, `prefetch: 0`, pinned as the
+ *               drain) is pushed the job → its durable ack
  *
  * --against takes a git ref (its tree is exported to a temporary directory that uses this
  * checkout's node_modules) or a checkout's directory; the client is always this checkout's
@@ -136,7 +137,7 @@ async function runOnce(tree: Tree, profile: ((phase: string) => string) | undefi
     const drain = await phase('drain', jobs, () =>
       drainJobs(client, 'w1', jobs, { concurrency: 50, transport: 'stream', prefetch: 0 }),
     );
-    const w2 = await phase('w2', rounds, () => roundTrips(client, 'w2', rounds));
+    const w2 = await phase('w2', rounds, () => roundTrips(client, 'w2', rounds, 0));
     return {
       'enqueue server µs/job': enqueue.serverCpuUs,
       'drain server µs/job': drain.serverCpuUs,

@@ -110,10 +110,25 @@ export async function drainJobs(
   await worker.close();
 }
 
-/** W2: one caller, `rounds` times: enqueue, then wait until the Worker's ack of that job is durable. */
-export async function roundTrips(client: SeppClient, queue: string, rounds: number): Promise<void> {
+/**
+ * W2: one caller, `rounds` times: enqueue, then wait until the Worker's ack of that job is durable.
+ * The Worker's `prefetch` is the SDK's default unless given; bench/cpu-per-job.ts pins it to 0, as
+ * its drain: `'auto'` leases ahead only against a server that lists `nack_give_back`, so against
+ * an older checkout the default would change the client's shape, not only the server.
+ */
+export async function roundTrips(
+  client: SeppClient,
+  queue: string,
+  rounds: number,
+  prefetch?: number | 'auto',
+): Promise<void> {
   let acked: (() => void) | undefined;
-  const worker = client.worker({ queues: [queue], concurrency: 1, handlers: { [jobType]: () => {} } });
+  const worker = client.worker({
+    queues: [queue],
+    concurrency: 1,
+    handlers: { [jobType]: () => {} },
+    ...(prefetch === undefined ? {} : { prefetch }),
+  });
   worker.on('error', (e) => console.error('worker:', e.message));
   worker.on('completed', () => acked?.());
   for (let i = 0; i < rounds; i++) {
