@@ -201,6 +201,11 @@ export interface LeasedJob {
   group: string | null;
   /** When this attempt must end (hard timeout, server clock); null: no timeout. */
   timeoutAtMs: number | null;
+  /**
+   * Its queue had a flow limit when it was leased (flow-control's `hasFlowLimit`): workers
+   * that lease ahead by default stop doing so.
+   */
+  flowLimited: boolean;
   /** The batch it is a member of (it may add to it: `fromMember`); null outside batches. */
   batchId: string | null;
   /**

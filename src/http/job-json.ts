@@ -304,6 +304,7 @@ export function leasedJobToJson(job: LeasedJob) {
     lastError: job.lastError,
     group: job.group,
     timeoutAtMs: job.timeoutAtMs,
+    flowLimited: job.flowLimited,
     dependencyResults: (job.dependencyResults ?? []).map((d) => ({
       jobId: d.jobId,
       name: d.name,

@@ -134,6 +134,12 @@ const leasedJobProperties: Record<string, JsonSchema> = {
   lastError: strOrNull,
   group: strOrNull,
   timeoutAtMs: msOrNull,
+  flowLimited: {
+    type: 'boolean',
+    description:
+      'its queue had a flow limit (max_leased, group_max_leased, a rate limit or a group rate limit) ' +
+      'when it was leased: a worker that leases ahead of its free slots by default should stop',
+  },
   dependencyResults: {
     type: 'array',
     description:

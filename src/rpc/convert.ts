@@ -186,6 +186,7 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
     lastError: job.lastError ?? '',
     group: job.group ?? '',
     timeoutAtMs: job.timeoutAtMs ?? 0,
+    flowLimited: job.flowLimited,
     dependencyResults:
       job.dependencyResults === undefined
         ? noDependencyResults

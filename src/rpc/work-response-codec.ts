@@ -94,8 +94,11 @@ function settledSize(settled: WorkResponse_Settled): number {
 
 /** Bytes of a LeasedJob's body; -1 when it is left to the generated encoder. */
 function jobSize(job: LeasedJob): number {
-  const { priority, attempt, maxAttempts, leaseDeadlineMs, enqueuedAtMs, runAtMs, timeoutAtMs } = job;
-  if (!isInt32(priority) || !isInt32(attempt) || !isInt32(maxAttempts)) return -1;
+  const { priority, attempt, maxAttempts, leaseDeadlineMs, enqueuedAtMs, runAtMs, timeoutAtMs, flowLimited } =
+    job;
+  if (!isInt32(priority) || !isInt32(attempt) || !isInt32(maxAttempts) || typeof flowLimited !== 'boolean') {
+    return -1;
+  }
   if (!isInt64(leaseDeadlineMs) || !isInt64(enqueuedAtMs) || !isInt64(runAtMs) || !isInt64(timeoutAtMs)) {
     return -1;
   }
@@ -128,6 +131,7 @@ function jobSize(job: LeasedJob): number {
   if (job.batchId !== '') n += stringFieldSize(2, job.batchId);
   if (job.leaseToken !== '') n += stringFieldSize(2, job.leaseToken);
   if (timeoutAtMs !== 0) n += 2 + signedSize(timeoutAtMs);
+  if (flowLimited) n += 3;
   return n;
 }
 
@@ -193,6 +197,7 @@ function writeJob(out: WireWriter, job: LeasedJob, tag: number, size: number): v
   if (job.batchId !== '') out.string(410, job.batchId);
   if (job.leaseToken !== '') out.string(418, job.leaseToken);
   if (job.timeoutAtMs !== 0) out.signedField(560, job.timeoutAtMs);
+  if (job.flowLimited) out.signedField(568, 1);
 }
 
 function writeDependency(out: WireWriter, dependency: DependencyResult): void {

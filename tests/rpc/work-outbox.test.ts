@@ -28,6 +28,7 @@ function leased(n: number, payloadBytes = 16): LeasedJob {
     batchId: '',
     leaseToken: '',
     timeoutAtMs: 0,
+    flowLimited: false,
   };
 }
 

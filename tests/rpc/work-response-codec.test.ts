@@ -64,6 +64,7 @@ function job(next: () => number): LeasedJob {
     batchId: text(next, 3),
     leaseToken: text(next, 3),
     timeoutAtMs: int(next, 'int64'),
+    flowLimited: next() < 0.5,
   };
 }
 

@@ -71,6 +71,21 @@ interface LeaseAfterEffects {
   dueAtMs: number;
 }
 
+/**
+ * True when leases of a queue with these settings obey a flow limit: `max_leased`,
+ * `group_max_leased`, a rate limit or a group rate limit. Each leased job says so
+ * (LeasedJob.flow_limited), and Workers that lease ahead by default stop: jobs one worker
+ * holds take the limit's allowance from workers with free slots, and run in a burst.
+ */
+export function hasFlowLimit(settings: QueueSettings): boolean {
+  return (
+    settings.maxLeased > 0 ||
+    settings.groupMaxLeased > 0 ||
+    settings.rateLimit.leases > 0 ||
+    settings.groupRateLimit.leases > 0
+  );
+}
+
 export class FlowControl {
   private readonly buckets = new Buckets();
   private readonly turns: GroupTurns;

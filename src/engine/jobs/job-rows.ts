@@ -47,7 +47,8 @@ export function appendError(json: string | null, entry: StoredAttemptError, keep
   return JSON.stringify(list.length > keep ? list.slice(list.length - keep) : list);
 }
 
-export function leasedJobFromRow(row: LeasedRow): LeasedJob {
+/** A leased row as its worker gets it; `flowLimited`: its queue had a flow limit as it was leased. */
+export function leasedJobFromRow(row: LeasedRow, flowLimited: boolean): LeasedJob {
   return {
     id: row.id,
     queue: row.queue,
@@ -67,6 +68,7 @@ export function leasedJobFromRow(row: LeasedRow): LeasedJob {
     lastError: row.last_error,
     group: row.group_key,
     timeoutAtMs: row.timeout_at_ms,
+    flowLimited,
     batchId: row.batch_id,
   };
 }

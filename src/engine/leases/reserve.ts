@@ -19,7 +19,7 @@ import { checkQueueList } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { type DependencyQueues, dependencyResultsOf } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
-import { type FlowControl, leaseUngrouped } from '../flow-control/index.ts';
+import { type FlowControl, hasFlowLimit, leaseUngrouped } from '../flow-control/index.ts';
 import { leasedJobFromRow } from '../jobs/index.ts';
 import { shuttingDown } from '../lifecycle.ts';
 import type { LeasedJob, ReserveRequest } from '../types.ts';
@@ -258,6 +258,7 @@ export class Reserver {
       if (!queues.exists(queue) || queues.isPaused(queue)) continue;
       // Read per lease, not cached: a changed setting applies to the next lease.
       const settings = queues.settingsFor(queue);
+      const flowLimited = hasFlowLimit(settings);
       const leaseMs = Math.min(request.leaseMs ?? settings.defaultLeaseMs, settings.maxLeaseMs);
       const leaseDeadlineMs = nowMs + leaseMs;
       const params: LeaseParams = {
@@ -293,7 +294,7 @@ export class Reserver {
           : undefined;
         for (const row of live) {
           if (row.lease_deadline_ms! < earliestDeadlineMs) earliestDeadlineMs = row.lease_deadline_ms!;
-          const job = leasedJobFromRow(row);
+          const job = leasedJobFromRow(row, flowLimited);
           if (job.batchId !== null) job.leaseToken = this.leaseTokenOf(job.id, job.attempt);
           const passed = results?.get(row.seq);
           if (passed !== undefined) job.dependencyResults = passed;

@@ -287,7 +287,7 @@ class JobResult(_message.Message):
     def __init__(self, data: _Optional[bytes] = ..., content_type: _Optional[str] = ...) -> None: ...
 
 class LeasedJob(_message.Message):
-    __slots__ = ["attempt", "batch_id", "content_type", "dependency_results", "enqueued_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "lease_token", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "timeout_at_ms", "traceparent", "tracestate", "type"]
+    __slots__ = ["attempt", "batch_id", "content_type", "dependency_results", "enqueued_at_ms", "flow_limited", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "lease_token", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "timeout_at_ms", "traceparent", "tracestate", "type"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -300,6 +300,7 @@ class LeasedJob(_message.Message):
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     DEPENDENCY_RESULTS_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    FLOW_LIMITED_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -321,6 +322,7 @@ class LeasedJob(_message.Message):
     content_type: str
     dependency_results: _containers.RepeatedCompositeFieldContainer[DependencyResult]
     enqueued_at_ms: int
+    flow_limited: bool
     group: str
     idempotency_key: str
     job_id: str
@@ -337,7 +339,7 @@ class LeasedJob(_message.Message):
     traceparent: str
     tracestate: str
     type: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ..., group: _Optional[str] = ..., dependency_results: _Optional[_Iterable[_Union[DependencyResult, _Mapping]]] = ..., batch_id: _Optional[str] = ..., lease_token: _Optional[str] = ..., timeout_at_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ..., group: _Optional[str] = ..., dependency_results: _Optional[_Iterable[_Union[DependencyResult, _Mapping]]] = ..., batch_id: _Optional[str] = ..., lease_token: _Optional[str] = ..., timeout_at_ms: _Optional[int] = ..., flow_limited: bool = ...) -> None: ...
 
 class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

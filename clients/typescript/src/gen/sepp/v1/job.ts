@@ -797,6 +797,15 @@ export interface LeasedJob {
    * Extend moves it.
    */
   timeoutAtMs: number;
+  /**
+   * True when the job's queue had a flow limit (`max_leased`,
+   * `group_max_leased`, `rate_limit` or `group_rate_limit`) when it was
+   * leased. Workers that lease ahead by default (the SDKs' `prefetch: auto`)
+   * stop doing so once they see it: jobs held by one worker would take the
+   * limit's allowance from workers with free slots, and run in a burst when
+   * slots free.
+   */
+  flowLimited: boolean;
 }
 
 export interface LeasedJob_MetadataEntry {
@@ -2332,6 +2341,7 @@ function createBaseLeasedJob(): LeasedJob {
     batchId: "",
     leaseToken: "",
     timeoutAtMs: 0,
+    flowLimited: false,
   };
 }
 
@@ -2399,6 +2409,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     }
     if (message.timeoutAtMs !== 0) {
       writer.uint32(560).int64(message.timeoutAtMs);
+    }
+    if (message.flowLimited !== false) {
+      writer.uint32(568).bool(message.flowLimited);
     }
     return writer;
   },
@@ -2587,6 +2600,14 @@ export const LeasedJob: MessageFns<LeasedJob> = {
             message.timeoutAtMs = longToNumber(reader.int64());
             continue;
           }
+          case 71: {
+            if (tag !== 568) {
+              break;
+            }
+
+            message.flowLimited = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2683,6 +2704,11 @@ export const LeasedJob: MessageFns<LeasedJob> = {
         : isSet(object.timeout_at_ms)
         ? globalThis.Number(object.timeout_at_ms)
         : 0,
+      flowLimited: isSet(object.flowLimited)
+        ? globalThis.Boolean(object.flowLimited)
+        : isSet(object.flow_limited)
+        ? globalThis.Boolean(object.flow_limited)
+        : false,
     };
   },
 
@@ -2757,6 +2783,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     if (message.timeoutAtMs !== 0) {
       obj.timeoutAtMs = Math.round(message.timeoutAtMs);
     }
+    if (message.flowLimited !== false) {
+      obj.flowLimited = message.flowLimited;
+    }
     return obj;
   },
 
@@ -2794,6 +2823,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     message.batchId = object.batchId ?? "";
     message.leaseToken = object.leaseToken ?? "";
     message.timeoutAtMs = object.timeoutAtMs ?? 0;
+    message.flowLimited = object.flowLimited ?? false;
     return message;
   },
 };
