@@ -88,6 +88,7 @@ function job(next: () => number): LeasedJob {
     batchId: text(next),
     leaseToken: text(next),
     timeoutAtMs: number(next, 2 ** 42),
+    flowLimited: next() < 0.5,
   });
 }
 

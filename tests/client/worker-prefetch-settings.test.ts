@@ -1,11 +1,12 @@
 /**
- * What the Worker's default, `prefetch: 'auto'`, changes about queue settings, as
- * clients/typescript/REFERENCE.md (**Prefetch**) and docs/python.md say: once its first
- * `concurrency` runs were short, a Worker leases jobs ahead of its slots whatever the queue's
- * limits, so held jobs take a `max_leased` allowance from another worker's free slots, held
- * jobs leased at a rate limit's pace start back to back, and a child enqueued on the
- * parent's own queue can be held behind the parent. The workers' clocks never move, so
- * every run counts as short.
+ * What leasing ahead changes about queue settings, as clients/typescript/REFERENCE.md
+ * (**Prefetch**) and docs/python.md say. The default, `prefetch: 'auto'`, holds nothing once
+ * a job says its queue has a flow limit (LeasedJob.flowLimited): on a `max_leased` queue the
+ * allowance goes to whichever worker has free slots, and under a rate limit jobs start at the
+ * limit's pace, not back to back. A number is taken as given: held jobs then take the
+ * allowance from another worker's free slots. On a queue without limits `'auto'` still holds,
+ * so a child enqueued on the parent's own queue can be held behind the parent. The workers'
+ * clocks never move, so every run counts as short (`'auto'` would hold the most it may).
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
@@ -34,8 +35,16 @@ describe("prefetch 'auto' and the queue's settings", () => {
   });
   const served = serverAndClient({ clock, toml });
 
+  /** What the workers said at `info`. */
+  const said: string[] = [];
+  const logger = { info: (line: string) => said.push(line), warn: console.warn, error: console.error };
   const start = (options: { queues: string[]; concurrency: number; prefetch?: number }, run: JobHandler) => {
-    const worker = served.client.worker({ ...options, clock: new FakeClock(clock.nowMs()), fallback: run });
+    const worker = served.client.worker({
+      ...options,
+      clock: new FakeClock(clock.nowMs()),
+      fallback: run,
+      logger,
+    });
     worker.on('error', (error) => assert.fail(`worker error: ${error.message}`));
     workers.push(worker);
     return worker;
@@ -46,17 +55,50 @@ describe("prefetch 'auto' and the queue's settings", () => {
   const allSettled = (info: Awaited<ReturnType<typeof queueInfo>>) =>
     info?.counts.ready === 0 && info.counts.leased === 0;
 
-  test('max_leased counts held jobs: one worker holds the allowance, another with free slots waits', async () => {
+  test("max_leased, prefetch 'auto': the worker holds none, and another worker's free slots run the rest", async () => {
+    const gate = deferred();
+    gates.push(() => gate.resolve());
+    // Two quick jobs (which would teach the worker its runs are short), then six that wait for the gate.
+    for (let i = 0; i < 8; i++) await served.client.enqueueJson('capped', 'j', { slow: i >= 2 });
+    const handler: JobHandler = async (job) => {
+      if ((job.data as { slow: boolean }).slow) await gate.promise;
+    };
+    const first = start({ queues: ['capped'], concurrency: 2 }, handler);
+    await until(() => first.running === 2, 'two running');
+    assert.equal(first.prefetchLimit, 0, 'its first job said the queue has flow limits');
+    const stopped = said.filter((line) => line.includes(first.workerId));
+    assert.equal(stopped.length, 1, 'said once');
+    assert.match(
+      stopped[0]!,
+      /prefetch 'auto' holds no jobs ahead from now on: queue capped has flow limits/,
+    );
+    const second = start({ queues: ['capped'], concurrency: 2 }, handler);
+    await until(() => second.running === 2, "the allowance's other two run on the second worker");
+    const info = await queueInfo('capped');
+    assert.equal(info?.counts.leased, 4);
+    assert.equal(info?.counts.ready, 2);
+    assert.deepEqual([first.held, second.held, second.prefetchLimit], [0, 0, 0]);
+    gate.resolve();
+    await until(async () => allSettled(await queueInfo('capped')), 'all done');
+    // Out of the next test's way (same queue).
+    await Promise.all([first.close(), second.close()]);
+  });
+
+  test('max_leased, a number: one worker holds part of the allowance, another with free slots waits', async () => {
     const gate = deferred();
     gates.push(() => gate.resolve());
     // Two quick jobs teach the worker its runs are short, then six that wait for the gate.
     for (let i = 0; i < 8; i++) await served.client.enqueueJson('capped', 'j', { slow: i >= 2 });
-    const holder = start({ queues: ['capped'], concurrency: 2 }, async (job) => {
+    const holder = start({ queues: ['capped'], concurrency: 2, prefetch: 2 }, async (job) => {
       if ((job.data as { slow: boolean }).slow) await gate.promise;
     });
     await until(() => holder.running === 2 && holder.held === 2, 'two running and two held');
     const idle = start({ queues: ['capped'], concurrency: 2, prefetch: 0 }, () => undefined);
-    await until(async () => (await queueInfo('capped'))?.throttledWorkers === 2, 'both workers held back');
+    // The holder asks for nothing more (its slots and prefetch are full); the other waits.
+    await until(
+      async () => (await queueInfo('capped'))?.throttledWorkers === 1,
+      'the other worker held back',
+    );
     const info = await queueInfo('capped');
     assert.equal(info?.counts.leased, 4, 'the allowance, taken');
     assert.equal(info?.counts.ready, 2, 'jobs wait');
@@ -65,7 +107,7 @@ describe("prefetch 'auto' and the queue's settings", () => {
     await until(async () => allSettled(await queueInfo('capped')), 'all done');
   });
 
-  test('a rate limit counts leases: held jobs leased at its pace start back to back', async () => {
+  test("a rate limit, prefetch 'auto': nothing is leased while the slot is busy, so no burst", async () => {
     const gate = deferred();
     gates.push(() => gate.resolve());
     // One quick job, one that waits for the gate, three quick ones: one lease per second.
@@ -76,23 +118,31 @@ describe("prefetch 'auto' and the queue's settings", () => {
       startedAtMs.push(clock.nowMs());
       if ((job.data as { kind: string }).kind === 'slow') await gate.promise;
     });
-    await until(() => startedAtMs.length === 1 && worker.running === 0, 'the first job ran');
-    for (let second = 1; second <= 4; second++) {
-      // A step at a time: the server sets the timer of its next token once the last lease committed.
-      await until(
-        async () => {
-          clock.advance(10);
-          return (await queueInfo('paced'))?.counts.leased === second;
-        },
-        `lease ${second + 1}`,
-      );
-    }
-    // Three leased at the limit's pace, held behind the slow job.
-    await until(() => worker.held === 3, 'three held');
+    let heldMost = 0;
+    // A step at a time: the server sets the timer of its next token once the last lease committed.
+    const step = (ms: number) => {
+      clock.advance(ms);
+      heldMost = Math.max(heldMost, worker.held);
+    };
+    await until(() => {
+      step(10);
+      return startedAtMs.length === 2;
+    }, 'the slow job started');
+    assert.equal(worker.prefetchLimit, 0, 'its first job said the queue has a rate limit');
+    // Three seconds of tokens while the slot is busy: with prefetch, three would be leased and held.
+    const busyUntilMs = clock.nowMs() + 3000;
+    await until(() => {
+      step(10);
+      return clock.nowMs() >= busyUntilMs;
+    }, 'three seconds');
+    assert.equal((await queueInfo('paced'))?.counts.leased, 1, 'only the running job is leased');
     gate.resolve();
-    await until(() => startedAtMs.length === 5, 'all started');
-    // The limit allows one start a second (burst 1); the server's clock has not moved.
-    assert.equal(new Set(startedAtMs.slice(2)).size, 1, `three starts in one millisecond: ${startedAtMs}`);
+    await until(() => {
+      step(10);
+      return startedAtMs.length === 5;
+    }, 'all started');
+    assert.equal(heldMost, 0);
+    assert.equal(new Set(startedAtMs.slice(2)).size, 3, `three starts at three times: ${startedAtMs}`);
     await until(async () => allSettled(await queueInfo('paced')), 'all done');
   });
 
@@ -111,6 +161,7 @@ describe("prefetch 'auto' and the queue's settings", () => {
       await gate.promise;
     });
     await until(() => worker.held === 1, 'the child held');
+    assert.ok(worker.prefetchLimit > 0, 'no flow limits: auto holds');
     assert.equal((await served.client.getJob(childId)).state, 'leased', 'no other worker can take it');
     assert.deepEqual(started, ['quick', 'parent'], 'the child has not started');
     gate.resolve();

@@ -146,6 +146,7 @@ class Reader {
       batchId: '',
       leaseToken: '',
       timeoutAtMs: 0,
+      flowLimited: false,
     };
     while (this.pos < end) {
       const tag = this.varint(end);
@@ -214,6 +215,9 @@ class Reader {
           break;
         case 560:
           job.timeoutAtMs = this.uint53(end);
+          break;
+        case 568:
+          job.flowLimited = this.varint(end) !== 0;
           break;
         default:
           throw notTaken;

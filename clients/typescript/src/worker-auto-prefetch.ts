@@ -16,6 +16,12 @@
  *
  * A lower limit gives nothing back: jobs held beyond it are kept and run; credit for them is
  * simply not asked again.
+ *
+ * Queues with flow limits: once the worker is handed a job whose queue had one (`max_leased`,
+ * `group_max_leased`, a rate limit or a group rate limit: LeasedJob.flowLimited), the limit is 0
+ * for the rest of the worker's life. Jobs it held would take the limit's allowance from workers
+ * with free slots, and jobs leased at a rate limit's pace would start back to back as slots free.
+ * Its first job already says so, before any run could raise the limit: such a worker holds none.
  */
 
 /** What the rule sets of a lane (worker-active.ts's Lane). */
@@ -59,6 +65,8 @@ export class AutoPrefetch {
   avgRunMs = 0;
   /** The held-ahead limit now (all lanes), before each lane's bounds. */
   limit = 0;
+  /** The queue of the first job that said its queue had flow limits; from then on nothing is held. */
+  stoppedBy: string | undefined;
 
   constructor(
     private readonly lanes: readonly PrefetchLane[],
@@ -70,10 +78,23 @@ export class AutoPrefetch {
     for (const lane of lanes) lane.prefetch = 0;
   }
 
+  /**
+   * A job of `queue` came with `flowLimited`: nothing is held ahead from now on (see the top).
+   * True the first time only, so the worker says it once.
+   */
+  flowLimited(queue: string): boolean {
+    if (this.stoppedBy !== undefined) return false;
+    this.stoppedBy = queue;
+    this.limit = 0;
+    for (const lane of this.lanes) lane.prefetch = 0;
+    return true;
+  }
+
   /** A handler ran for `runMs`: the average and the limit move. */
   ran(runMs: number): void {
     this.runs++;
     this.avgRunMs = this.runs === 1 ? runMs : this.avgRunMs + runWeight * (runMs - this.avgRunMs);
+    if (this.stoppedBy !== undefined) return;
     const limit = autoPrefetchLimit({
       concurrency: this.concurrency,
       leaseMs: this.leaseMs,

@@ -29,7 +29,10 @@ export interface WorkerOptions {
    * `concurrency` runs have finished, then
    * min(autoCap, floor(concurrency × min(1000, leaseMs / 10) / avgRunMs)), where
    * avgRunMs weighs each handler's run 0.1 and autoCap = min(500, 1000 −
-   * concurrency) (worker-auto-prefetch.ts). A number from 0 to 1000 holds
+   * concurrency) (worker-auto-prefetch.ts). Once a job comes from a queue with
+   * flow limits (`max_leased`, `group_max_leased`, a rate limit or a group rate
+   * limit: the server says so on each job), it holds none for the rest of its
+   * life (`prefetchLimit` is 0). A number from 0 to 1000 holds
    * exactly that many at most; 0 leases only for free slots. Slots plus
    * prefetch per stream at most 1000 (the server's default
    * `limits.max_reserve_jobs`).
@@ -102,7 +105,10 @@ export interface WorkerOptions {
 
 /** What a Worker logs through (`console` is one). */
 export interface WorkerLogger {
-  /** A handler's RetryAfter or DeadLetter (the job went where the handler asked); connected again after an outage. */
+  /**
+   * A handler's RetryAfter or DeadLetter (the job went where the handler asked); connected again
+   * after an outage; `prefetch: 'auto'` stopping for a queue with flow limits (once).
+   */
   info(message: string, ...details: unknown[]): void;
   /** A handler that threw (with the error), a lost lease, a connection problem. */
   warn(message: string, ...details: unknown[]): void;

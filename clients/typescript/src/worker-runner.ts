@@ -23,7 +23,8 @@
  * lost is dropped without running (so is one whose lease ran out unextended:
  * see `beginHeld`), and at close held jobs are given back (see `giveBackHeld`).
  * With `prefetch: 'auto'` how many may be held follows the handlers' run time
- * (worker-auto-prefetch.ts), told each run as its settlement is queued.
+ * (worker-auto-prefetch.ts), told each run as its settlement is queued, and drops to none
+ * for good once a job says its queue has flow limits.
  */
 import type { EventEmitter } from 'node:events';
 import { status } from '@grpc/grpc-js';
@@ -106,7 +107,18 @@ export class JobRunner {
     return this.heldJobs.sizeOf(lane);
   }
 
+  /** With `prefetch: 'auto'`, the held-ahead limit now; else `prefetch`. */
+  get prefetchLimit(): number {
+    return this.autoPrefetch?.limit ?? this.options.prefetch;
+  }
+
   deliver(lane: Lane, proto: ProtoLeasedJob): void {
+    if (proto.flowLimited && this.autoPrefetch?.flowLimited(proto.queue) === true) {
+      this.options.logger.info(
+        `sepp worker ${this.options.workerId}: prefetch 'auto' holds no jobs ahead from now on: ` +
+          `queue ${proto.queue} has flow limits (max_leased or a rate limit)`,
+      );
+    }
     let data: unknown = proto.payload;
     let decodeError: DeadLetter | undefined;
     if (isJsonContentType(proto.contentType)) {

@@ -132,6 +132,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.runner.held;
   }
 
+  /**
+   * The most jobs this worker leases ahead now: `prefetch`, or with `prefetch: 'auto'` the
+   * limit it last set itself (0 until its first `concurrency` jobs have run, and 0 for good once
+   * a job came from a queue with flow limits).
+   */
+  get prefetchLimit(): number {
+    return this.runner.prefetchLimit;
+  }
+
   /** Starts taking jobs (done automatically unless `autostart` is false). */
   start(): this {
     if (this.stateName !== 'idle') return this;

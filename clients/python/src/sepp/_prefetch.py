@@ -8,6 +8,12 @@ about a second of other workers' work. The limit is recomputed each time a handl
 timers); when it drops, jobs already held beyond it stay and run, and credit just stops being asked.
 Slots plus held jobs also stay within the server's `limits.max_reserve_jobs`, as the TypeScript SDK's
 worker-auto-prefetch.ts does.
+
+Queues with flow limits: once the worker is handed a job whose queue had one (`max_leased`,
+`group_max_leased`, a rate limit or a group rate limit: the job's `flow_limited`), the limit is 0 for
+the rest of the worker's life. Jobs it held would take the limit's allowance from workers with free
+slots, and jobs leased at a rate limit's pace would start back to back as slots free. Its first job
+already says so, before any run could raise the limit: such a worker holds none.
 """
 from __future__ import annotations
 
@@ -61,6 +67,18 @@ class Prefetch:
         self._runs = 0
         self.avg_run_ms: float | None = None
         """The moving average of handler run time (auto only; None before the first run)."""
+        self.stopped_by: str | None = None
+        """The queue of the first job that said its queue had flow limits (auto only): nothing is
+        held from then on."""
+
+    def flow_limited(self, queue: str) -> bool:
+        """A job of `queue` came with `flow_limited`: with `prefetch="auto"` nothing is held from now
+        on. True the first time only, so the worker says it once."""
+        if not self.auto or self.stopped_by is not None:
+            return False
+        self.stopped_by = queue
+        self.limit = 0
+        return True
 
     def ran(self, run_ms: float, max_reserve_jobs: int = MAX_PREFETCH) -> None:
         if not self.auto:
@@ -69,5 +87,5 @@ class Prefetch:
         # The first run starts the average; each later one moves it by a tenth of the difference.
         self.avg_run_ms = run_ms if avg is None else avg + RUN_WEIGHT * (run_ms - avg)
         self._runs += 1
-        if self._runs >= self._concurrency:
+        if self._runs >= self._concurrency and self.stopped_by is None:
             self.limit = auto_held_limit(self._concurrency, self._lease_ms, self.avg_run_ms, max_reserve_jobs)

@@ -16,7 +16,7 @@ it ends, the job is nacked, which the server turns into `cancelled` — never an
 ack or a retry.
 
 With `prefetch` (a number, or by default the limit `"auto"` sets from handler run
-times: `_prefetch.py`), a job delivered while every slot is busy is held (leased, its
+times, none once a job comes from a queue with flow limits: `_prefetch.py`), a job delivered while every slot is busy is held (leased, its
 lease extended by the timer thread like a running one's, its handler not
 started) until a slot frees (`_held.py`); a held job cancelled, timed out or lost is
 dropped without running (so is one whose lease ran out unextended: see `free_slot`), and
@@ -170,7 +170,8 @@ class Worker:
     @property
     def prefetch_limit(self) -> int:
         """The most jobs this worker leases ahead now: `prefetch`, or with `prefetch="auto"` the
-        limit it last set itself (0 until its first `concurrency` jobs have run)."""
+        limit it last set itself (0 until its first `concurrency` jobs have run, and 0 for good once a
+        job came from a queue with flow limits)."""
         return self._prefetch.limit
 
     def start(self) -> Worker:
@@ -240,7 +241,10 @@ class Worker:
     def deliver(self, job: job_pb2.LeasedJob) -> None:
         active = self._runner.make(job)
         give_back = False
+        stopped = False
         with self._lock:
+            if job.flow_limited:
+                stopped = self._prefetch.flow_limited(job.queue)
             self._active.add(active)
             if self._busy < self.concurrency:
                 self._busy += 1
@@ -251,6 +255,9 @@ class Worker:
         self._runner.keep(active)
         if give_back:
             self._held.settle_in_background(self._give_back, [active])
+        if stopped:
+            self.log.info("sepp worker %s: prefetch 'auto' holds no jobs ahead from now on: queue %s has flow "
+                          "limits (max_leased or a rate limit)", self.worker_id, job.queue)
 
     def _can_give_back(self) -> bool:
         """Whether the server undoes a give-back (its `nack_give_back` feature); False while not known."""
