@@ -90,6 +90,16 @@ export class AutoPrefetch {
     return true;
   }
 
+  /**
+   * What the lanes may hold now, together: `limit` within each lane's bounds, so 0 while the
+   * server's `max_reserve_jobs` is not known or it cannot take held jobs back (an older server).
+   */
+  get lanesLimit(): number {
+    let total = 0;
+    for (const lane of this.lanes) total += lane.prefetch;
+    return total;
+  }
+
   /** A handler ran for `runMs`: the average and the limit move. */
   ran(runMs: number): void {
     this.runs++;

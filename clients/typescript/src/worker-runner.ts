@@ -107,9 +107,9 @@ export class JobRunner {
     return this.heldJobs.sizeOf(lane);
   }
 
-  /** With `prefetch: 'auto'`, the held-ahead limit now; else `prefetch`. */
+  /** With `prefetch: 'auto'`, what its lanes may hold ahead now (within their bounds); else `prefetch`. */
   get prefetchLimit(): number {
-    return this.autoPrefetch?.limit ?? this.options.prefetch;
+    return this.autoPrefetch?.lanesLimit ?? this.options.prefetch;
   }
 
   deliver(lane: Lane, proto: ProtoLeasedJob): void {

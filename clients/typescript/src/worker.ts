@@ -134,8 +134,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /**
    * The most jobs this worker leases ahead now: `prefetch`, or with `prefetch: 'auto'` the
-   * limit it last set itself (0 until its first `concurrency` jobs have run, and 0 for good once
-   * a job came from a queue with flow limits).
+   * limit it last set itself (0 until its first `concurrency` jobs have run, 0 against a server
+   * without give-backs, and 0 for good once a job came from a queue with flow limits).
    */
   get prefetchLimit(): number {
     return this.runner.prefetchLimit;
