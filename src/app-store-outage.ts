@@ -6,7 +6,9 @@
  * the first failure is logged at once, then at most one line per `repeatEveryMs` (a minute)
  * with the failures since the last line, and one `maintenance.recovered` when a pass works
  * again. What it saw is what the dashboard shows (`storeHealth` in GET /api/v1/overview),
- * without where the store is; the log line's `detail` says where (the driver's words).
+ * without where the store is; the log line's `detail` says where: the driver's words, or, when
+ * they name no address ("terminating connection due to administrator command"), the error with
+ * the address the store is connected to (`storeAt`).
  */
 import type { StoreHealth } from './admin/index.ts';
 import type { Clock } from './engine/clock.ts';
@@ -26,6 +28,8 @@ export class StoreOutage {
   constructor(
     private readonly logger: Logger,
     private readonly clock: Pick<Clock, 'nowMs'>,
+    /** Where the store is (PostgreSQL: host:port), for the log only; undefined: nothing to say. */
+    private readonly storeAt: () => string | undefined = () => undefined,
   ) {}
 
   /** A maintenance pass (or the history's write) failed. */
@@ -36,7 +40,12 @@ export class StoreOutage {
     this.sinceMs ??= nowMs;
     const told = this.lines.occurred(nowMs);
     if (told === 0) return;
-    const detail = storageLogMessage(error);
+    const at = this.storeAt();
+    const words = storageLogMessage(error);
+    const detail =
+      at === undefined || (words ?? error.message).includes(at)
+        ? words
+        : `${words ?? error.message} (the store at ${at})`;
     this.logger.warn('maintenance.failed', {
       error: error.message,
       ...(detail === undefined ? {} : { detail }),

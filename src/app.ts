@@ -171,7 +171,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     version: deps.build.version,
   });
   const rates = new RateHistory(clock);
-  const storeOutage = new StoreOutage(logger, clock);
+  const storeOutage = new StoreOutage(logger, clock, () => store.describe?.().host ?? undefined);
   // Set once every part exists; a ReloadConfig that arrives before (gRPC listens before
   // the admin app is up) is told the server is still starting.
   let reloader: ReturnType<typeof createReloader> | undefined;

@@ -68,3 +68,23 @@ test('an outage logs its first failure, a line a minute with a count, and its en
   assert.deepEqual(lines.at(-1)?.failures, 1);
   assert.equal(outage.health().unavailableSinceMs, clock.nowMs());
 });
+
+test("a failure whose words name no address gets the store's in its detail, once", () => {
+  const clock = new FakeClock();
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({
+    level: 'info',
+    format: 'json',
+    write: (line) => lines.push(JSON.parse(line)),
+    nowMs: () => clock.nowMs(),
+  });
+  const outage = new StoreOutage(logger, clock, () => '10.0.0.7:5432');
+  outage.failed({ message: 'PostgreSQL: terminating connection due to administrator command' });
+  clock.advance(61_000);
+  outage.failed({ message: 'PostgreSQL: connect ECONNREFUSED 10.0.0.7:5432' });
+  const details = lines.filter((l) => l.event === 'maintenance.failed').map((l) => l.detail);
+  assert.deepEqual(details, [
+    'PostgreSQL: terminating connection due to administrator command (the store at 10.0.0.7:5432)',
+    undefined, // the words say where already (no StorageFailure here: no separate log message)
+  ]);
+});
