@@ -23,6 +23,7 @@ export { hashPassword } from './password-hash.ts';
 export {
   ackBatchInScope,
   hideNotFound,
+  leaseScope,
   notVisible,
   QueueScope,
   queueOfJob,

@@ -117,6 +117,15 @@ export function scopeJobLinks(caller: ScopedCaller, job: JobInfo): JobInfo {
   return job;
 }
 
+/**
+ * What a lease answered to this caller may pass on of other jobs (ReserveRequest.queueAllowed):
+ * for a key scoped to queues, the results of dependencies of its queues only; `{}`, every queue.
+ */
+export function leaseScope(caller: ScopedCaller): { queueAllowed?: (queue: string) => boolean } {
+  const scope = caller.scope;
+  return scope === null ? {} : { queueAllowed: (queue) => scope.allows(queue) };
+}
+
 /** PERMISSION_DENIED for a call that reaches every queue (a backup, the audit log, a reload). */
 export function serverWide(caller: ScopedCaller, what: string): SeppError {
   return new SeppError(

@@ -175,6 +175,11 @@ export interface ReserveRequest {
   answerBytesOf?: (job: LeasedJob) => number;
   /** The API key's name that reserves (absent without keys): the last quarter of limits.max_waiters is kept from a key holding a quarter. */
   owner?: string;
+  /**
+   * The queues the caller may see (an API key scoped to queues; absent, all): a dependency of
+   * another queue is passed on as a swept one, without its state or result (dependencies/results.ts).
+   */
+  queueAllowed?: (queue: string) => boolean;
 }
 
 /** A leased job as a worker receives it. */

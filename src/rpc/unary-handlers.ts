@@ -10,7 +10,7 @@ import { DurabilityMode, type StoreInfo } from '../../clients/typescript/src/gen
 import { type EnqueueJob, Job } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { ackBatchInScope, scopeJobLinks } from '../config/index.ts';
+import { ackBatchInScope, leaseScope, scopeJobLinks } from '../config/index.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import { enqueuedBy } from '../engine/jobs/index.ts';
 import type { EnqueueRequest as EngineEnqueueRequest, LeasedJob } from '../engine/types.ts';
@@ -223,6 +223,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
             workerId: req.workerId,
             answerBytesMax: reserveAnswerBytes(req.maxResponseBytes, ctx.facts.maxMessageBytes),
             ...(ctx.auth.enabled ? { owner: caller.name } : {}),
+            ...leaseScope(caller),
           },
           abort.signal,
         );

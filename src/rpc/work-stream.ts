@@ -32,7 +32,7 @@ import type {
   WorkRequest_Subscribe,
   WorkResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { requireInScope } from '../config/index.ts';
+import { leaseScope, requireInScope } from '../config/index.ts';
 import type { CancelNotice, TimeoutNotice } from '../engine/control-types.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import { jobOverheadBytes, leasedJobBytes } from '../engine/leases/index.ts';
@@ -495,6 +495,8 @@ class WorkStream implements OpenStream {
       answerBytesMax: Math.max(1, roomBytes),
       // Its wait for jobs counts as its key's long-poll (the last quarter of limits.max_waiters).
       ...(this.ctx.auth.enabled ? { owner: this.caller.name } : {}),
+      // A scoped key is passed on the results of its queues' dependencies only.
+      ...leaseScope(this.caller),
     };
     try {
       return await this.ctx.engine.reserve(request, this.abort.signal);

@@ -11,6 +11,11 @@ import { after, before, describe, test } from 'node:test';
 import type * as grpc from '@grpc/grpc-js';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { EventsRequest, type EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
+import {
+  type DependencyResult,
+  JobState,
+  type LeasedJob,
+} from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { apiKeyToml, missingJobId, protoScheduleSpec } from '../helpers/access-table.ts';
@@ -26,6 +31,7 @@ const keys = {
   emailsProducer: 'sepp-secret-scopes-emails-producer-0123456789',
   tenantAdmin: 'sepp-secret-scopes-tenant-admin-0123456789',
   partner: 'sepp-secret-scopes-partner-0123456789',
+  wideWorker: 'sepp-secret-scopes-wide-worker-0123456789',
 };
 const toml = (emailsWorkerQueues: readonly string[]) =>
   apiKeyToml('root', 'admin', keys.root) +
@@ -34,8 +40,10 @@ const toml = (emailsWorkerQueues: readonly string[]) =>
   apiKeyToml('emails-producer', 'producer', keys.emailsProducer, ['emails']) +
   apiKeyToml('tenant-admin', 'admin', keys.tenantAdmin, ['tenant-a.*']) +
   apiKeyToml('partner', 'producer', keys.partner) +
-  // Small, for the share of a job's dependents other keys make (half of it).
-  '[limits]\nmax_dependents_per_job = 4\n';
+  apiKeyToml('wide-worker', 'worker', keys.wideWorker, ['billing-*', 'tenant-a.*']) +
+  // Small, for the share of a job's dependents other keys make (half of it), and for the
+  // results passed on to a lease (a scoped key's count only its queues').
+  '[limits]\nmax_dependents_per_job = 4\nmax_dependency_results_bytes = 1000\n';
 
 const md = (key: string) => {
   const metadata = new Metadata();
@@ -47,6 +55,15 @@ const code = (p: Promise<unknown>) =>
     () => status.OK,
     (e: ServiceError) => e.code,
   );
+/** A Reserve of up to `maxJobs` jobs that does not wait. */
+const reserveOf = (queues: string[], maxJobs: number) => ({
+  queues,
+  maxJobs,
+  leaseDurationMs: 60_000,
+  waitTimeoutMs: 0,
+  workerId: '',
+  maxResponseBytes: 0,
+});
 const failure = (p: Promise<unknown>) =>
   p.then(
     () => assert.fail('the call was allowed'),
@@ -541,6 +558,123 @@ describe('API keys scoped to queues', () => {
     const refused = await failure(call(t.client, t.client.enqueue, { job: waiting }, md(keys.root)));
     assert.equal(refused.code, status.INVALID_ARGUMENT);
     assert.match(refused.details, /has 4 jobs depending on it, the limit is 4/);
+  });
+
+  test("a scoped key's lease passes on only its queues' dependency results, as swept ones: Reserve, Work, HTTP", async () => {
+    const root = md(keys.root);
+    const enqueued = async (job: ReturnType<typeof testJob>) =>
+      (await call(t.client, t.client.enqueue, { job }, root)).jobId;
+    /** `count` jobs of `queue` (fresh ones per waiting job: 4 dependents at most). */
+    const jobsOf = async (queue: string, count: number) => {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) ids.push(await enqueued(testJob(queue)));
+      return ids;
+    };
+    /** Completes the jobs of `queue` with the JSON `result` (kept, as jobs wait on them). */
+    const complete = async (queue: string, result: string) => {
+      const leased = await call(t.client, t.client.reserve, reserveOf([queue], 100), root);
+      for (const { jobId, attempt } of leased.jobs) {
+        const data = Buffer.from(result);
+        await call(
+          t.client,
+          t.client.ack,
+          { jobId, attempt, result: { data, contentType: 'application/json' } },
+          root,
+        );
+      }
+    };
+    const ownResult = JSON.stringify({ own: 'o'.repeat(290) });
+    const foreignResult = JSON.stringify({ foreign: 'f'.repeat(580) });
+    const waiters = 5;
+    const own = await jobsOf('billing-results', waiters + 1);
+    const foreign = await jobsOf('tenant-a.results', waiters + 2);
+    // Each waits on one job of billing-* and one of tenant-a.* (900 bytes of results, within the 1000).
+    for (let i = 0; i < waiters; i++)
+      await enqueued(testJob('billing-deps', { dependsOn: [own[i]!, foreign[i]!] }));
+    // One waits on one of billing-* and two of tenant-a.* (1,500 bytes), twice.
+    const [ownLast, ...foreignLast] = [own[waiters]!, foreign[waiters]!, foreign[waiters + 1]!];
+    const big = testJob('billing-deps-big', { dependsOn: [ownLast, ...foreignLast] });
+    await enqueued(big);
+    await enqueued(big);
+    await complete('billing-results', ownResult);
+    await complete('tenant-a.results', foreignResult);
+    /** A lease's results as [id, state, result, omitted]. */
+    const passed = (job: LeasedJob | undefined) =>
+      (job?.dependencyResults ?? []).map((d: DependencyResult) => [
+        d.jobId,
+        JobState[d.state],
+        d.result.toString(),
+        d.resultOmitted,
+      ]);
+    const ownPassed = (i: number) => [own[i], 'COMPLETED', ownResult, false];
+    const foreignPassed = (i: number) => [foreign[i], 'COMPLETED', foreignResult, false];
+    // The foreign one as a swept one is passed on: its id, no state, no result (nor a fetch to make).
+    const foreignHidden = (i: number) => [foreign[i], 'UNSPECIFIED', '', false];
+    const waiterOf = (job: LeasedJob | undefined) => own.indexOf(job?.dependencyResults[0]?.jobId ?? '');
+
+    const scoped = (
+      await call(t.client, t.client.reserve, reserveOf(['billing-deps'], 1), md(keys.billingWorker))
+    ).jobs[0];
+    assert.deepEqual(passed(scoped), [ownPassed(waiterOf(scoped)), foreignHidden(waiterOf(scoped))]);
+
+    const stream = t.client.work(md(keys.billingWorker)) as grpc.ClientDuplexStream<
+      WorkRequest,
+      WorkResponse
+    >;
+    stream.on('error', () => {});
+    const streamed = await new Promise<LeasedJob>((resolve) => {
+      stream.on('data', (response: WorkResponse) => {
+        if (response.kind?.$case === 'job') resolve(response.kind.value);
+      });
+      const subscribe = {
+        queues: ['billing-deps'],
+        leaseDurationMs: 60_000,
+        workerId: '',
+        batchResponses: false,
+      };
+      stream.write({ requestId: 0, kind: { $case: 'subscribe', value: subscribe } });
+      stream.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 1 } } });
+    });
+    stream.end();
+    assert.deepEqual(passed(streamed), [ownPassed(waiterOf(streamed)), foreignHidden(waiterOf(streamed))]);
+
+    const http = await apiCall<{ jobs: { dependencyResults: Record<string, unknown>[] }[] }>(
+      t.httpUrl,
+      '/v1/reserve',
+      { key: keys.billingWorker, body: { queues: ['billing-deps'], maxJobs: 1 } },
+    );
+    assert.equal(http.status, 200, http.text);
+    const [ownJson, foreignJson] = http.json.jobs[0]?.dependencyResults ?? [];
+    assert.deepEqual(ownJson?.result, JSON.parse(ownResult));
+    assert.deepEqual(foreignJson, {
+      jobId: foreign[own.indexOf(String(ownJson?.jobId))],
+      name: null,
+      state: null,
+      result: null,
+      resultContentType: null,
+      resultOmitted: false,
+    });
+
+    // A key without queues, and one whose queues hold both, get both results.
+    for (const key of [keys.root, keys.wideWorker]) {
+      const job = (await call(t.client, t.client.reserve, reserveOf(['billing-deps'], 1), md(key))).jobs[0];
+      assert.deepEqual(passed(job), [ownPassed(waiterOf(job)), foreignPassed(waiterOf(job))], key);
+    }
+
+    // The bound counts only the results a scoped key is passed: 300 of its queues' bytes fit, where
+    // 1,500 in all leave every result out for the others.
+    const bounded = (
+      await call(t.client, t.client.reserve, reserveOf(['billing-deps-big'], 1), md(keys.billingWorker))
+    ).jobs[0];
+    assert.deepEqual(passed(bounded), [
+      [ownLast, 'COMPLETED', ownResult, false],
+      ...foreignLast.map((id) => [id, 'UNSPECIFIED', '', false]),
+    ]);
+    const whole = (await call(t.client, t.client.reserve, reserveOf(['billing-deps-big'], 1), root)).jobs[0];
+    assert.deepEqual(
+      passed(whole),
+      [ownLast, ...foreignLast].map((id) => [id, 'COMPLETED', '', true]),
+    );
   });
 });
 

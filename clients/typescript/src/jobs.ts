@@ -65,7 +65,7 @@ export interface DependencyResult {
   jobId: string;
   /** Its name in the flow that made the dependency; null when named by id. */
   name: string | null;
-  /** Its state now; null once it was swept. */
+  /** Its state now; null once it was swept, or (then without result) when of a queue the worker's key may not see. */
   state: JobState | null;
   /** Its result decoded by its content type (JSON parsed, `text/*` a string, else a Buffer); null without one. */
   result: unknown;

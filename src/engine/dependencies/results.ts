@@ -4,6 +4,11 @@
  * the lease's unit through its edges. Together at most
  * limits.max_dependency_results_bytes of results: above it, every result is left out
  * (`resultOmitted`) and the worker fetches the ones it needs with GetJob.
+ *
+ * A lease answered to an API key scoped to queues passes on a dependency of a queue the key may
+ * not see as a swept one is passed on — its id and name, no state, no result — and does not
+ * count its result against the bound: such a key tells it neither from a swept job of its own
+ * queues nor learns its size (GetJob, which lists only the links to its queues, hides both).
  */
 import type { DependencyEdgeRow } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
@@ -15,6 +20,8 @@ const isJobState = (state: string | null): state is JobState =>
   state !== null && (jobStates as readonly string[]).includes(state);
 
 type Limits = Pick<EngineLimits, 'maxDependencyResultsBytes'>;
+/** The queues whose dependencies' results a lease may pass on (an API key's scope); absent, all. */
+type QueueAllowed = ((queue: string) => boolean) | undefined;
 
 /**
  * The results passed on to a lease's jobs, by seq: one store call when the store reads the
@@ -27,6 +34,7 @@ export function* dependencyResultsOf(
   tx: StoreTx,
   jobs: readonly { id: string; seq: number }[],
   limits: Limits,
+  queueAllowed?: QueueAllowed,
 ): Op<Map<number, DependencyResult[]>> {
   const results = new Map<number, DependencyResult[]>();
   const deps = tx.dependencies;
@@ -35,7 +43,7 @@ export function* dependencyResultsOf(
   const toRead: DependencyResult[] = [];
   if (deps.ofMany === undefined || jobs.length === 1) {
     for (const job of jobs) {
-      const edges = resultsOf(yield* deps.of(job.id, job.seq), limits, toRead);
+      const edges = resultsOf(yield* deps.of(job.id, job.seq), limits, queueAllowed, toRead);
       if (edges.length > 0) results.set(job.seq, edges);
     }
   } else {
@@ -44,7 +52,7 @@ export function* dependencyResultsOf(
       const seq = edges[start]!.child_seq;
       let end = start + 1;
       while (end < edges.length && edges[end]!.child_seq === seq) end++;
-      results.set(seq, resultsOf(edges.slice(start, end), limits, toRead));
+      results.set(seq, resultsOf(edges.slice(start, end), limits, queueAllowed, toRead));
       start = end;
     }
   }
@@ -60,13 +68,17 @@ export function* dependencyResultsOf(
 function resultsOf(
   edges: readonly DependencyEdgeRow[],
   limits: Limits,
+  queueAllowed: QueueAllowed,
   toRead: DependencyResult[],
 ): DependencyResult[] {
   if (edges.length === 0) return [];
+  const hidden = (edge: DependencyEdgeRow): boolean =>
+    queueAllowed !== undefined && edge.parent_queue !== null && !queueAllowed(edge.parent_queue);
   let bytes = 0;
-  for (const edge of edges) bytes += edge.result_bytes ?? 0;
+  for (const edge of edges) if (!hidden(edge)) bytes += edge.result_bytes ?? 0;
   const omitted = bytes > limits.maxDependencyResultsBytes;
   return edges.map((edge) => {
+    if (hidden(edge)) return sweptLike(edge);
     const entry: DependencyResult = {
       jobId: edge.parent_id,
       name: edge.name,
@@ -79,3 +91,13 @@ function resultsOf(
     return entry;
   });
 }
+
+/** A dependency of a queue the caller may not see, as a swept one is passed on. */
+const sweptLike = (edge: DependencyEdgeRow): DependencyResult => ({
+  jobId: edge.parent_id,
+  name: edge.name,
+  state: null,
+  result: null,
+  resultContentType: null,
+  resultOmitted: false,
+});

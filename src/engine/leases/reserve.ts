@@ -45,6 +45,7 @@ interface ValidReserve {
   answerBytesMax: number | undefined;
   answerBytesOf: (job: LeasedJob) => number;
   owner: string | undefined;
+  queueAllowed: ((queue: string) => boolean) | undefined;
 }
 
 /**
@@ -233,6 +234,7 @@ export class Reserver {
       answerBytesMax,
       answerBytesOf: request.answerBytesOf ?? ((job) => leasedJobBytes(job, job.id.length)),
       owner: request.owner,
+      queueAllowed: request.queueAllowed,
     };
   }
 
@@ -290,7 +292,7 @@ export class Reserver {
         const live = Expiry.hasExpired(rows, nowMs) ? yield* this.expiry.dropExpired(tx, rows, nowMs) : rows;
         // What the dependencies of each ended with, read for all of them at once.
         const results = this.dependencyQueues.has(queue)
-          ? yield* dependencyResultsOf(tx, live, this.ctx.limits)
+          ? yield* dependencyResultsOf(tx, live, this.ctx.limits, request.queueAllowed)
           : undefined;
         for (const row of live) {
           if (row.lease_deadline_ms! < earliestDeadlineMs) earliestDeadlineMs = row.lease_deadline_ms!;

@@ -6,7 +6,7 @@
  * holds it) 404 `not_found`, a job cancelled while leased 409 `job_cancelled`:
  * the codes gRPC carries in `sepp-error-code`.
  */
-import { ackBatchInScope, requireInScope } from '../../config/index.ts';
+import { ackBatchInScope, leaseScope, requireInScope } from '../../config/index.ts';
 import type { Engine } from '../../engine/engine.ts';
 import { toSeppError } from '../../engine/errors.ts';
 import type { LeasedJob } from '../../engine/types.ts';
@@ -93,6 +93,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
             answerBytesMax: reserveAnswerBytes(input.integer('maxResponseBytes') ?? 0, ctx.maxRequestBytes),
             answerBytesOf: (job) => Buffer.byteLength(JSON.stringify(leasedJobToJson(job))) + 1,
             ...(request.caller === anonymous ? {} : { owner: request.caller.name }),
+            ...leaseScope(request.caller),
           },
           request.signal,
         );

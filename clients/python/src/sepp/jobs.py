@@ -91,7 +91,8 @@ class DependencyResult:
     name: str | None
     """Its name in the flow that made the dependency; None when it was named by id."""
     state: JobState | None
-    """Its state now (`completed`, or `dead` / `cancelled` under the `run` policy); None once swept."""
+    """Its state now (`completed`, or `dead` / `cancelled` under the `run` policy); None once swept,
+    or (then without result) when of a queue the worker's key may not see."""
     result: Any
     """Its result decoded by its content type (JSON parsed, `text/*` a str, else bytes); None
     without one, or when `result_omitted`."""

@@ -700,7 +700,9 @@ export interface DependencyResult {
   name: string;
   /**
    * Its state now (COMPLETED, or DEAD / CANCELLED under the RUN policy);
-   * UNSPECIFIED once it was swept.
+   * UNSPECIFIED once it was swept. To an API key scoped to queues, a
+   * dependency of another queue comes as a swept one: UNSPECIFIED, without
+   * result (docs/workflows.md).
    */
   state: JobState;
   /** Its result; empty without one, or when `result_omitted`. */
