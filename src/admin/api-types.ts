@@ -203,6 +203,8 @@ export interface ServerFacts {
    * a viewer: the machine's name, pid and addresses are shown from the operator role up.
    */
   identity: ServerIdentityFacts | null;
+  /** The protocol features this server has that older ones lack (GetServerInfo's `features`). */
+  features: string[];
 }
 
 /** The server process: its machine, a random id made at its start, the addresses it bound; no secret. */

@@ -152,6 +152,12 @@ export const overview: JsonSchema = {
           },
           required: ['hostName', 'instanceId', 'pid', 'grpcAddress', 'adminAddress', 'httpAddress'],
         },
+        features: {
+          type: 'array',
+          items: str,
+          description:
+            'the protocol features this server has that older ones lack, by name (GetServerInfo\'s `features`; docs/protocol.md, "Features")',
+        },
       },
     },
     storeHealth: {

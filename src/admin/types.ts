@@ -83,7 +83,7 @@ export type AdminEngine = Pick<
 >;
 
 /** The server facts the dashboard shows (less the clock's); read on every overview request, so keep it cheap (a stat or two). */
-export type ServerInfo = Omit<ServerFacts, 'uptimeMs' | 'serverTimeMs' | 'identity'> & {
+export type ServerInfo = Omit<ServerFacts, 'uptimeMs' | 'serverTimeMs' | 'identity' | 'features'> & {
   identity: NonNullable<ServerFacts['identity']>;
 };
 

@@ -38,6 +38,11 @@ export interface ConfigIo {
 
 export interface LoadConfigOptions extends ConfigIo {
   readonly flags?: ConfigFlags;
+  /**
+   * False: push signing secrets are neither read nor checked, for a caller that wants the
+   * addresses alone (the CLI looking for the admin address of a server that refused it). Default true.
+   */
+  readonly readSecrets?: boolean;
   /** Default: process.env. An empty variable counts as unset. */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -229,7 +234,7 @@ export function loadConfig(options: LoadConfigOptions = {}): SeppConfig {
   const result = evaluate(located.source, collectOverrides(env, flags), {
     cwd,
     ...buildIo(options),
-    secrets,
+    ...(options.readSecrets === false ? {} : { secrets }),
   });
   if (!result.ok) throw new ConfigError(result.problems, located.source.file);
   return result.config;

@@ -22,6 +22,8 @@ import type { EventStreamResponse } from './sse.ts';
 /** What the handlers share. */
 export interface ApiContext {
   readonly engine: Engine;
+  /** The server's version (GET /v1/server-info, the OpenAPI document). */
+  readonly version: string;
   /** Long-poll timers (the engine's clock, so tests can drive them). */
   readonly clock: Clock;
   /** True once shutdown began: new requests get 503, waits answer at once. */

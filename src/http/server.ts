@@ -80,6 +80,7 @@ import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.
 import { Router } from './router.ts';
 import { eventsRoute } from './routes/events-route.ts';
 import { producerRoutes } from './routes/producer-routes.ts';
+import { serverInfoRoute } from './routes/server-info-route.ts';
 import { workerRoutes } from './routes/worker-routes.ts';
 import { workflowRoutes } from './routes/workflow-routes.ts';
 import type { JsonSchema } from './schema-primitives.ts';
@@ -138,7 +139,13 @@ export interface HttpApi {
 
 /** The routes of the API, for the OpenAPI document without a server (scripts, tests). */
 export function apiRoutes(ctx: ApiContext): RouteSpec[] {
-  return [...producerRoutes(ctx), ...workflowRoutes(ctx), ...workerRoutes(ctx), eventsRoute(ctx)];
+  return [
+    ...producerRoutes(ctx),
+    ...workflowRoutes(ctx),
+    ...workerRoutes(ctx),
+    eventsRoute(ctx),
+    serverInfoRoute(ctx),
+  ];
 }
 
 /** The operation that serves the document itself. */
@@ -169,6 +176,7 @@ export function openApiDocument(version: string): JsonSchema {
     get engine(): Engine {
       throw new Error('bug: a route handler ran while only the document was being built');
     },
+    version,
     clock: systemClock,
     draining: () => false,
     onDrain: () => () => {},
@@ -224,6 +232,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const keyListeners = new Set<() => void>();
   const ctx: ApiContext = {
     engine,
+    version: options.version,
     clock: options.clock,
     draining: () => draining,
     onDrain(listener) {

@@ -10,6 +10,7 @@ import { DurabilityMode, type StoreInfo } from '../../clients/typescript/src/gen
 import { type EnqueueJob, Job } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { protocolFeatures } from '../api-schema/protocol-features.ts';
 import { ackBatchInScope, leaseScope, scopeJobLinks } from '../config/index.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import { enqueuedBy } from '../engine/jobs/index.ts';
@@ -53,13 +54,6 @@ import { createScheduleHandlers } from './schedule-handlers.ts';
 import { wireMessage } from './status.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
-
-/**
- * GetServerInfoResponse.features: what this server has that older ones lack, by name, so that
- * clients can tell before relying on it (admin.proto; docs/protocol.md, "Features"). Names are
- * only ever added.
- */
-const protocolFeatures: readonly string[] = Object.freeze(['nack_give_back', 'work_stop_delivery']);
 
 type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup' | 'events'>;
 

@@ -63,6 +63,8 @@ test('overview: server facts, totals from the counters, waiting workers and rate
   assert.equal(body.server.version, '0.1.0-test');
   assert.equal(body.server.uptimeMs, 5000);
   assert.equal(body.server.durability, 'full');
+  // The dashboard's Features line: GetServerInfo's list.
+  assert.deepEqual(body.server.features, ['nack_give_back', 'work_stop_delivery']);
   assert.deepEqual(body.server.store, {
     kind: 'sqlite',
     host: null,

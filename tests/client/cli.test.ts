@@ -229,11 +229,17 @@ describe('operator CLI', () => {
         /^bounds {6}store\.pool_size \d+ \(one writer, the rest read\), store\.max_waiting_reads \d+, store\.max_waiting_reads_per_key \d+, store\.statement_timeout_ms \d+$/m,
       );
     assert.match(text.stdout, /^durability {2}(full|relaxed) \(the default; a queue may set its own\)$/m);
+    assert.match(text.stdout, /^features {4}nack_give_back, work_stop_delivery$/m);
     assert.match(text.stdout, /^queues {6}\d+/m);
     assert.match(text.stdout, /^workers {5}\d+ connected$/m);
-    const status = json<{ version: string; store: { kind: string }; queues: number; workers: number }>(
-      await sepp(['status', '--json'], env),
-    );
+    const status = json<{
+      version: string;
+      store: { kind: string };
+      features: string[];
+      queues: number;
+      workers: number;
+    }>(await sepp(['status', '--json'], env));
+    assert.deepEqual(status.features, ['nack_give_back', 'work_stop_delivery']);
     const queues = json<unknown[]>(await sepp(['queues', '--json'], env));
     assert.equal(status.store.kind, testStoreKind);
     assert.equal(status.queues, queues.length);

@@ -309,6 +309,7 @@ export const httpOperations: Readonly<Record<string, string>> = {
   reportProgress: 'ReportProgress',
   events: 'Events',
   getOpenApi: 'public',
+  getServerInfo: 'GetServerInfo',
   enqueueFlow: 'EnqueueFlow',
   getFlow: 'GetFlow',
   cancelFlow: 'CancelFlow',

@@ -71,6 +71,7 @@ const calls: Readonly<Record<string, Call>> = {
   },
   events: { method: 'GET', path: '/v1/events', allowed: 200 },
   getOpenApi: { method: 'GET', path: '/v1/openapi.json', allowed: 200 },
+  getServerInfo: { method: 'GET', path: '/v1/server-info', allowed: 200 },
   enqueueFlow: {
     method: 'POST',
     path: '/v1/flows',

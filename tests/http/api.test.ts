@@ -12,7 +12,7 @@ import { FakeClock } from '../../src/engine/clock.ts';
 import type { SeppErrorCode } from '../../src/engine/errors.ts';
 import { httpStatusOf } from '../../src/http/errors.ts';
 import { type ApiAnswer, apiCall, openSse } from '../helpers/http-api.ts';
-import { startTestServer, type TestServer, waitersReach } from '../helpers/server.ts';
+import { call, startTestServer, type TestServer, waitersReach } from '../helpers/server.ts';
 
 interface Leased {
   jobId: string;
@@ -72,6 +72,26 @@ describe('HTTP API', () => {
     for (const [code, status] of Object.entries(adminStatusOf)) {
       if (code in httpStatusOf) assert.equal(httpStatusOf[code as SeppErrorCode], status, code);
     }
+  });
+
+  test("server-info: version, clock, limits in force and features, as GetServerInfo's", async () => {
+    const answer = await get<{
+      version: string;
+      serverTimeMs: number;
+      limits: Record<string, number>;
+      features: string[];
+    }>('/v1/server-info');
+    assert.equal(answer.status, 200, answer.text);
+    const grpc = await call(t.client, t.client.getServerInfo, {});
+    assert.equal(answer.json.version, grpc.version);
+    assert.equal(answer.json.serverTimeMs, clock.nowMs());
+    assert.deepEqual(answer.json.features, grpc.features);
+    assert.ok(answer.json.features.includes('nack_give_back'), answer.text);
+    assert.equal(answer.json.limits.maxBatchJobs, grpc.limits?.maxBatchJobs);
+    assert.equal(answer.json.limits.maxReserveJobs, grpc.limits?.maxReserveJobs);
+    assert.equal(answer.json.limits.maxRequestBytes, t.server.config().http.maxRequestBytes);
+    // Nothing of where the server runs or its store.
+    assert.deepEqual(Object.keys(answer.json).sort(), ['features', 'limits', 'serverTimeMs', 'version']);
   });
 
   test('a JSON payload is stored and handed out byte for byte: big integers, spacing, key order', async () => {
@@ -556,6 +576,7 @@ describe('HTTP API', () => {
       `/v1/batches/${nobody}`,
       '/v1/batches',
       '/v1/openapi.json',
+      '/v1/server-info',
     ];
     // Every GET operation of the OpenAPI document but the event stream is among them.
     const document = await get<{ paths: Record<string, { get?: unknown }> }>('/v1/openapi.json');

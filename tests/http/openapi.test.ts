@@ -146,6 +146,7 @@ const requests: Readonly<Record<string, (url: string) => Promise<{ path: string;
     await apiCall(url, `/v1/batches/${id}/jobs`, { body: { jobs: [{ queue: 'docs-batch', type: 't' }] } });
     return { path: `/v1/batches/${id}?membersLimit=10` };
   },
+  getServerInfo: async () => ({ path: '/v1/server-info' }),
   listBatches: async (url) => {
     await openBatch(url);
     return { path: '/v1/batches?state=open&pageSize=1' };

@@ -751,7 +751,18 @@ test('a server whose schema a newer sepp migrates while it runs refuses every ca
     await refused('ListQueues', call(c, c.listQueues, { pageSize: 0, pageToken: '' }));
     const queues = await sepp(['queues'], { SEPP_SERVER: t.address });
     assert.equal(queues.code, 3, queues.stderr);
-    assert.match(queues.stderr, /^sepp: cannot reach sepp at \S+: connection refused/m);
+    assert.match(queues.stderr, /^sepp: cannot reach sepp at \S+: connection refused; is it running/m);
+    // Where the shell's configuration names the server's admin address, the CLI reads why there.
+    const refusedWhy = await sepp(['queues'], {
+      SEPP_SERVER: t.address,
+      SEPP_GRPC_LISTEN: t.address,
+      SEPP_ADMIN_LISTEN: new URL(readyz).host,
+    });
+    assert.equal(refusedWhy.code, 3, refusedWhy.stderr);
+    assert.match(
+      refusedWhy.stderr,
+      /^sepp: cannot reach sepp at \S+: connection refused; the server says why \(http:\/\/\S+\/readyz\): storage unavailable, nothing was written: the PostgreSQL schema "overtaken" was migrated/m,
+    );
   } finally {
     await within(t.dispose(), 'the server stopped', 60_000);
   }

@@ -5,6 +5,7 @@
  */
 
 import type { Context } from 'hono';
+import { protocolFeatures } from '../../api-schema/protocol-features.ts';
 import { roleFor } from '../../config/index.ts';
 import { SeppError } from '../../engine/errors.ts';
 import { fitNamePage, type NamePageQuery } from '../../engine/name-pages.ts';
@@ -161,6 +162,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
             identity: seesServers ? identity : null,
             uptimeMs: Math.max(0, nowMs - info.startedAtMs),
             serverTimeMs: nowMs,
+            features: [...protocolFeatures],
           },
           storeHealth: overviewHealth(deps.storeHealth?.() ?? healthy, readFailure),
           ...fromStore,

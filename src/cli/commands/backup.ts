@@ -108,7 +108,7 @@ async function backup(io: CliIo, file: string, args: ConnectionArgs & { force: b
       typeof e.code === 'number' && e.code !== status.OK
         ? new SeppError(e.code, e.details ?? messageOf(error))
         : error;
-    const { message, exitCode } = await describeFailure(failure, target);
+    const { message, exitCode } = await describeFailure(failure, target, io);
     printFailure(io, error instanceof UsageError ? message : `backup failed: ${message}`, error);
     return exitCode;
   } finally {

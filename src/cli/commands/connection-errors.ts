@@ -33,10 +33,24 @@ export interface Diagnosis {
   message: string;
 }
 
-/** What went wrong reaching `target`, judged from grpc-js's UNAVAILABLE message (and a probe when needed). */
-export async function diagnoseUnreachable(target: ServerTarget, detail: string): Promise<Diagnosis> {
+/**
+ * What went wrong reaching `target`, judged from grpc-js's UNAVAILABLE message (and a probe when
+ * needed). `whyRefused`: asked once, only when the connection was refused, for the reason the
+ * server gives elsewhere (its /readyz: refused-reason.ts), with where it said it.
+ */
+export async function diagnoseUnreachable(
+  target: ServerTarget,
+  detail: string,
+  whyRefused?: () => Promise<{ reason: string; where: string } | undefined>,
+): Promise<Diagnosis> {
   const at = `sepp at ${target.address}`;
   if (refusedRe.test(detail)) {
+    const told = await whyRefused?.();
+    if (told !== undefined) {
+      return {
+        message: `cannot reach ${at}: connection refused; the server says why (${told.where}): ${told.reason}`,
+      };
+    }
     return {
       message: `cannot reach ${at}: connection refused; is it running, and is that its gRPC port? (--server)`,
     };

@@ -11,6 +11,7 @@ import { parseListenAddress } from '../../config/index.ts';
 import { CliError, exitCodes, exitCodesEpilogue, messageOf, printFailure, UsageError } from '../failure.ts';
 import { type CliIo, pathIn } from '../io.ts';
 import { diagnoseUnreachable, type ServerTarget } from './connection-errors.ts';
+import { notReadyReason, readyzUrlFor } from './refused-reason.ts';
 
 export interface ConnectionArgs {
   server: string;
@@ -161,6 +162,7 @@ export function storeUnavailableMessage(server: string, error: SeppError): strin
 export async function describeFailure(
   error: unknown,
   target: ServerTarget | undefined,
+  io?: CliIo,
 ): Promise<{ message: string; exitCode: number }> {
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
   if (!(error instanceof SeppError)) {
@@ -191,7 +193,8 @@ export async function describeFailure(
         )
       ) {
         return {
-          message: (await diagnoseUnreachable(target, error.message)).message,
+          message: (await diagnoseUnreachable(target, error.message, io && (() => refusedReason(io, target))))
+            .message,
           exitCode: exitCodes.unreachable,
         };
       }
@@ -242,10 +245,21 @@ export async function runWithClient(
     connection = connect(io, args);
     await body(connection.client);
   } catch (error) {
-    const { message, exitCode } = await describeFailure(error, connection?.target);
+    const { message, exitCode } = await describeFailure(error, connection?.target, io);
     printFailure(io, message, error);
     io.exitCode = exitCode;
   } finally {
     await connection?.client.close().catch(() => {});
   }
+}
+
+/** The reason the server refusing `target` gives at its /readyz, by this shell's configuration (refused-reason.ts). */
+async function refusedReason(
+  io: CliIo,
+  target: ServerTarget,
+): Promise<{ reason: string; where: string } | undefined> {
+  const url = readyzUrlFor(io, target);
+  if (url === undefined) return undefined;
+  const reason = await notReadyReason(url);
+  return reason === undefined ? undefined : { reason, where: url.href };
 }

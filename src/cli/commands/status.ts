@@ -3,7 +3,7 @@
  * answered (its instance id, host and addresses), the store
  * (SQLite, or PostgreSQL with where, whether it hears the other servers, its
  * replication: docs/replication.md, and its bounds), the
- * default durability, and how many queues and workers it has now. While the store is
+ * default durability, its protocol features, and how many queues and workers it has now. While the store is
  * unavailable it still shows the server and where its store is, says the store is
  * unavailable, and exits 3.
  */
@@ -94,6 +94,8 @@ export function registerStatusCommand(parser: Argv, io: CliIo): void {
             `store       ${storeLine}${storeDown === undefined ? '' : `; unavailable now: ${storeDown.message}`}`,
             ...boundsLine,
             `durability  ${info.durability} (the default; a queue may set its own)`,
+            // A server older than the list sends none (docs/protocol.md, "Features").
+            `features    ${info.features.length === 0 ? 'none named (an older server)' : info.features.join(', ')}`,
             queueCount !== null
               ? `queues      ${queueCount}${info.strictQueues ? ' (strict: only declared queues take jobs)' : ''}`
               : 'queues      unknown: the store is unavailable',

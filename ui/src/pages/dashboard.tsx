@@ -230,6 +230,7 @@ export function Dashboard({ session }: { session: Session }) {
                 ['Uptime', fmtDuration(data.server.uptimeMs)],
                 ...identityFacts(data.server.identity, data.server.startedAtMs),
                 ['Durability', data.server.durability],
+                ['Features', data.server.features.join(', ') || 'none named'],
                 ...storeFacts(data.server.store, data.server.dbBytes, data.server.walBytes),
                 ['Waiting reserves', <WaitingReserves count={data.waitingWorkers} />],
                 [

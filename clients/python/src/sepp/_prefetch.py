@@ -13,7 +13,10 @@ Queues with flow limits: once the worker is handed a job whose queue had one (`m
 `group_max_leased`, a rate limit or a group rate limit: the job's `flow_limited`), the limit is 0 for
 the rest of the worker's life. Jobs it held would take the limit's allowance from workers with free
 slots, and jobs leased at a rate limit's pace would start back to back as slots free. Its first job
-already says so, before any run could raise the limit: such a worker holds none.
+from such a queue already says so, before any run of it could raise the limit. A worker that also
+serves a queue without limits may have raised it on that queue's jobs first: the credit it granted
+for held jobs is already outstanding at the server, which fills it (with jobs of any of its queues)
+once before the stop shows; no credit for held jobs follows.
 """
 from __future__ import annotations
 
