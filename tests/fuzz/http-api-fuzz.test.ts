@@ -87,7 +87,7 @@ before(async () => {
   }
   const doc = (await send({ method: 'GET', target: '/v1/openapi.json', headers: {} })).body;
   routes = openApiRoutes(JSON.parse(doc) as OpenApiDoc);
-  assert.equal(routes.length, 23, 'every operation of the document (14, and 9 of workflows)');
+  assert.equal(routes.length, 24, 'every operation of the document (15, and 9 of workflows)');
 });
 
 after(() => t?.dispose());
