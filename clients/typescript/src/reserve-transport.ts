@@ -98,7 +98,8 @@ export class ReserveTransport implements WorkTransport {
           this.poll = undefined;
         }
         // Jobs that arrive as the worker stops are still run: they are leased to it.
-        for (const job of jobs) this.host.deliver(job);
+        // Past `free` (a server that ignores max_jobs): given back, never held.
+        for (const [i, job] of jobs.entries()) this.host.deliver(job, i >= free);
       }
     } finally {
       this.polling = false;

@@ -49,7 +49,7 @@ import {
   SeppError,
   toSeppError,
 } from './errors.ts';
-import type { JobResult as ProtoJobResult } from './gen/sepp/v1/job.js';
+import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { QueueServiceService } from './gen/sepp/v1/queue_service.js';
 import type {
   WorkRequest,
@@ -247,16 +247,12 @@ export class WorkStreamTransport implements WorkTransport {
     if (!this.healthy) this.markHealthy();
     const kind = message.kind;
     if (kind?.$case === 'job') {
-      this.outstanding--;
-      this.host.deliver(kind.value);
+      this.deliver(kind.value);
     } else if (kind?.$case === 'settled') {
       this.onSettled(kind.value);
     } else if (kind?.$case === 'batch') {
       for (const settled of kind.value.settled) this.onSettled(settled);
-      for (const job of kind.value.jobs) {
-        this.outstanding--;
-        this.host.deliver(job);
-      }
+      for (const job of kind.value.jobs) this.deliver(job);
       for (const notice of kind.value.cancels) this.onCancel(notice);
       // An older server sends no timeouts (an absent repeated field decodes as []).
       for (const notice of kind.value.timeouts) this.onTimeout(notice);
@@ -265,6 +261,13 @@ export class WorkStreamTransport implements WorkTransport {
     } else if (kind?.$case === 'timeout') {
       this.onTimeout(kind.value);
     }
+  }
+
+  /** A pushed job uses a credit; one past the credit granted (a server that ignores it) is unasked. */
+  private deliver(job: ProtoLeasedJob): void {
+    const unasked = this.outstanding <= 0;
+    if (!unasked) this.outstanding--;
+    this.host.deliver(job, unasked);
   }
 
   private onTimeout(notice: WorkResponse_TimeoutNotice): void {

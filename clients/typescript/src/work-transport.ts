@@ -70,8 +70,12 @@ export interface TransportHost {
    * leases instead of one per settled job; without, 1 (every free slot at once).
    */
   readonly refillJobs: number;
-  /** A job was leased to this worker; it takes one slot. */
-  deliver(job: ProtoLeasedJob): void;
+  /**
+   * A job was leased to this worker; it takes one slot. `unasked`: the server sent it past what
+   * was asked (the stream's credit, the Reserve's max_jobs): it is given back, never held, so a
+   * server that ignores the credit cannot make the worker hold (and extend) jobs without bound.
+   */
+  deliver(job: ProtoLeasedJob, unasked?: boolean): void;
   /** A connection-level problem: the transport could not get jobs and asks again after a backoff. */
   report(error: SeppError): void;
   /** The server answered (a Reserve, a message on the Work stream, or a stream open `healthyAfterMs` on a ready channel): any outage is over. */

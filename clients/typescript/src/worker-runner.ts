@@ -69,6 +69,8 @@ export class JobRunner {
   /** With `prefetch: 'auto'`: the held-ahead limit, moved by each run's time. */
   private readonly autoPrefetch: AutoPrefetch | undefined;
   private drained: (() => void) | undefined;
+  /** A job came past the jobs asked for (told once: the server, not this worker, is at fault). */
+  private warnedUnasked = false;
   /** Jobs whose handlers are running. */
   busy = 0;
 
@@ -112,7 +114,8 @@ export class JobRunner {
     return this.autoPrefetch?.lanesLimit ?? this.options.prefetch;
   }
 
-  deliver(lane: Lane, proto: ProtoLeasedJob): void {
+  /** A job leased to `lane`; `unasked` (past the credit or max_jobs asked): given back at once, never held. */
+  deliver(lane: Lane, proto: ProtoLeasedJob, unasked = false): void {
     if (proto.flowLimited && this.autoPrefetch?.flowLimited(proto.queue) === true) {
       this.options.logger.info(
         `sepp worker ${this.options.workerId}: prefetch 'auto' holds no jobs ahead from now on: ` +
@@ -148,7 +151,16 @@ export class JobRunner {
     };
     this.active.add(active);
     this.keeper.add(active);
-    if (lane.busy < lane.capacity) this.begin(active);
+    if (unasked) {
+      if (!this.warnedUnasked) {
+        this.warnedUnasked = true;
+        this.options.logger.warn(
+          `sepp worker ${this.options.workerId}: the server sent job ${proto.jobId} past the jobs asked for ` +
+            '(credit or max_jobs); it and any more such are given back unstarted',
+        );
+      }
+      void this.giveBack(active, 'was sent it past the jobs it asked for');
+    } else if (lane.busy < lane.capacity) this.begin(active);
     else if (!this.heldJobs.hold(active, this.host.taking(), !this.host.canGiveBack()))
       void this.giveBack(active);
   }
@@ -164,9 +176,9 @@ export class JobRunner {
   }
 
   /** A job not started (taken out of the held ones at shutdown, or delivered while closing): back to the queue at once. */
-  private async giveBack(active: Active): Promise<void> {
+  private async giveBack(active: Active, why = 'is closing'): Promise<void> {
     this.keeper.remove(active);
-    await this.settler.giveBack(active, this.host.canGiveBack());
+    await this.settler.giveBack(active, this.host.canGiveBack(), why);
     this.finishJob(active);
   }
 

@@ -105,8 +105,8 @@ export class Settler {
    * server without give-backs (`uncounted` false) it is a nack for a retry at once, which
    * counts an attempt as the lease's expiry would, only sooner (retried as any settlement).
    */
-  async giveBack(active: Active, uncounted: boolean): Promise<void> {
-    const error = new Error(`given back unstarted: worker ${this.host.workerId} is closing`);
+  async giveBack(active: Active, uncounted: boolean, why: string): Promise<void> {
+    const error = new Error(`given back unstarted: worker ${this.host.workerId} ${why}`);
     const { transport } = active.lane;
     try {
       if (uncounted) await transport.nack(active.job, { error, giveBack: true });

@@ -89,7 +89,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         get refillJobs() {
           return Math.max(1, Math.ceil(lane.prefetch / 2));
         },
-        deliver: (job) => this.runner.deliver(lane, job),
+        deliver: (job, unasked) => this.runner.deliver(lane, job, unasked),
         report: (error) => this.unavailable(lane, error),
         connected: () => this.connected(lane),
         stop: (error) => this.stop(error),

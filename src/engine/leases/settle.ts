@@ -45,6 +45,9 @@ export interface KeptJobs {
   ended?: { id: string; flags: number }[];
 }
 
+/** The largest attempt number, and budget (attempt_base + max_attempts), a job may reach: int32 in the proto and PostgreSQL. */
+const maxAttemptNumber = 2 ** 31 - 1;
+
 export class Settler {
   /** Who hears of attempts ended by their hard timeout (maintenance ends them). */
   readonly timeouts = new TimeoutNotices();
@@ -246,12 +249,20 @@ export class Settler {
    * attempt stays, since this worker holds it: the next lease is attempt + 1, so a late
    * settlement of this one is refused as stale, and the job's budget grows by one so that no
    * attempt is counted. A job asked to stop ends cancelled, as any nack ends it. `row` is
-   * leased under the request's attempt.
+   * leased under the request's attempt. Bounded: a budget that would pass the largest attempt
+   * number the wire and the stores hold (int32) is refused, so a worker that gives the same job
+   * back forever cannot make its attempt, or the budget a lease tells, overflow.
    */
   private *giveBackIn(tx: StoreTx, row: AttemptRow): Op<NackResult> {
     if (row.cancelled_at_ms !== null) {
       yield* finishCancelled(this.ctx, tx, row, null);
       return { state: 'cancelled', runAtMs: null };
+    }
+    if (row.attempt_base + 1 + row.max_attempts > maxAttemptNumber) {
+      throw new SeppError(
+        'failed_precondition',
+        `give_back: job ${row.id} has been leased ${row.attempt} times, its budget cannot grow further; ack or nack (retry) it instead`,
+      );
     }
     const undone = yield* undoLeasesIn(
       this.ctx,

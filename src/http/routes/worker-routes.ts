@@ -170,7 +170,8 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       pathParams: jobIdParam,
       body: nackRequest,
       response: nackResponse,
-      errors: leaseErrors,
+      // failed_precondition: a giveBack that would grow the job's budget past int32.
+      errors: [...leaseErrors, 'failed_precondition'],
       answerBytesMax: () => fixedAnswerBytesMax,
       handle: async (request) => {
         const input = body(request).only(fieldsOf(nackRequest));

@@ -275,7 +275,7 @@ class JobRunner:
         self._settle_cancelled(active, error, _no_slot)
         self._worker.finish_job(active)
 
-    def give_back(self, active: Active, uncounted: bool = True) -> None:
+    def give_back(self, active: Active, uncounted: bool = True, why: str = "is closing") -> None:
         """Gives a held job back to the queue at once (at shutdown) with a nack's `give_back`: its
         lease is undone, the job ready again at its old place with no attempt counted (its attempt
         kept, its budget one larger; even on its last attempt), for another worker now rather than
@@ -283,7 +283,7 @@ class JobRunner:
         retry at once, which counts an attempt as the lease's expiry would, only sooner."""
         self.unkeep(active)
         job = active.job
-        message = f"given back unstarted: worker {self._worker.worker_id} is closing"
+        message = f"given back unstarted: worker {self._worker.worker_id} {why}"
         request = nack_request(job.id, job.attempt, message, 0, False, give_back=uncounted)
         try:
             self._settle(active, lambda repeated: self._transport.nack(job, request, _no_slot, repeated))

@@ -318,8 +318,11 @@ class WorkStreamTransport:
         if jobs:
             with self._lock:
                 for job in jobs:
-                    self._outstanding -= 1
-                    self._host.deliver(job)
+                    # One past the credit granted (a server that ignores it) is unasked.
+                    unasked = self._outstanding <= 0
+                    if not unasked:
+                        self._outstanding -= 1
+                    self._host.deliver(job, unasked)
         for notice in cancels:
             self._host.cancel(notice.job_id, notice.attempt, _cancelled(notice))
         for timeout in timeouts:

@@ -40,8 +40,11 @@ class TransportHost(Protocol):
         of it, so held jobs are refilled by a few large leases instead of one per settled job;
         without, 1 (every free slot at once)."""
 
-    def deliver(self, job: job_pb2.LeasedJob) -> None:
-        """A job was leased to this worker; it takes one slot."""
+    def deliver(self, job: job_pb2.LeasedJob, unasked: bool = False) -> None:
+        """A job was leased to this worker; it takes one slot. `unasked`: the server sent it past
+        what was asked (the stream's credit, the Reserve's max_jobs): it is given back, never held,
+        so a server that ignores the credit cannot make the worker hold (and extend) jobs without
+        bound."""
 
     def report(self, error: SeppError, retry_in_s: float | None) -> None:
         """A connection-level problem; the transport retries by itself in `retry_in_s`."""
@@ -239,8 +242,9 @@ class ReserveTransport:
             failures = 0
             self._host.connected()
             # Jobs that arrive as the worker stops are still run: they are leased to it.
-            for job in jobs:
-                self._host.deliver(job)
+            # Past `free` (a server that ignores max_jobs): given back, never held.
+            for i, job in enumerate(jobs):
+                self._host.deliver(job, i >= free)
 
     def ack(self, lease: LeaseRef, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> None:
         try:

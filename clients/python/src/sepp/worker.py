@@ -125,6 +125,8 @@ class Worker:
         self.log = logger or logging.getLogger("sepp.worker")
         self._on_event = on_event
         self._lock = threading.Condition()
+        # A job came past the jobs asked for (told once: the server, not this worker, is at fault).
+        self._warned_unasked = False
         self._state: Literal["idle", "running", "closing", "closed"] = "idle"
         self._active: set[Active] = set()
         self._busy = 0
@@ -238,23 +240,32 @@ class Worker:
     def refill_jobs(self) -> int:
         return max(1, (self._prefetch.limit + 1) // 2)
 
-    def deliver(self, job: job_pb2.LeasedJob) -> None:
+    def deliver(self, job: job_pb2.LeasedJob, unasked: bool = False) -> None:
         active = self._runner.make(job)
         give_back = False
         stopped = False
+        warn_unasked = False
         with self._lock:
             if job.flow_limited:
                 stopped = self._prefetch.flow_limited(job.queue)
             self._active.add(active)
-            if self._busy < self.concurrency:
+            if unasked:
+                active.slot_freed = True
+                give_back = True
+                warn_unasked = not self._warned_unasked
+                self._warned_unasked = True
+            elif self._busy < self.concurrency:
                 self._busy += 1
                 self._jobs.put(active)
             else:
                 active.slot_freed = True
                 give_back = not self._held.hold(active, self._state == "running", not self._can_give_back())
         self._runner.keep(active)
+        if warn_unasked:
+            self.log.warning("sepp worker %s: the server sent job %s past the jobs asked for (credit or max_jobs); "
+                             "it and any more such are given back unstarted", self.worker_id, job.job_id)
         if give_back:
-            self._held.settle_in_background(self._give_back, [active])
+            self._held.settle_in_background(self._give_back_unasked if unasked else self._give_back, [active])
         if stopped:
             self.log.info("sepp worker %s: prefetch 'auto' holds no jobs ahead from now on: queue %s has flow "
                           "limits (max_leased or a rate limit)", self.worker_id, job.queue)
@@ -266,6 +277,9 @@ class Worker:
 
     def _give_back(self, active: Active) -> None:
         self._runner.give_back(active, self._can_give_back())
+
+    def _give_back_unasked(self, active: Active) -> None:
+        self._runner.give_back(active, self._can_give_back(), "was sent it past the jobs it asked for")
 
     def drop_held(self, active: Active, error: SeppError) -> bool:
         """A held job cancelled, timed out or lost never runs here (its place is credit again);
