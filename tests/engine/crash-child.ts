@@ -62,6 +62,23 @@ process.stdout.write('ready\n');
 // If the parent never kills us (it died), stop on our own.
 setTimeout(() => process.exit(0), 30_000);
 
+/**
+ * The producers pause while this many jobs are ready: what the children enqueue grows with how
+ * fast this machine is at the moment, and the parent's last check delivers every job never
+ * acked, so an unbounded backlog made the 50-cycle run's time depend on the load (225,137
+ * enqueues and 172,603 jobs to deliver at the end ran past the test's 300 s once, against
+ * 65,987 and 51,057 the run before). Kills still land amid enqueues: the workers drain a backlog
+ * this size within the second a child lives, and the producers resume as they do.
+ */
+const maxReadyBacklog = 30_000;
+let readyNow = 0;
+async function watchBacklog(): Promise<void> {
+  for (;;) {
+    readyNow = (await engine.queueCounts()).get('crash')?.ready ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 let produced = 0;
 function request(): EnqueueRequest {
   const payloadId = `s${seed}-${produced++}`;
@@ -70,6 +87,10 @@ function request(): EnqueueRequest {
 
 async function producer(): Promise<void> {
   for (;;) {
+    if (readyNow > maxReadyBacklog) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      continue;
+    }
     const kind = int(0, 9);
     if (kind < 4) {
       const r = request();
@@ -139,6 +160,10 @@ async function worker(): Promise<void> {
   }
 }
 
+watchBacklog().catch((error: unknown) => {
+  console.error('backlog watch failed', error);
+  process.exit(2);
+});
 for (let i = 0; i < 4; i++) {
   producer().catch((error: unknown) => {
     console.error('producer failed', error);
