@@ -454,6 +454,8 @@ export type JobEvent =
   | { kind: 'nacked'; queue: string; count: number }
   /** Leases undone: their answer never reached a worker (leases/undone-lease.ts); each counted in `reserved` too. */
   | { kind: 'lease_undone'; queue: string; count: number }
+  /** Leases given back unstarted by their worker (a nack's `give_back`); each counted in `reserved` too. */
+  | { kind: 'lease_given_back'; queue: string; count: number }
   | { kind: 'dead_lettered'; queue: string; reason: DeadReason; count: number }
   | { kind: 'expired'; queue: string; count: number }
   /** Attempts ended by their hard timeout (reason `timeout`), retried or dead per the queue's policy. */

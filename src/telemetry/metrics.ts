@@ -138,6 +138,11 @@ export class Metrics {
         description:
           'Leases undone because their answer never reached a worker (also counted in sepp.jobs.reserved)',
       }),
+      lease_given_back: meter.createCounter('sepp.leases.given_back', {
+        unit: '{lease}',
+        description:
+          'Leases given back unstarted by their worker (a nack with give_back; also counted in sepp.jobs.reserved)',
+      }),
       dead_lettered: jobs('dead_lettered', 'Jobs that became dead letters, by reason'),
       expired: jobs('expired', 'Leases that ran out before an ack or nack'),
       ttl_expired: jobs('ttl_expired', 'Jobs whose expiry (TTL) passed before they started'),

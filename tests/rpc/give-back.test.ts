@@ -2,8 +2,8 @@
  * A nack's `give_back` (work.proto): a worker hands back a lease it never started. Over the
  * unary Nack, a Work stream's nack and the HTTP API's nack route alike: the job is ready again
  * with no attempt counted (even on its last attempt: every queue here allows one), a
- * `lease_undone` event is told, the queue's rate-limit token comes back, and a stale attempt
- * gets the answer a stale nack gets. The given-back attempt is never leased again (its budget
+ * `lease_undone` event is told (and counted in sepp_leases_given_back_total), the queue's
+ * rate-limit token comes back, and a stale attempt gets the answer a stale nack gets. The given-back attempt is never leased again (its budget
  * grows by one instead), so a late settlement of it is refused once the job is leased anew.
  * Real server on port 0, fake clock (the buckets refill only when it moves); runs on
  * PostgreSQL too (SEPP_TEST_STORE=postgres).
@@ -22,6 +22,7 @@ import { until } from '../client/helpers.ts';
 import { job } from '../helpers/engine.ts';
 import { collect } from '../helpers/events.ts';
 import { apiCall } from '../helpers/http-api.ts';
+import { sampleValue, scrape } from '../helpers/prometheus.ts';
 import { call, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const vias = ['unary', 'stream', 'http'] as const;
@@ -188,6 +189,18 @@ describe('give_back: a lease handed back unstarted', () => {
       assert.deepEqual(stored.errors, [], 'the error sent with it is ignored');
       await until(() => events.summary().includes(`lease_undone:${jobId}`), 'the lease_undone event');
       assert.deepEqual(await nack(lease, 'giveBack'), await nack(lease, 'backoff'), 'given back once');
+      // Counted as given back, once (the repeat was refused), not as undone; still as reserved.
+      const { samples } = await scrape(t.metricsUrl);
+      assert.deepEqual(
+        ['given_back', 'undone', 'reserved'].map((name) =>
+          sampleValue(
+            samples,
+            name === 'reserved' ? 'sepp_jobs_reserved_total' : `sepp_leases_${name}_total`,
+            { sepp_queue: queue },
+          ),
+        ),
+        [1, undefined, 1],
+      );
 
       const again = await unaryReserve(queue);
       assert.deepEqual(

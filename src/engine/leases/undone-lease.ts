@@ -22,10 +22,11 @@
  * cancelled, as a nack would end it.
  *
  * Told after the commit: a `lease_undone` lifecycle event per job (the `leased` one already
- * published stays: a subscriber sees the lease, then its undoing), and, for an unsent answer
- * only, `lease_undone` for the metrics (sepp_leases_undone_total). The `reserved` count is not
- * taken back: a counter only goes up, so reserved minus undone is the leases that reached a
- * worker (a given-back lease did reach one, so it is not counted as undone there).
+ * published stays: a subscriber sees the lease, then its undoing), and for the metrics
+ * `lease_undone` for an unsent answer (sepp_leases_undone_total) or `lease_given_back` for a
+ * give-back (sepp_leases_given_back_total). The `reserved` count is not taken back: a counter
+ * only goes up, so reserved minus undone is the leases that reached a worker (a given-back
+ * lease did reach one, so it is counted apart, not as undone).
  */
 import type { AttemptKey } from '../../store/leases.ts';
 import type { Op } from '../../store/op.ts';
@@ -74,7 +75,7 @@ export function* undoLeasesIn(
     yield* ctx.count(tx, queue, 'leased', 'ready', jobs);
     yield* flow.tokensBack(tx, queue, jobs, groups, nowMs);
     ctx.jobsReady(tx, queue, jobs);
-    if (by === 'unsent') ctx.emit(tx, { kind: 'lease_undone', queue, count: jobs });
+    ctx.emit(tx, { kind: by === 'unsent' ? 'lease_undone' : 'lease_given_back', queue, count: jobs });
   }
   if (ctx.events.recording) {
     const attemptOf = new Map(keys.map((key) => [key.jobId, key.attempt]));
