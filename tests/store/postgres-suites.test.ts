@@ -2,7 +2,8 @@
  * rpc and client tests that reach the store through every kind of write — unary
  * calls, the Produce and Work streams, long-polls, idempotency keys, job control,
  * results and progress, the SDK's Worker and its prefetch, the undone lease of a Reserve
- * whose answer nobody read — run again on the PostgreSQL store
+ * whose answer nobody read, a Work stream nobody reads, a lease given back — run again on the
+ * PostgreSQL store
  * (issue 37). All of them run on PostgreSQL with
  *
  *     SEPP_TEST_STORE=postgres node scripts/run-tests.mjs tests/rpc tests/client
@@ -25,6 +26,8 @@ for (const file of [
   '../client/worker.test.ts',
   '../client/worker-prefetch.test.ts',
   '../security/unread-answers.test.ts',
+  '../security/unread-work.test.ts',
+  '../rpc/give-back.test.ts',
 ]) {
   await import(file);
 }
