@@ -118,6 +118,7 @@ export const systemTier = {
   'tests/engine/workflows-model-postgres.test.ts':
     'a PostgreSQL cluster, and a model-based loop of 150 random workflow steps (SEPP_WORKFLOW_MODEL_STEPS), twice',
   'tests/engine/batch-statements-postgres.test.ts': 'a PostgreSQL cluster',
+  'tests/engine/give-back-bound-postgres.test.ts': 'a PostgreSQL cluster',
   'tests/store/postgres-batch-sweep.test.ts': 'a PostgreSQL cluster',
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
   'tests/store/postgres-enqueue-function.test.ts':
