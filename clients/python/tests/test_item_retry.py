@@ -116,9 +116,9 @@ def test_a_message_over_the_server_message_size_is_never_repeated_and_a_result_t
 
 
 class _RefusesSettlements(queue_service_pb2_grpc.QueueServiceServicer):
-    """Leases one job to each Work stream and answers every settlement with UNAVAILABLE and the
-    advice its `worker_id` names ("never", "later") — the "later" one only until its third try,
-    then OK."""
+    """Leases one job to each Work stream once it has credit, and answers every settlement with
+    UNAVAILABLE and the advice its `worker_id` names ("never", "later") — the "later" one only
+    until its third try, then OK."""
 
     def __init__(self) -> None:
         self.tries: dict[str, int] = {}
@@ -137,18 +137,23 @@ class _RefusesSettlements(queue_service_pb2_grpc.QueueServiceServicer):
     def Work(self, request_iterator: Iterator[work_pb2.WorkRequest],  # noqa: N802 - the RPC's name
              context: grpc.ServicerContext) -> Iterator[work_pb2.WorkResponse]:
         advice = ""
+        pushed = False
         for message in request_iterator:
             kind = message.WhichOneof("kind")
             if kind == "subscribe":
                 advice = message.subscribe.worker_id
-                yield work_pb2.WorkResponse(job=job_pb2.LeasedJob(
-                    job_id=f"job-{advice}", queue="q", type="t", attempt=1, max_attempts=5,
-                    lease_deadline_ms=int((time.time() + 60) * 1000)))
             elif kind == "ack":
                 yield self._settled(advice, message.request_id)
             elif kind == "batch":
                 for settlement in message.batch.settlements:
                     yield self._settled(advice, settlement.request_id)
+            credit = message.credit.jobs if kind == "credit" else message.batch.credit if kind == "batch" else 0
+            if credit > 0 and not pushed:
+                # Only against credit, as a server does: a Worker gives back a job it did not ask for.
+                pushed = True
+                yield work_pb2.WorkResponse(job=job_pb2.LeasedJob(
+                    job_id=f"job-{advice}", queue="q", type="t", attempt=1, max_attempts=5,
+                    lease_deadline_ms=int((time.time() + 60) * 1000)))
 
 
 @pytest.fixture(scope="module")
