@@ -14,7 +14,8 @@
  * leases sent are left to expire or to be settled over unary calls.
  *
  * Room (unsent-answers.ts): a lease asks for no more jobs than the room the
- * budgets have (the engine stops at it); what comes back is taken at once, and
+ * budgets have (the engine stops at it; work-stream-leases.ts sizes the lease
+ * and picks what fits); what comes back is taken at once, and
  * jobs past the room then (others took it during a long-poll) are given back
  * with their leases undone, their credit still outstanding. Each message gives
  * back its jobs' bytes when grpc-js calls back its write, which it does once
@@ -35,18 +36,18 @@ import type {
 import { leaseScope, requireInScope } from '../config/index.ts';
 import type { CancelNotice, TimeoutNotice } from '../engine/control-types.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
-import { jobOverheadBytes, leasedJobBytes } from '../engine/leases/index.ts';
+import { jobOverheadBytes } from '../engine/leases/index.ts';
 import type { WorkerHandle } from '../engine/operators/index.ts';
 import type { LeasedJob } from '../engine/types.ts';
 import type { Caller } from './auth.ts';
 import { type BugReporter, guardBidi, reportIfBug } from './call-guard.ts';
-import { leasedJobToProto } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
 import { metadataTraceContext } from './observer.ts';
 import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
 import type { StreamAnswers } from './unsent-answers.ts';
 import { type SentJobs, WorkOutbox } from './work-outbox.ts';
 import { type WorkCall, WorkSettlements } from './work-settlements.ts';
+import { RoomLeases } from './work-stream-leases.ts';
 export function createWorkHandler(
   ctx: RpcContext,
   onBug: BugReporter,
@@ -85,14 +86,8 @@ class WorkStream implements OpenStream {
   private readonly pumpBound = () => this.pump();
   /** The stream waited for room once at least: its client, or its key's others, do not read. */
   private roomRanOut = false;
-  /**
-   * The bytes a job to lease is expected to take, which bounds how many a lease asks for: at
-   * first a quarter of the largest its queues allow (subscribe); then the largest of the last
-   * lease, or half the expectation before it when that is more (one lease of small jobs does not
-   * open the door to a credit's worth of large ones at once; a stream of small jobs leases its
-   * credit's worth).
-   */
-  private expectedJobBytes = jobOverheadBytes;
+  /** How many jobs a lease asks for given the room, and which it keeps (set by subscribe). */
+  private leases: RoomLeases | undefined;
 
   constructor(
     private readonly ctx: RpcContext,
@@ -313,13 +308,7 @@ class WorkStream implements OpenStream {
       return;
     }
     this.subscription = subscription;
-    // A quarter of the largest at first: a worker's usual credit (its free slots) is leased whole, and a
-    // first lease of jobs of the largest size reads at most four times the room (what is past the
-    // room goes back at once); the next leases expect what this one brought.
-    this.expectedJobBytes = Math.max(
-      jobOverheadBytes,
-      Math.floor(this.largestJobBytes(subscription.queues) / 4),
-    );
+    this.leases = new RoomLeases(this.ctx.engine.options, subscription.queues);
     this.listed = this.ctx.engine.workers.open({
       workerId: subscription.workerId,
       address: this.call.getPeer(),
@@ -399,6 +388,7 @@ class WorkStream implements OpenStream {
 
   private async pumpLoop(): Promise<void> {
     const subscription = this.subscription!;
+    const leases = this.leases!;
     while (!this.closed && this.credit > 0 && !this.clientDone && !this.deliveryStopped) {
       const roomBytes = this.answers.room();
       // Nothing of its connection and key unsent: one job goes whatever its size (below).
@@ -409,7 +399,7 @@ class WorkStream implements OpenStream {
       }
       let jobs: LeasedJob[];
       try {
-        jobs = await this.reserve(subscription, roomBytes, alone);
+        jobs = await this.reserve(subscription, leases, roomBytes, alone);
       } catch (error) {
         // Not even the first ready job fits the room left: wait until more is sent.
         if (!(error instanceof SeppError && error.requestTooLarge) || this.closed) throw error;
@@ -426,22 +416,7 @@ class WorkStream implements OpenStream {
         continue;
       }
       // Taken now, whatever others took while it waited for jobs; what is past the room goes back.
-      const room = this.answers.room();
-      const first = this.answers.empty();
-      const protos = [];
-      const sizes = [];
-      let takenBytes = 0;
-      let largestBytes = 0;
-      for (const job of jobs) {
-        const proto = leasedJobToProto(job);
-        const bytes = leasedJobBytes(proto, proto.jobId.length);
-        if (bytes > largestBytes) largestBytes = bytes;
-        if (takenBytes + bytes > room && !(first && protos.length === 0)) break;
-        protos.push(proto);
-        sizes.push(bytes);
-        takenBytes += bytes;
-      }
-      this.expectedJobBytes = Math.max(largestBytes, Math.floor(this.expectedJobBytes / 2), jobOverheadBytes);
+      const { protos, sizes, takenBytes } = leases.keep(jobs, this.answers.room(), this.answers.empty());
       this.answers.take(takenBytes);
       this.credit -= protos.length;
       // Jobs are bounded by the credit and the room, so they are written even when the client reads slowly.
@@ -453,19 +428,6 @@ class WorkStream implements OpenStream {
         return;
       }
     }
-  }
-
-  /**
-   * The largest job `queues` may have: the largest payload their max_payload_bytes allows in the
-   * config file (a run-time override above it only makes a lease read more; its room still holds).
-   */
-  private largestJobBytes(queues: readonly string[]): number {
-    const { queueDefaults, queues: declared } = this.ctx.engine.options;
-    let largest = 0;
-    for (const queue of queues) {
-      largest = Math.max(largest, declared[queue]?.maxPayloadBytes ?? queueDefaults.maxPayloadBytes);
-    }
-    return jobOverheadBytes + largest;
   }
 
   /** Pumps again once an answer of its connection or key went out. */
@@ -481,14 +443,13 @@ class WorkStream implements OpenStream {
    */
   private async reserve(
     subscription: WorkRequest_Subscribe,
+    leases: RoomLeases,
     roomBytes: number,
     alone: boolean,
   ): Promise<LeasedJob[]> {
-    // No more jobs than the room holds at the size a job is expected to have: a lease reads its jobs
-    // whole before their sizes are known, so the credit alone would read 1,000 jobs of 1 MiB to keep 16.
     const request = {
       queues: subscription.queues,
-      maxJobs: Math.min(this.credit, Math.max(1, Math.floor(roomBytes / this.expectedJobBytes))),
+      maxJobs: leases.maxJobs(this.credit, roomBytes),
       leaseMs: subscription.leaseDurationMs,
       waitMs: this.ctx.engine.limits.maxWaitMs,
       workerId: subscription.workerId,
