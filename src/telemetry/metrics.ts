@@ -21,6 +21,7 @@ import type { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-ht
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import type { Resource } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { hasFlowLimit } from '../engine/flow-control/index.ts';
 import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent, QueueInfo, StateCounts } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
@@ -283,12 +284,7 @@ export class Metrics {
     const attributes = { [attr.queue]: queue.name };
     const { settings } = queue;
     if (settings.maxLeased > 0) result.observe(gauges.leasedLimit, settings.maxLeased, attributes);
-    const limited =
-      settings.maxLeased > 0 ||
-      settings.rateLimit.leases > 0 ||
-      settings.groupMaxLeased > 0 ||
-      settings.groupRateLimit.leases > 0;
-    if (limited || queue.throttledWorkers > 0) {
+    if (hasFlowLimit(settings) || queue.throttledWorkers > 0) {
       result.observe(gauges.throttled, queue.throttledWorkers, attributes);
     }
     if (queue.readyGroups > 0 || settings.groupMaxLeased > 0 || settings.groupRateLimit.leases > 0) {

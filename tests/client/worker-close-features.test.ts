@@ -13,9 +13,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { status } from '@grpc/grpc-js';
 import { GetServerInfoResponse } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
-import { JobState, LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type {
   WorkRequest,
@@ -23,7 +22,7 @@ import type {
   WorkResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
-import { listenOnLoopback } from '../helpers/stand-in-server.ts';
+import { listenOnLoopback, settledOk } from '../helpers/stand-in-server.ts';
 import { deferred, until } from './helpers.ts';
 
 /** What the stand-in saw: each settlement as `kind job directive`, and where a stop came. */
@@ -45,19 +44,11 @@ async function standIn(features: string[]) {
     work: (call: grpc.ServerDuplexStream<WorkRequest, WorkResponse>) => {
       let credit = 0;
       let pushed = false;
-      const settle = ({ requestId, kind }: WorkRequest_Settlement) => {
+      const settle = (settlement: WorkRequest_Settlement) => {
+        const { kind } = settlement;
         const directive = kind?.$case === 'nack' ? ` ${kind.value.directive?.$case}` : '';
         seen.push(`${kind?.$case} ${kind?.value.jobId}${directive}`);
-        const result =
-          kind?.$case === 'nack'
-            ? { $case: 'nack' as const, value: { state: JobState.READY, runAtMs: 0 } }
-            : { $case: 'ack' as const, value: {} };
-        call.write({
-          kind: {
-            $case: 'settled',
-            value: { requestId, code: status.OK, message: '', result, errorCode: '', retry: '' },
-          },
-        });
+        call.write(settledOk(settlement));
       };
       call.on('data', (message: WorkRequest) => {
         const kind = message.kind;
@@ -171,14 +162,9 @@ async function flood(features: string[], total: number) {
         const kind = message.kind;
         if (kind?.$case === 'credit') grant(kind.value.jobs);
         if (kind?.$case !== 'batch') return;
-        for (const { requestId, kind: settlement } of kind.value.settlements) {
-          if (settlement?.$case === 'ack') state.acked++;
-          const result =
-            settlement?.$case === 'nack'
-              ? { $case: 'nack' as const, value: { state: JobState.READY, runAtMs: 0 } }
-              : { $case: 'ack' as const, value: {} };
-          const settled = { requestId, code: status.OK, message: '', result, errorCode: '', retry: '' };
-          call.write({ kind: { $case: 'settled', value: settled } });
+        for (const settlement of kind.value.settlements) {
+          if (settlement.kind?.$case === 'ack') state.acked++;
+          call.write(settledOk(settlement));
         }
         grant(kind.value.credit);
       });

@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { status } from '@grpc/grpc-js';
 import { GetServerInfoResponse } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { JobState, LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
@@ -22,7 +21,7 @@ import type {
   WorkResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
-import { listenOnLoopback } from '../helpers/stand-in-server.ts';
+import { listenOnLoopback, settledOk } from '../helpers/stand-in-server.ts';
 import { deferred, until } from './helpers.ts';
 
 const flood = 200;
@@ -61,14 +60,9 @@ async function greedy() {
             call.write({ kind: { $case: 'job', value: leased(state.sent) } });
         }
         if (kind?.$case !== 'batch') return;
-        for (const { requestId, kind: settlement } of kind.value.settlements) {
-          if (settlement?.$case === 'nack') nacked(settlement.value);
-          const result =
-            settlement?.$case === 'nack'
-              ? { $case: 'nack' as const, value: { state: JobState.READY, runAtMs: 0 } }
-              : { $case: 'ack' as const, value: {} };
-          const settled = { requestId, code: status.OK, message: '', result, errorCode: '', retry: '' };
-          call.write({ kind: { $case: 'settled', value: settled } });
+        for (const settlement of kind.value.settlements) {
+          if (settlement.kind?.$case === 'nack') nacked(settlement.kind.value);
+          call.write(settledOk(settlement));
         }
       });
       call.on('end', () => call.end());

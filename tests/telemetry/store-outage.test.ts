@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { StoreOutage } from '../../src/app-store-outage.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
-import { createLogger } from '../../src/telemetry/logger.ts';
+import { createLogger, type Logger } from '../../src/telemetry/logger.ts';
 
-test('an outage logs its first failure, a line a minute with a count, and its end once', () => {
-  const clock = new FakeClock();
-  const startMs = clock.nowMs();
+/** A logger on `clock` whose JSON lines, parsed, land in `lines`. */
+function jsonLog(clock: FakeClock): { lines: Record<string, unknown>[]; logger: Logger } {
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({
     level: 'info',
@@ -19,6 +18,13 @@ test('an outage logs its first failure, a line a minute with a count, and its en
     write: (line) => lines.push(JSON.parse(line)),
     nowMs: () => clock.nowMs(),
   });
+  return { lines, logger };
+}
+
+test('an outage logs its first failure, a line a minute with a count, and its end once', () => {
+  const clock = new FakeClock();
+  const startMs = clock.nowMs();
+  const { lines, logger } = jsonLog(clock);
   const outage = new StoreOutage(logger, clock);
   const refused = { message: 'storage unavailable, nothing was written: connect ECONNREFUSED' };
 
@@ -71,13 +77,7 @@ test('an outage logs its first failure, a line a minute with a count, and its en
 
 test("a failure whose words name no address gets the store's in its detail, once", () => {
   const clock = new FakeClock();
-  const lines: Record<string, unknown>[] = [];
-  const logger = createLogger({
-    level: 'info',
-    format: 'json',
-    write: (line) => lines.push(JSON.parse(line)),
-    nowMs: () => clock.nowMs(),
-  });
+  const { lines, logger } = jsonLog(clock);
   const outage = new StoreOutage(logger, clock, () => '10.0.0.7:5432');
   outage.failed({ message: 'PostgreSQL: terminating connection due to administrator command' });
   clock.advance(61_000);

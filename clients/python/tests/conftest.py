@@ -31,7 +31,7 @@ import grpc
 import pytest
 
 import sepp
-from sepp.v1 import queue_service_pb2_grpc
+from sepp.v1 import job_pb2, queue_service_pb2_grpc, work_pb2
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 T = TypeVar("T")
@@ -227,6 +227,17 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
     finally:
         child.stdin.close()
         child.wait(60)
+
+
+def settled_ok(settlement: work_pb2.WorkRequest.Settlement) -> work_pb2.WorkResponse:
+    """A Work stream's answer that `settlement` went through: a nack puts its job back to ready,
+    the rest ack (for stand-ins)."""
+    if settlement.WhichOneof("kind") == "nack":
+        return work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
+            request_id=settlement.request_id, code=0,
+            nack=work_pb2.NackResponse(state=job_pb2.JOB_STATE_READY)))
+    return work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
+        request_id=settlement.request_id, code=0, ack=work_pb2.AckResponse()))
 
 
 @contextlib.contextmanager

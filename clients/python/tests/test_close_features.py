@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import grpc
 import pytest
-from conftest import eventually, stand_in_server
+from conftest import eventually, settled_ok, stand_in_server
 
 import sepp
 from sepp.v1 import admin_pb2, job_pb2, queue_service_pb2_grpc, work_pb2
@@ -133,12 +133,7 @@ class _Flood(queue_service_pb2_grpc.QueueServiceServicer):
             for settlement in message.batch.settlements if kind == "batch" else []:
                 if settlement.WhichOneof("kind") == "ack":
                     self.acked += 1
-                    yield work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
-                        request_id=settlement.request_id, code=0, ack=work_pb2.AckResponse()))
-                else:
-                    yield work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
-                        request_id=settlement.request_id, code=0,
-                        nack=work_pb2.NackResponse(state=job_pb2.JOB_STATE_READY)))
+                yield settled_ok(settlement)
             for _ in range(credit):
                 if self.pushed >= self.total:
                     break

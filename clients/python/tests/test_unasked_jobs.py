@@ -13,7 +13,7 @@ from typing import Any, Iterator, Literal
 
 import grpc
 import pytest
-from conftest import eventually, stand_in_server
+from conftest import eventually, settled_ok, stand_in_server
 
 import sepp
 from sepp.v1 import admin_pb2, job_pb2, queue_service_pb2_grpc, work_pb2
@@ -60,14 +60,9 @@ class _Greedy(queue_service_pb2_grpc.QueueServiceServicer):
             kind = message.WhichOneof("kind")
             credit = message.credit.jobs if kind == "credit" else message.batch.credit if kind == "batch" else 0
             for settlement in message.batch.settlements if kind == "batch" else []:
-                if settlement.WhichOneof("kind") != "nack":
-                    yield work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
-                        request_id=settlement.request_id, code=0, ack=work_pb2.AckResponse()))
-                    continue
-                self._nacked(settlement.nack)
-                yield work_pb2.WorkResponse(settled=work_pb2.WorkResponse.Settled(
-                    request_id=settlement.request_id, code=0,
-                    nack=work_pb2.NackResponse(state=job_pb2.JOB_STATE_READY)))
+                if settlement.WhichOneof("kind") == "nack":
+                    self._nacked(settlement.nack)
+                yield settled_ok(settlement)
             if credit > 0:
                 for job in self._flood(credit):
                     yield work_pb2.WorkResponse(job=job)
